@@ -1,0 +1,322 @@
+//! MCP 2025-11-25: tasks in the core protocol (experimental).
+//!
+//! Output is spec-exact (`ttl` and `taskSupport` always written); input is lenient
+//! (missing `ttl`, explicit nulls, numbers given as floats).
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::jsonrpc::{lenient_ms, Member};
+use crate::status::TaskStatus;
+
+/// The newest protocol version we speak: the one with tasks.
+pub const LATEST_VERSION: &str = "2025-11-25";
+/// Every version we negotiate, newest first.
+pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// `_meta` key that ties a message to a task.
+pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+/// `_meta` key of the optional interim text in a `CreateTaskResult` for `tools/call`.
+pub const MODEL_IMMEDIATE_RESPONSE: &str = "io.modelcontextprotocol/model-immediate-response";
+
+/// Whether a negotiated protocol version has tasks.
+pub fn version_has_tasks(version: &str) -> bool {
+    version == LATEST_VERSION
+}
+
+/// `{"taskId": id}` as the value of the related-task `_meta` key.
+pub fn related_task_meta(task_id: &str) -> Value {
+    let mut meta = Map::new();
+    meta.insert(
+        RELATED_TASK.to_owned(),
+        serde_json::json!({ "taskId": task_id }),
+    );
+    Value::Object(meta)
+}
+
+/// Name and version of a client or server.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Implementation {
+    /// Programmatic name.
+    pub name: String,
+    /// Version string.
+    pub version: String,
+    /// Optional human-readable name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+impl Implementation {
+    /// An implementation with a name and version.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Implementation {
+            name: name.into(),
+            version: version.into(),
+            title: None,
+        }
+    }
+}
+
+/// `params` of `initialize`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeParams {
+    /// The version the client asks for.
+    pub protocol_version: String,
+    /// The client's capabilities.
+    #[serde(default)]
+    pub capabilities: Value,
+    /// The client.
+    pub client_info: Implementation,
+}
+
+/// `result` of `initialize`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    /// The negotiated version.
+    pub protocol_version: String,
+    /// The server's capabilities.
+    #[serde(default)]
+    pub capabilities: Value,
+    /// The server.
+    pub server_info: Implementation,
+    /// Optional usage hints for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// `params.task` of a task-augmented request.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskMetadata {
+    /// Requested retention in ms from creation.
+    #[serde(
+        default,
+        deserialize_with = "lenient_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ttl: Option<u64>,
+}
+
+/// A task as it travels on the wire (flat in `tasks/get`, `tasks/cancel`, status notifications).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    /// Opaque id chosen by the receiver.
+    pub task_id: String,
+    /// Current status.
+    pub status: TaskStatus,
+    /// Optional human-readable status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// RFC 3339 creation time.
+    pub created_at: String,
+    /// RFC 3339 time of the last change.
+    pub last_updated_at: String,
+    /// Retention in ms from creation; `null` means unlimited. Always written.
+    #[serde(default, deserialize_with = "lenient_ms")]
+    pub ttl: Option<u64>,
+    /// Suggested ms between polls.
+    #[serde(
+        default,
+        deserialize_with = "lenient_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub poll_interval: Option<u64>,
+}
+
+/// The immediate answer to a task-augmented request.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct CreateTaskResult {
+    /// The new task, status `working`.
+    pub task: Task,
+    /// Optional metadata (e.g. the model-immediate-response text).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+}
+
+/// `params` of `tasks/get`, `tasks/result` and `tasks/cancel`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskIdParams {
+    /// The task.
+    pub task_id: String,
+}
+
+/// `params` of paginated requests.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct PageParams {
+    /// Opaque cursor from a previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+/// `result` of `tasks/list`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTasksResult {
+    /// One page of tasks.
+    pub tasks: Vec<Task>,
+    /// Present when more tasks remain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// Whether a tool may be, or must be, called as a task.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupport {
+    /// Never as a task (the default when absent).
+    #[default]
+    Forbidden,
+    /// Either way.
+    Optional,
+    /// Only as a task.
+    Required,
+}
+
+/// `Tool.execution`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolExecution {
+    /// Task support; always written. Unknown spellings (e.g. `task_support`) are ignored.
+    #[serde(default)]
+    pub task_support: TaskSupport,
+}
+
+/// A tool definition as listed by `tools/list`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// Unique name.
+    pub name: String,
+    /// Optional display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Optional description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments (an object schema).
+    pub input_schema: Value,
+    /// Optional JSON Schema of `structuredContent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Optional behaviour hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+    /// Execution properties; always written.
+    #[serde(default)]
+    pub execution: ToolExecution,
+}
+
+impl Tool {
+    /// A tool taking any object, with the given task support.
+    pub fn new(name: impl Into<String>, task_support: TaskSupport) -> Self {
+        Tool {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema: serde_json::json!({ "type": "object", "properties": {} }),
+            output_schema: None,
+            annotations: None,
+            execution: ToolExecution { task_support },
+        }
+    }
+
+    /// The same tool with a description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+}
+
+/// `result` of `tools/list`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListToolsResult {
+    /// One page of tools.
+    pub tools: Vec<Tool>,
+    /// Present when more tools remain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// `params._meta` of a request, as far as the engine reads it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RequestMeta {
+    #[serde(default)]
+    pub progress_token: Option<Value>,
+    #[serde(default, rename = "io.modelcontextprotocol/related-task")]
+    pub related_task: Option<TaskIdParams>,
+}
+
+/// `params` of an inbound request, as far as the engine reads it: the task-augmentation
+/// and `_meta` common to `tools/call`, `sampling/createMessage` and `elicitation/create`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct AugmentableParams {
+    #[serde(default)]
+    pub task: Member<TaskMetadata>,
+    #[serde(default, rename = "_meta")]
+    pub meta: Option<RequestMeta>,
+}
+
+/// `params` of an inbound `tools/call`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct CallToolParams<'a> {
+    pub name: String,
+    #[serde(default, borrow)]
+    pub arguments: Option<&'a RawValue>,
+    #[serde(flatten)]
+    pub common: AugmentableParams,
+}
+
+/// `params` of an outbound `tools/call`.
+#[derive(Debug, Serialize)]
+pub(crate) struct CallToolRequest<'a> {
+    pub name: &'a str,
+    pub arguments: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskMetadata>,
+}
+
+/// `params` of `notifications/progress`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressParams {
+    /// The token from the request's `_meta.progressToken`.
+    pub progress_token: Value,
+    /// Progress so far; increases with each notification.
+    pub progress: f64,
+    /// Total, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// Optional human-readable progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Related-task metadata for task progress.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+}
+
+/// `params` of `notifications/cancelled`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CancelledParams {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<crate::RequestId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Whether a capability is declared at `path` (an object, or `true` as some peers write).
+pub(crate) fn declares(capabilities: &Value, path: &[&str]) -> bool {
+    let mut v = capabilities;
+    for key in path {
+        match v.get(key) {
+            Some(next) => v = next,
+            None => return false,
+        }
+    }
+    v.is_object() || v == &Value::Bool(true)
+}

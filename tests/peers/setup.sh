@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Installs the pinned official MCP peers used by taskwire's interop tests.
+#
+#   $TARGET/peers/venv   Python venv: requirements.txt (mcp==1.30.0, wasmtime==50.0.1, exact transitive pins)
+#   $TARGET/peers/node   npm folder: package.json + package-lock.json from this directory, `npm ci`
+#
+# TARGET defaults to <repo>/target. Idempotent: each half is skipped when its stamp file matches
+# the sha256 of its pin files (and the interpreter version) and a smoke import still works.
+# FORCE=1 reinstalls. Exits non-zero with a message on the first failure.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+TARGET="${TARGET:-$repo/target}"
+mkdir -p "$TARGET"
+TARGET="$(cd "$TARGET" && pwd)"
+peers="$TARGET/peers"
+venv="$peers/venv"
+nodedir="$peers/node"
+PYTHON="${PYTHON:-python3}"
+FORCE="${FORCE:-0}"
+
+die() { echo "peers/setup.sh: ERROR: $*" >&2; exit 1; }
+log() { echo "peers/setup.sh: $*" >&2; }
+need() { command -v "$1" >/dev/null 2>&1 || die "'$1' not found on PATH ($2)"; }
+
+need "$PYTHON" "Python >= 3.10 is needed for mcp 1.30.0"
+need node "Node >= 18 is needed for @modelcontextprotocol/sdk 1.32.2"
+need npm "npm is needed to install the Node peers"
+need sha256sum "coreutils sha256sum computes the install stamps"
+
+"$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
+  || die "$("$PYTHON" --version 2>&1) is too old: mcp 1.30.0 needs Python >= 3.10"
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+[ "$node_major" -ge 18 ] || die "node $(node --version) is too old: need >= 18"
+
+mkdir -p "$peers"
+start=$(date +%s)
+
+# ---------------------------------------------------------------- Python
+py_key="$( { cat "$here/requirements.txt"; "$PYTHON" -c 'import sys; print(sys.version)'; } | sha256sum | cut -d' ' -f1)"
+py_stamp="$venv/.taskwire-peers-stamp"
+py_smoke='import mcp, wasmtime; from mcp.client.experimental import *; wasmtime.Linker.define_wasi; wasmtime.WasiConfig; import importlib.metadata as m; assert m.version("mcp") == "1.30.0"'
+if [ "$FORCE" != 1 ] && [ -f "$py_stamp" ] && [ "$(cat "$py_stamp")" = "$py_key" ] \
+   && "$venv/bin/python" -c "$py_smoke" 2>/dev/null; then
+  log "python venv up to date ($venv)"
+else
+  log "installing python peers into $venv"
+  rm -rf "$venv"
+  "$PYTHON" -m venv "$venv" || die "python -m venv $venv failed (Debian: apt-get install python3-venv)"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+      -r "$here/requirements.txt" \
+    || die "pip install -r $here/requirements.txt failed (is PyPI reachable?)"
+  "$venv/bin/python" -c "$py_smoke" || die "python peers installed but the smoke import failed"
+  echo "$py_key" > "$py_stamp"
+fi
+
+# ---------------------------------------------------------------- Node
+node_key="$( { cat "$here/package.json" "$here/package-lock.json"; node --version; } | sha256sum | cut -d' ' -f1)"
+node_stamp="$nodedir/.taskwire-peers-stamp"
+node_smoke() {
+  (cd "$nodedir" && node --input-type=module -e '
+    import { readFileSync } from "fs";
+    const want = JSON.parse(readFileSync("package.json", "utf8")).dependencies;
+    for (const [name, ver] of Object.entries(want)) {
+      const got = JSON.parse(readFileSync(`node_modules/${name}/package.json`, "utf8")).version;
+      if (got !== ver) throw new Error(`${name}: want ${ver}, have ${got}`);
+    }
+    await import("@modelcontextprotocol/sdk/experimental/tasks");
+  ') && [ -x "$nodedir/node_modules/.bin/inspector" ] && [ -x "$nodedir/node_modules/.bin/mcp-server-everything" ]
+}
+if [ "$FORCE" != 1 ] && [ -f "$node_stamp" ] && [ "$(cat "$node_stamp")" = "$node_key" ] && node_smoke 2>/dev/null; then
+  log "node peers up to date ($nodedir)"
+else
+  log "installing node peers into $nodedir"
+  mkdir -p "$nodedir"
+  rm -f "$node_stamp"
+  cp "$here/package.json" "$here/package-lock.json" "$nodedir/"
+  # `npm install` with the copied lock, not `npm ci`: vite (an Inspector dependency) lists the
+  # optional dependency napi-windows-process-start-time, which the registry answers 404 for, so
+  # `npm ci` refuses the lock as "out of sync". `npm install` installs exactly the locked tree
+  # and skips the missing optional package; the cmp below proves the lock was not changed.
+  # --ignore-scripts: the only install script in the tree is the Inspector's postinstall,
+  # a no-op when it is installed as a dependency. The Inspector declares engines node>=22.19;
+  # its CLI runs on Node 20 (see README), so EBADENGINE warnings are silenced by loglevel=error.
+  rm -rf "$nodedir/node_modules"
+  (cd "$nodedir" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error 1>&2) \
+    || die "npm install in $nodedir failed (is the npm registry reachable?)"
+  cmp -s "$here/package-lock.json" "$nodedir/package-lock.json" \
+    || die "npm changed $nodedir/package-lock.json: tests/peers/package-lock.json is out of date"
+  node_smoke || die "node peers installed but the version/import check failed"
+  echo "$node_key" > "$node_stamp"
+fi
+
+elapsed=$(( $(date +%s) - start ))
+cat <<EOF
+peers ready in ${elapsed}s
+  PEERS_PYTHON=$venv/bin/python      (mcp 1.30.0, wasmtime 50.0.1)
+  PEERS_NODE_DIR=$nodedir          (node_modules: sdk 1.32.2, server-everything 2026.8.31, inspector 2.12.0)
+  server-everything: $nodedir/node_modules/.bin/mcp-server-everything stdio
+  inspector cli:     $nodedir/node_modules/.bin/inspector --cli <server cmd...> --method tools/list
+  peer scripts:      $here/{py_client.py,ts_client.mjs,ts_server.mjs,tap.py}
+EOF
