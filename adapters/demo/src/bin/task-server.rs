@@ -1,0 +1,54 @@
+//! `task-server [--runtime smol|tokio] [--required-tool] [--step-ms N]`: the seed's MCP task
+//! server on stdio.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use taskwire_demo::options::{Options, RuntimeChoice};
+
+fn main() -> ExitCode {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let step = match take_value(&mut args, "--step-ms") {
+        Ok(ms) => Duration::from_millis(ms.unwrap_or(1000)),
+        Err(e) => return usage(&e),
+    };
+    let options = match Options::parse(args, &["--required-tool"]) {
+        Ok(o) => o,
+        Err(e) => return usage(&e),
+    };
+    let server = match taskwire_demo::tools::server(step, options.has("--required-tool")) {
+        Ok(server) => server,
+        Err(e) => return usage(&e.to_string()),
+    };
+    let served = match options.runtime {
+        RuntimeChoice::Smol => taskwire_smol::serve_stdio(server),
+        RuntimeChoice::Tokio => tokio::runtime::Runtime::new()
+            .and_then(|rt| rt.block_on(taskwire_tokio::serve_stdio(server))),
+    };
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("task-server: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Removes `--name VALUE` from `args`.
+fn take_value(args: &mut Vec<String>, name: &str) -> Result<Option<u64>, String> {
+    let Some(i) = args.iter().position(|a| a == name) else {
+        return Ok(None);
+    };
+    let value = args
+        .get(i + 1)
+        .and_then(|v| v.parse().ok())
+        .ok_or(format!("{name} takes a number"))?;
+    args.drain(i..i + 2);
+    Ok(Some(value))
+}
+
+fn usage(error: &str) -> ExitCode {
+    eprintln!("task-server: {error}\nusage: task-server [--runtime smol|tokio] [--required-tool] [--step-ms N]");
+    ExitCode::from(2)
+}

@@ -1,0 +1,6 @@
+//! The seed's demo on taskwire: the `long_running_task` server and the client flow that
+//! drives it, shared by the `task-server` and `task-client` binaries.
+
+pub mod flow;
+pub mod options;
+pub mod tools;

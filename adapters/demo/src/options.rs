@@ -1,0 +1,96 @@
+//! Command-line options shared by both binaries.
+
+/// Which async runtime runs the driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuntimeChoice {
+    /// smol (the default).
+    Smol,
+    /// tokio.
+    Tokio,
+}
+
+impl RuntimeChoice {
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuntimeChoice::Smol => "smol",
+            RuntimeChoice::Tokio => "tokio",
+        }
+    }
+}
+
+/// Parsed options: `--runtime smol|tokio`, flags, and anything after `--`.
+#[derive(Debug)]
+pub struct Options {
+    /// The runtime.
+    pub runtime: RuntimeChoice,
+    /// Flags given (without their value), e.g. `--required-tool`.
+    pub flags: Vec<String>,
+    /// Everything after `--`.
+    pub rest: Vec<String>,
+}
+
+impl Options {
+    /// Parses `args` (without the program name); `flags` lists the accepted flags.
+    pub fn parse(args: impl IntoIterator<Item = String>, flags: &[&str]) -> Result<Self, String> {
+        let mut args = args.into_iter();
+        let mut options = Options {
+            runtime: RuntimeChoice::Smol,
+            flags: Vec::new(),
+            rest: Vec::new(),
+        };
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--" => {
+                    options.rest = args.collect();
+                    break;
+                }
+                "--runtime" => {
+                    options.runtime = match args.next().as_deref() {
+                        Some("smol") => RuntimeChoice::Smol,
+                        Some("tokio") => RuntimeChoice::Tokio,
+                        other => {
+                            return Err(format!("--runtime takes smol or tokio, not {other:?}"))
+                        }
+                    }
+                }
+                flag if flags.contains(&flag) => options.flags.push(arg),
+                other => return Err(format!("unknown argument {other:?}")),
+            }
+        }
+        Ok(options)
+    }
+
+    /// Whether `flag` was given.
+    pub fn has(&self, flag: &str) -> bool {
+        self.flags.iter().any(|f| f == flag)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Options, String> {
+        Options::parse(args.iter().map(|s| s.to_string()), &["--required-tool"])
+    }
+
+    #[test]
+    fn parses_runtime_flags_and_command() {
+        let o = parse(&[
+            "--runtime",
+            "tokio",
+            "--required-tool",
+            "--",
+            "python3",
+            "s.py",
+        ])
+        .unwrap();
+        assert_eq!(o.runtime, RuntimeChoice::Tokio);
+        assert!(o.has("--required-tool"));
+        assert_eq!(o.rest, ["python3", "s.py"]);
+        assert_eq!(parse(&[]).unwrap().runtime, RuntimeChoice::Smol);
+        assert!(parse(&["--runtime", "async-std"]).is_err());
+        assert!(parse(&["--verbose"]).is_err());
+    }
+}

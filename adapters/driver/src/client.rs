@@ -1,0 +1,258 @@
+//! Client side: an async handle over a session whose driver runs in the background.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use async_channel::{Receiver, Sender};
+use futures::channel::oneshot;
+use serde_json::{json, Value};
+use taskwire_engine::{
+    ClientFeatures, Config, Millis, RequestId, RpcError, Session, Task, Tool, UsageError,
+};
+
+use crate::command::{closed, task_from, Command, Initialized, Reply, SessionOp};
+use crate::driver::{App, Driver, Input};
+use crate::runtime::{random_task_id, BoxFuture, Runtime};
+
+/// A handler for a server-to-client request (`elicitation/create`, `sampling/createMessage`,
+/// `roots/list`): params in, result out.
+pub type Handler = Arc<dyn Fn(Value) -> BoxFuture<Result<Value, RpcError>> + Send + Sync>;
+
+/// One step of a task-augmented call.
+#[derive(Debug)]
+pub enum TaskUpdate {
+    /// The task's status or message changed.
+    Status(Task),
+    /// The outcome (always the last update).
+    Result(Result<Value, RpcError>),
+}
+
+/// A task-augmented call in progress.
+#[derive(Debug)]
+pub struct TaskCall {
+    /// The task as created; `None` when the server answered the call plainly.
+    pub task: Option<Task>,
+    /// Status changes, then the result.
+    pub updates: Receiver<TaskUpdate>,
+}
+
+impl TaskCall {
+    /// Waits for the outcome, skipping status updates.
+    pub async fn result(self) -> Result<Value, RpcError> {
+        while let Ok(update) = self.updates.recv().await {
+            if let TaskUpdate::Result(outcome) = update {
+                return outcome;
+            }
+        }
+        Err(closed())
+    }
+}
+
+/// Builds a client: configuration and the server-to-client requests it answers.
+pub struct ClientBuilder {
+    config: Config,
+    handlers: HashMap<String, Handler>,
+}
+
+impl ClientBuilder {
+    /// A client with this configuration.
+    pub fn new(config: Config) -> Self {
+        ClientBuilder {
+            config,
+            handlers: HashMap::new(),
+        }
+    }
+
+    /// Answers `elicitation/create` (declares the capability, and task hosting for it).
+    pub fn on_elicitation<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        self.handle("elicitation/create", handler)
+    }
+
+    /// Answers `sampling/createMessage` (declares the capability, and task hosting for it).
+    pub fn on_sampling<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        self.handle("sampling/createMessage", handler)
+    }
+
+    /// Answers `roots/list`.
+    pub fn on_roots<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        self.handle("roots/list", handler)
+    }
+
+    fn handle<F, Fut>(mut self, method: &str, handler: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        self.handlers.insert(
+            method.to_owned(),
+            Arc::new(move |params| Box::pin(handler(params))),
+        );
+        self
+    }
+
+    /// Starts the driver on `runtime` over the given transport channels and returns the handle.
+    /// Call [`Client::initialize`] first.
+    pub fn start(
+        self,
+        runtime: Arc<dyn Runtime>,
+        input: Receiver<Input>,
+        output: Sender<String>,
+    ) -> Client {
+        let mut config = self.config;
+        config.client = ClientFeatures {
+            sampling: self.handlers.contains_key("sampling/createMessage"),
+            elicitation: self.handlers.contains_key("elicitation/create"),
+            roots: self.handlers.contains_key("roots/list"),
+        };
+        let session = Session::client(config, Box::new(random_task_id), crate::runtime::now());
+        let (commands_tx, commands_rx) = async_channel::unbounded();
+        let driver = Driver::new(
+            session,
+            runtime.clone(),
+            App::Client(self.handlers),
+            commands_tx.clone(),
+        );
+        runtime.spawn(Box::pin(driver.run(input, output, commands_rx)));
+        Client {
+            commands: commands_tx,
+        }
+    }
+}
+
+/// An MCP client connection. Cheap to clone; every method fails with a "Connection closed"
+/// error (code -32000) once the server is gone, and never hangs on a dead peer.
+#[derive(Clone, Debug)]
+pub struct Client {
+    commands: Sender<Command>,
+}
+
+impl Client {
+    /// The handshake: `initialize`, then `notifications/initialized`.
+    pub async fn initialize(&self) -> Result<Initialized, RpcError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Command::Ask(
+            Box::new(|s: &mut Session, now| s.initialize(now)),
+            Reply::Initialized(tx),
+        ))
+        .await?;
+        rx.await.unwrap_or_else(|_| Err(closed()))
+    }
+
+    /// Every tool, following `nextCursor` pages.
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, RpcError> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let c = cursor.take();
+            let page = self.ask(move |s, now| s.list_tools(now, c)).await?;
+            let items = page.get("tools").cloned().unwrap_or_else(|| json!([]));
+            tools.extend(serde_json::from_value::<Vec<Tool>>(items).map_err(malformed)?);
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => return Ok(tools),
+            }
+        }
+    }
+
+    /// A plain `tools/call`; returns the `CallToolResult`.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, RpcError> {
+        let name = name.to_owned();
+        self.ask(move |s, now| s.call_tool(now, &name, arguments))
+            .await
+    }
+
+    /// A task-augmented `tools/call` (whatever the tool advertises); the engine polls for you.
+    pub async fn call_tool_as_task(
+        &self,
+        name: &str,
+        arguments: Value,
+        ttl_ms: Option<u64>,
+    ) -> Result<TaskCall, RpcError> {
+        let name = name.to_owned();
+        let (tx, rx) = oneshot::channel();
+        let op: SessionOp<RequestId> =
+            Box::new(move |s, now| s.call_tool_as_task(now, &name, arguments, ttl_ms));
+        self.send(Command::Ask(op, Reply::Task(tx))).await?;
+        rx.await.unwrap_or_else(|_| Err(closed()))
+    }
+
+    /// `tasks/get`.
+    pub async fn get_task(&self, task: &str) -> Result<Task, RpcError> {
+        let task = task.to_owned();
+        task_from(self.ask(move |s, now| s.get_task(now, &task)).await?)
+    }
+
+    /// `tasks/result`: waits until the task is terminal.
+    pub async fn task_result(&self, task: &str) -> Result<Value, RpcError> {
+        let task = task.to_owned();
+        self.ask(move |s, now| s.task_result(now, &task)).await
+    }
+
+    /// `tasks/cancel`.
+    pub async fn cancel_task(&self, task: &str) -> Result<Task, RpcError> {
+        let task = task.to_owned();
+        task_from(self.ask(move |s, now| s.cancel_task(now, &task)).await?)
+    }
+
+    /// Every task, following `nextCursor` pages.
+    pub async fn list_tasks(&self) -> Result<Vec<Task>, RpcError> {
+        let mut tasks = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let c = cursor.take();
+            let page = self.ask(move |s, now| s.list_tasks(now, c)).await?;
+            let items = page.get("tasks").cloned().unwrap_or_else(|| json!([]));
+            tasks.extend(serde_json::from_value::<Vec<Task>>(items).map_err(malformed)?);
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => return Ok(tasks),
+            }
+        }
+    }
+
+    /// Any request; returns the raw result.
+    pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, RpcError> {
+        let method = method.to_owned();
+        self.ask(move |s, now| s.request(now, &method, params))
+            .await
+    }
+
+    /// Closes the session: pending calls fail, the driver stops.
+    pub async fn close(&self) {
+        let _ = self.commands.send(Command::Close).await;
+    }
+
+    async fn ask(
+        &self,
+        op: impl FnOnce(&mut Session, Millis) -> Result<RequestId, UsageError> + Send + 'static,
+    ) -> Result<Value, RpcError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Command::Ask(Box::new(op), Reply::Value(tx)))
+            .await?;
+        rx.await.unwrap_or_else(|_| Err(closed()))
+    }
+
+    async fn send(&self, command: Command) -> Result<(), RpcError> {
+        self.commands.send(command).await.map_err(|_| closed())
+    }
+}
+
+fn malformed(e: serde_json::Error) -> RpcError {
+    RpcError::new(
+        taskwire_engine::jsonrpc::code::INTERNAL_ERROR,
+        format!("malformed answer: {e}"),
+    )
+}

@@ -1,0 +1,313 @@
+//! The driver loop: one task owns the session, feeds it bytes, time and commands,
+//! drains its outputs, and runs hosted work as spawned futures.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_channel::{Receiver, Sender};
+use futures::future::{AbortHandle, Abortable};
+use futures::{FutureExt, StreamExt};
+use serde_json::Value;
+use taskwire_engine::jsonrpc::code;
+use taskwire_engine::{Event, Output, RpcError, Session};
+
+use crate::client::{Handler, TaskCall, TaskUpdate};
+use crate::command::{closed, Command, Initialized, Reply, Work};
+use crate::runtime::{now, BoxFuture, Runtime};
+use crate::server::{ToolContext, ToolSet};
+
+/// Input from the transport.
+#[derive(Debug)]
+pub enum Input {
+    /// Bytes read from the peer.
+    Bytes(Vec<u8>),
+    /// The peer closed its side (EOF, or a signal asking us to stop).
+    Eof,
+}
+
+/// The application side of a session: tools for a server, handlers for a client.
+pub(crate) enum App {
+    Server(Arc<ToolSet>),
+    Client(HashMap<String, Handler>),
+}
+
+pub(crate) struct Driver {
+    session: Session,
+    runtime: Arc<dyn Runtime>,
+    app: App,
+    commands: Sender<Command>,
+    replies: HashMap<taskwire_engine::RequestId, Reply>,
+    initialized: Option<Reply>,
+    task_updates: HashMap<String, Sender<TaskUpdate>>,
+    workers: HashMap<Work, AbortHandle>,
+}
+
+impl Driver {
+    pub fn new(
+        session: Session,
+        runtime: Arc<dyn Runtime>,
+        app: App,
+        commands: Sender<Command>,
+    ) -> Self {
+        Driver {
+            session,
+            runtime,
+            app,
+            commands,
+            replies: HashMap::new(),
+            initialized: None,
+            task_updates: HashMap::new(),
+            workers: HashMap::new(),
+        }
+    }
+
+    /// Runs until the session closes (peer EOF, `Close`, or our output going away).
+    pub async fn run(
+        mut self,
+        input: Receiver<Input>,
+        output: Sender<String>,
+        commands: Receiver<Command>,
+    ) {
+        let mut input = Box::pin(input).fuse();
+        let mut commands = Box::pin(commands).fuse();
+        loop {
+            if !self.drain(&output).await {
+                self.session.close(now());
+                self.drain(&output).await;
+            }
+            if self.session.is_closed() {
+                break;
+            }
+            let timer = match self.session.poll_timeout() {
+                Some(at) => self
+                    .runtime
+                    .sleep(Duration::from_millis(at.0.saturating_sub(now().0))),
+                None => futures::future::pending().boxed(),
+            };
+            futures::select_biased! {
+                command = commands.next() => match command {
+                    Some(command) => self.on_command(command),
+                    None => self.session.close(now()),
+                },
+                bytes = input.next() => match bytes {
+                    Some(Input::Bytes(bytes)) => self.session.handle_bytes(now(), &bytes),
+                    Some(Input::Eof) | None => self.session.handle_eof(now()),
+                },
+                () = timer.fuse() => self.session.handle_timeout(now()),
+            }
+        }
+        for (_, worker) in self.workers.drain() {
+            worker.abort();
+        }
+    }
+
+    /// Sends queued messages and handles events. `false` when the output is gone.
+    async fn drain(&mut self, output: &Sender<String>) -> bool {
+        let mut open = true;
+        while let Some(out) = self.session.poll_output() {
+            match out {
+                Output::Send(line) if open => open = output.send(line).await.is_ok(),
+                Output::Send(_) => {}
+                Output::Event(event) => self.on_event(event),
+            }
+        }
+        open
+    }
+
+    fn on_command(&mut self, command: Command) {
+        match command {
+            Command::Do(op) => {
+                let _ = op(&mut self.session, now());
+            }
+            Command::Ask(op, reply) => match op(&mut self.session, now()) {
+                Ok(_) if matches!(reply, Reply::Initialized(_)) => self.initialized = Some(reply),
+                Ok(id) => {
+                    self.replies.insert(id, reply);
+                }
+                Err(e) => answer(reply, Err(crate::command::usage_error(e))),
+            },
+            Command::Finished { work, outcome } => {
+                self.workers.remove(&work);
+                let now = now();
+                // Errors here are races (cancelled, expired, closed): the outcome has no taker.
+                let _ = match (work, outcome) {
+                    (Work::Task(task), Ok(result)) => {
+                        self.session.complete_task(now, &task, result)
+                    }
+                    (Work::Task(task), Err(error)) => self.session.fail_task(now, &task, error),
+                    (Work::Request(id), outcome) => self.session.respond(now, &id, outcome),
+                };
+            }
+            Command::Close => self.session.close(now()),
+        }
+    }
+
+    fn on_event(&mut self, event: Event) {
+        match event {
+            Event::ToolCall {
+                request,
+                name,
+                arguments,
+                task,
+            } => {
+                let App::Server(tools) = &self.app else {
+                    return;
+                };
+                let Some(handler) = tools.handler(&name) else {
+                    return;
+                };
+                let args = arguments
+                    .and_then(|raw| serde_json::from_str(raw.get()).ok())
+                    .unwrap_or_else(|| Value::Object(Default::default()));
+                let ctx = ToolContext::new(
+                    name,
+                    task.clone(),
+                    request.clone(),
+                    self.commands.clone(),
+                    self.runtime.clone(),
+                );
+                let work = task.map_or(Work::Request(request), Work::Task);
+                self.spawn_work(work, handler(ctx, args));
+            }
+            Event::Request {
+                request,
+                method,
+                params,
+                task,
+                ..
+            } => {
+                let App::Client(handlers) = &self.app else {
+                    return;
+                };
+                let Some(handler) = handlers.get(&method) else {
+                    return;
+                };
+                let params = params
+                    .and_then(|raw| serde_json::from_str(raw.get()).ok())
+                    .unwrap_or(Value::Null);
+                let future = handler(params);
+                self.spawn_work(task.map_or(Work::Request(request), Work::Task), future);
+            }
+            Event::RequestCancelled { request, .. } => self.abort(&Work::Request(request)),
+            Event::StopTask { task, .. } => self.abort(&Work::Task(task)),
+            Event::Response { request, outcome }
+            | Event::InputResponse {
+                request, outcome, ..
+            } => {
+                if let Some(reply) = self.replies.remove(&request) {
+                    answer(reply, outcome);
+                }
+            }
+            Event::TimedOut { request } => {
+                if let Some(reply) = self.replies.remove(&request) {
+                    answer(
+                        reply,
+                        Err(RpcError::new(code::REQUEST_TIMEOUT, "Request timed out")),
+                    );
+                }
+            }
+            Event::TaskCreated { request, task } => {
+                let (tx, updates) = async_channel::unbounded();
+                self.task_updates.insert(task.task_id.clone(), tx);
+                match self.replies.remove(&request) {
+                    Some(Reply::Task(reply)) => {
+                        let _ = reply.send(Ok(TaskCall {
+                            task: Some(task),
+                            updates,
+                        }));
+                    }
+                    Some(other) => answer(other, Ok(serde_json::json!({ "task": task }))),
+                    None => {}
+                }
+            }
+            Event::TaskStatus { task } => {
+                if let Some(tx) = self.task_updates.get(&task.task_id) {
+                    let _ = tx.try_send(TaskUpdate::Status(task));
+                }
+            }
+            Event::TaskResult { task, outcome } => {
+                if let Some(tx) = self.task_updates.remove(&task) {
+                    let _ = tx.try_send(TaskUpdate::Result(outcome));
+                }
+            }
+            Event::Initialized {
+                protocol_version,
+                peer,
+                capabilities,
+            } => {
+                if let Some(Reply::Initialized(reply)) = self.initialized.take() {
+                    let _ = reply.send(Ok(Initialized {
+                        protocol_version,
+                        server: peer,
+                        capabilities,
+                    }));
+                }
+            }
+            Event::InitializeFailed { error } => {
+                if let Some(reply) = self.initialized.take() {
+                    answer(reply, Err(error));
+                }
+            }
+            Event::OutcomeDropped { .. } | Event::Progress(_) | Event::PeerError { .. } => {}
+        }
+    }
+
+    /// Runs hosted work in the background; its outcome comes back as `Command::Finished`.
+    /// A panic fails the work with an internal error; an abort drops it silently.
+    fn spawn_work(&mut self, work: Work, future: BoxFuture<Result<Value, RpcError>>) {
+        let (handle, registration) = AbortHandle::new_pair();
+        let commands = self.commands.clone();
+        let key = work.clone();
+        let guarded = Abortable::new(AssertUnwindSafe(future).catch_unwind(), registration);
+        self.runtime.spawn(Box::pin(async move {
+            if let Ok(result) = guarded.await {
+                let outcome = result.unwrap_or_else(|panic| {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".into());
+                    Err(RpcError::new(
+                        code::INTERNAL_ERROR,
+                        format!("Internal error: the tool panicked: {what}"),
+                    ))
+                });
+                let _ = commands
+                    .send(Command::Finished { work: key, outcome })
+                    .await;
+            }
+        }));
+        self.workers.insert(work, handle);
+    }
+
+    fn abort(&mut self, work: &Work) {
+        if let Some(worker) = self.workers.remove(work) {
+            worker.abort();
+        }
+    }
+}
+
+/// Delivers an answer to whoever waits for it.
+fn answer(reply: Reply, outcome: Result<Value, RpcError>) {
+    match reply {
+        Reply::Value(tx) => {
+            let _ = tx.send(outcome);
+        }
+        Reply::Task(tx) => {
+            // The peer answered a task-augmented request plainly: a call with no task.
+            let _ = tx.send(outcome.map(|result| {
+                let (updates_tx, updates) = async_channel::bounded(1);
+                let _ = updates_tx.try_send(TaskUpdate::Result(Ok(result)));
+                TaskCall {
+                    task: None,
+                    updates,
+                }
+            }));
+        }
+        Reply::Initialized(tx) => {
+            let _ = tx.send(outcome.and_then(|_| Err(closed())));
+        }
+    }
+}
