@@ -36,6 +36,8 @@ pub struct TaskConfig {
     pub default_ttl_ms: Option<u64>,
     /// Requested retentions are clamped to this; `None` allows any, including unlimited.
     pub max_ttl_ms: Option<u64>,
+    /// Requested retentions are raised to at least this (a task that expires at birth helps nobody).
+    pub min_ttl_ms: u64,
     /// `pollInterval` suggested in every task.
     pub poll_interval_ms: Option<u64>,
     /// Most tasks held at once; over it a task-augmented request gets an error.
@@ -68,6 +70,13 @@ pub struct ClientFeatures {
     pub roots: bool,
 }
 
+impl ClientFeatures {
+    /// Whether any task-augmentable request is answered, so tasks can be hosted.
+    pub fn hosts_tasks(&self) -> bool {
+        self.sampling || self.elicitation
+    }
+}
+
 impl Default for TaskConfig {
     fn default() -> Self {
         TaskConfig {
@@ -76,6 +85,7 @@ impl Default for TaskConfig {
             cancel: true,
             default_ttl_ms: Some(300_000),
             max_ttl_ms: Some(86_400_000),
+            min_ttl_ms: 1_000,
             poll_interval_ms: Some(500),
             max_tasks: 1024,
             status_notifications: true,

@@ -39,7 +39,8 @@ pub enum Event {
         /// The peer's capabilities as sent.
         capabilities: Value,
     },
-    /// Client: the server's `initialize` answer was unusable; the session is closed.
+    /// Client: the server's `initialize` answer was unusable or did not come within the
+    /// request timeout; the session is closed.
     InitializeFailed {
         /// Why.
         error: RpcError,
@@ -126,7 +127,8 @@ pub enum Event {
         /// The result, or the error the task ended with.
         outcome: Result<Value, RpcError>,
     },
-    /// One of our requests timed out locally; `notifications/cancelled` was sent.
+    /// One of the application's requests timed out locally; `notifications/cancelled` was
+    /// sent, and a late answer will be dropped quietly.
     TimedOut {
         /// Our request id.
         request: RequestId,

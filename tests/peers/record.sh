@@ -28,12 +28,13 @@ seed_server=("$py" "$seed/task_server.py")
 everything=("$nm/mcp-server-everything" stdio)
 
 # The seed client starts "<its dir>/task_server.py" itself; run an unchanged copy of it next to a shim of
-# that name which execs tap.py around the real seed server.
+# that name which execs tap.py around the real seed server (the client passes the server env={}, so the
+# log path is written into the shim).
 mkdir -p "$tmp/seedclient"
 cp "$seed/task_client.py" "$tmp/seedclient/"
 cat > "$tmp/seedclient/task_server.py" <<EOF
 import os, sys
-os.execv(sys.executable, [sys.executable, "$here/tap.py", os.environ.get("TAP_LOG", "$tmp/tap.jsonl"), sys.executable, "$seed/task_server.py"])
+os.execv(sys.executable, [sys.executable, "$here/tap.py", "$out/seedclient-seedserver-task.jsonl", sys.executable, "$seed/task_server.py"])
 EOF
 # A seed-server variant whose tool says taskSupport "required" (the only way to make the Inspector run it
 # as a task): two substitutions in a temporary copy, made at record time.
@@ -52,7 +53,7 @@ record() {
     if [ "$a" = TAP ]; then args+=("${tap[@]}" "$log"); else args+=("$a"); fi
   done
   local rc=0
-  TAP_LOG="$log" "${args[@]}" >"$tmp/$name.out" 2>"$tmp/$name.err" </dev/null || rc=$?
+  "${args[@]}" >"$tmp/$name.out" 2>"$tmp/$name.err" </dev/null || rc=$?
   if { [ "$expect" = expect-ok ] && [ $rc -ne 0 ]; } || { [ "$expect" = expect-fail ] && [ $rc -eq 0 ]; }; then
     echo "record.sh: $name: exit $rc, $expect" >&2; tail -5 "$tmp/$name.err" >&2; failures=$((failures + 1))
   fi

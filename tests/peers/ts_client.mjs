@@ -6,12 +6,14 @@
 //
 // MODES
 //   task               tools/list, then callToolStream(TOOL, ARGS, {task:{ttl}}): a task-augmented call,
-//                      polled with tasks/get, result from tasks/result (also on input_required).
+//                      polled with tasks/get, result from tasks/result (also on input_required). When the
+//                      task ends "failed" the SDK stops; this script then calls tasks/result itself.
 //   auto               tools/list, then callToolStream(TOOL, ARGS) with no task option: the SDK makes it a
 //                      task only if the server declared tasks.requests.tools.call AND tools/list gave TOOL
 //                      execution.taskSupport "optional" or "required"; otherwise it is a plain tools/call.
-//   plain              tools/list, then client.callTool (plain tools/call). The SDK refuses it locally
-//                      (-32600) for a taskSupport "required" tool.
+//   plain              tools/list, then a plain tools/call (no task), sent with client.request so that it
+//                      reaches the server even for a taskSupport "required" tool (client.callTool would
+//                      refuse that locally with -32600 and send nothing).
 //   list               start --start N tasks of TOOL (default 1), then tasks/list, following nextCursor.
 //   cancel             task call of TOOL; after the first tasks/get status, tasks/cancel; then the final
 //                      tasks/get, and a second tasks/cancel (expected -32602: already terminal).
@@ -220,8 +222,21 @@ const callParams = () => ({ name: opt.tool, arguments: opt.args });
 const run = {
   async task() {
     await listTools();
-    const end = await consume(client.experimental.tasks.callToolStream(callParams(), undefined, { task: taskOption }));
-    done(end === 'result', `task call ended with ${end}`);
+    let last = null;
+    const end = await consume(
+      client.experimental.tasks.callToolStream(callParams(), undefined, { task: taskOption }),
+      async (t) => { last = t; }
+    );
+    if (end === 'error' && last?.status === 'failed') {
+      // The SDK stream stops at "failed" without tasks/result; fetch the stored outcome ourselves.
+      try {
+        const r = await client.experimental.tasks.getTaskResult(last.taskId, types.CallToolResultSchema);
+        emit('result', { text: resultText(r), isError: Boolean(r.isError) });
+      } catch (e) {
+        reportError('tasks/result', e);
+      }
+    }
+    done(end === 'result', `task call ended with ${end}${last ? ` (status ${last.status})` : ''}`);
   },
   async 'input-required'() {
     return run.task();
@@ -235,7 +250,9 @@ const run = {
   async plain() {
     await listTools();
     try {
-      const r = await client.callTool(callParams());
+      // client.request, not client.callTool: callTool refuses a taskSupport "required" tool locally (-32600)
+      // without sending anything; this puts the plain tools/call on the wire so the server answers it.
+      const r = await client.request({ method: 'tools/call', params: callParams() }, types.CallToolResultSchema);
       emit('result', { text: resultText(r), isError: Boolean(r.isError) });
       done(!r.isError, 'tool returned isError');
     } catch (e) {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use async_channel::{Receiver, Sender};
 use futures::channel::oneshot;
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use taskwire_engine::{
     ClientFeatures, Config, Millis, RequestId, RpcError, Session, Task, Tool, UsageError,
@@ -153,18 +154,7 @@ impl Client {
 
     /// Every tool, following `nextCursor` pages.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, RpcError> {
-        let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        loop {
-            let c = cursor.take();
-            let page = self.ask(move |s, now| s.list_tools(now, c)).await?;
-            let items = page.get("tools").cloned().unwrap_or_else(|| json!([]));
-            tools.extend(serde_json::from_value::<Vec<Tool>>(items).map_err(malformed)?);
-            match page.get("nextCursor").and_then(Value::as_str) {
-                Some(next) => cursor = Some(next.to_owned()),
-                None => return Ok(tools),
-            }
-        }
+        self.all_pages("tools/list", "tools").await
     }
 
     /// A plain `tools/call`; returns the `CallToolResult`.
@@ -209,16 +199,30 @@ impl Client {
 
     /// Every task, following `nextCursor` pages.
     pub async fn list_tasks(&self) -> Result<Vec<Task>, RpcError> {
-        let mut tasks = Vec::new();
+        self.all_pages("tasks/list", "tasks").await
+    }
+
+    /// Follows `nextCursor` through a paginated method, collecting the `key` arrays.
+    async fn all_pages<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        key: &str,
+    ) -> Result<Vec<T>, RpcError> {
+        let mut items = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
-            let c = cursor.take();
-            let page = self.ask(move |s, now| s.list_tasks(now, c)).await?;
-            let items = page.get("tasks").cloned().unwrap_or_else(|| json!([]));
-            tasks.extend(serde_json::from_value::<Vec<Task>>(items).map_err(malformed)?);
+            let params = cursor
+                .take()
+                .map_or_else(|| json!({}), |c| json!({ "cursor": c }));
+            let mut page = self.request(method, Some(params)).await?;
+            let page_items = page
+                .get_mut(key)
+                .map(Value::take)
+                .unwrap_or_else(|| json!([]));
+            items.extend(serde_json::from_value::<Vec<T>>(page_items).map_err(malformed)?);
             match page.get("nextCursor").and_then(Value::as_str) {
                 Some(next) => cursor = Some(next.to_owned()),
-                None => return Ok(tasks),
+                None => return Ok(items),
             }
         }
     }

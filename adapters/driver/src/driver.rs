@@ -71,6 +71,7 @@ impl Driver {
         commands: Receiver<Command>,
     ) {
         let mut input = Box::pin(input).fuse();
+        let leftover = commands.clone();
         let mut commands = Box::pin(commands).fuse();
         loop {
             if !self.drain(&output).await {
@@ -101,6 +102,10 @@ impl Driver {
         for (_, worker) in self.workers.drain() {
             worker.abort();
         }
+        // Handles keep the channel alive: close it so later sends fail, and drop what was
+        // queued meanwhile, so every waiting caller gets "Connection closed" instead of hanging.
+        leftover.close();
+        while leftover.try_recv().is_ok() {}
     }
 
     /// Sends queued messages and handles events. `false` when the output is gone.

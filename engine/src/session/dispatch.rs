@@ -3,6 +3,7 @@
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::receiver::with_related_task;
 use super::{InboundRequest, Phase, Role, Session};
 use crate::event::Event;
 use crate::jsonrpc::{self, Inbound, Malformed, Member, RequestId, RpcError};
@@ -84,8 +85,12 @@ impl Session {
                 Some(self.begin_task(id, metadata, progress_token, None)?)
             }
             _ => {
-                self.inbound
-                    .insert(id.clone(), InboundRequest::App { progress_token });
+                let related_task = related_task.clone();
+                let pending = InboundRequest::App {
+                    progress_token,
+                    related_task,
+                };
+                self.inbound.insert(id.clone(), pending);
                 None
             }
         };
@@ -144,14 +149,20 @@ impl Session {
     ) -> Result<(), crate::UsageError> {
         self.check_open()?;
         self.advance(now);
-        if !matches!(self.inbound.get(request), Some(InboundRequest::App { .. })) {
+        let Some(InboundRequest::App { related_task, .. }) = self.inbound.get(request) else {
             return Err(crate::UsageError::UnknownRequest(request.clone()));
-        }
-        if matches!(&outcome, Ok(v) if !v.is_object()) {
-            return Err(crate::UsageError::Invalid(
-                "a result must be a JSON object".into(),
-            ));
-        }
+        };
+        let outcome = match (outcome, related_task) {
+            (Ok(Value::Object(result)), Some(task)) => {
+                Ok(Value::Object(with_related_task(result, task)))
+            }
+            (Ok(result), _) if !result.is_object() => {
+                return Err(crate::UsageError::Invalid(
+                    "a result must be a JSON object".into(),
+                ));
+            }
+            (outcome, _) => outcome,
+        };
         self.inbound.remove(request);
         match outcome {
             Ok(result) => self.reply(request, &result),

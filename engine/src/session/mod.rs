@@ -53,8 +53,12 @@ enum Phase {
 /// A request from the peer that still awaits our answer.
 #[derive(Debug)]
 enum InboundRequest {
-    /// Answered by the application through `respond`.
-    App { progress_token: Option<Value> },
+    /// Answered by the application through `respond`; the answer carries the
+    /// related-task `_meta` when the request served a peer's task.
+    App {
+        progress_token: Option<Value>,
+        related_task: Option<String>,
+    },
     /// A `tasks/result` parked until its task is terminal.
     Parked { task: String },
 }
@@ -217,9 +221,13 @@ impl Session {
 
     // ---- shared plumbing ----------------------------------------------------------------
 
-    /// Moves the clock forward (never back) and applies the expiry rule.
+    /// Moves the clock forward (never back) and applies the expiry rule while open
+    /// (a closed session says nothing more, not even about expiry).
     fn advance(&mut self, now: Millis) {
         self.now = self.now.max(now.min(MAX_MILLIS));
+        if self.phase == Phase::Closed {
+            return;
+        }
         while let Some((id, record)) = self.store.pop_expired(self.now) {
             self.on_task_expired(id, record);
         }
@@ -268,9 +276,12 @@ impl Session {
         self.protocol_version()
     }
 
-    /// Tasks are live in this session: negotiated version has them and we host them.
+    /// Tasks are live in this session: negotiated version has them and we declared hosting
+    /// them (a client only hosts sampling and elicitation tasks).
     fn hosts_tasks(&self) -> bool {
+        let declared = self.role == Role::Server || self.config.client.hosts_tasks();
         self.config.tasks.enabled
+            && declared
             && self
                 .ready_version()
                 .is_some_and(crate::wire::v2025_11_25::version_has_tasks)
@@ -280,6 +291,15 @@ impl Session {
         match self.phase {
             Phase::Closed => Err(UsageError::Closed),
             _ => Ok(()),
+        }
+    }
+
+    /// Task-augmented requests need a negotiated version that has tasks.
+    fn check_tasks_negotiated(&self) -> Result<(), UsageError> {
+        self.check_ready()?;
+        match self.protocol_version() {
+            Some(v) if crate::wire::v2025_11_25::version_has_tasks(v) => Ok(()),
+            _ => Err(UsageError::NotNegotiated("tasks (the negotiated protocol version has none)")),
         }
     }
 

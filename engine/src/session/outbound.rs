@@ -1,6 +1,6 @@
 //! Our requests to the peer: id allocation, what each was for, local timeouts, close.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use serde::Serialize;
 
@@ -44,15 +44,33 @@ impl Purpose {
     }
 }
 
+/// How many abandoned request ids are remembered so that their late answers pass quietly.
+const ABANDONED_MEMORY: usize = 256;
+
 #[derive(Debug, Default)]
 pub(super) struct Outbound {
     next_id: i64,
     pending: HashMap<RequestId, Purpose>,
+    /// Requests we gave up on (timed out or withdrawn), oldest first.
+    abandoned: VecDeque<RequestId>,
 }
 
 impl Outbound {
     pub fn take(&mut self, id: &RequestId) -> Option<Purpose> {
         self.pending.remove(id)
+    }
+
+    /// Whether `id` is a request we gave up on (its late answer is no error); forgets it.
+    pub fn was_abandoned(&mut self, id: &RequestId) -> bool {
+        let found = self.abandoned.iter().position(|a| a == id);
+        found.map(|i| self.abandoned.remove(i)).is_some()
+    }
+
+    fn remember_abandoned(&mut self, id: RequestId) {
+        if self.abandoned.len() == ABANDONED_MEMORY {
+            self.abandoned.pop_front();
+        }
+        self.abandoned.push_back(id);
     }
 }
 
@@ -79,6 +97,7 @@ impl Session {
     pub(super) fn abandon_request(&mut self, id: &RequestId, reason: &str) {
         self.timers.clear(&Timer::Request(id.clone()));
         if self.outbound.take(id).is_some() {
+            self.outbound.remember_abandoned(id.clone());
             let params = CancelledParams {
                 request_id: Some(id.clone()),
                 reason: Some(reason.to_owned()),
@@ -92,8 +111,18 @@ impl Session {
         let Some(purpose) = self.outbound.pending.get(&id).cloned() else {
             return;
         };
+        if purpose == Purpose::Initialize {
+            // A client MUST NOT cancel initialize: without a handshake the session is over.
+            self.outbound.take(&id);
+            let error = RpcError::new(code::REQUEST_TIMEOUT, "initialize timed out");
+            self.event(Event::InitializeFailed { error });
+            return self.close(self.now);
+        }
         self.abandon_request(&id, "Request timed out");
-        self.event(Event::TimedOut { request: id });
+        // The engine's own polls are not the application's business.
+        if !matches!(purpose, Purpose::TaskGet { auto: true, .. }) {
+            self.event(Event::TimedOut { request: id });
+        }
         if let Purpose::TaskGet { task, .. } = purpose {
             self.after_poll(&task);
         }
@@ -134,7 +163,7 @@ impl Session {
         let mut remote: Vec<_> = self
             .remote
             .drain()
-            .filter(|(_, t)| !t.result_reported)
+            .filter(|(_, t)| t.ours && !t.result_reported)
             .map(|(id, _)| id)
             .collect();
         remote.sort();

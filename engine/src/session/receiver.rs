@@ -50,7 +50,7 @@ fn decode_cursor(cursor: &str) -> Option<ListKey> {
 }
 
 /// Inserts the related-task key into a result object's `_meta`.
-fn with_related_task(mut result: Map<String, Value>, task: &str) -> Map<String, Value> {
+pub(super) fn with_related_task(mut result: Map<String, Value>, task: &str) -> Map<String, Value> {
     let meta = result
         .entry("_meta")
         .or_insert_with(|| Value::Object(Map::new()));
@@ -114,11 +114,12 @@ impl Session {
     /// The requested retention clamped to the maximum; the default when none was asked.
     fn effective_ttl(&self, requested: Option<u64>) -> Option<u64> {
         let tasks = &self.config.tasks;
-        match (requested.or(tasks.default_ttl_ms), tasks.max_ttl_ms) {
+        let ttl = match (requested.or(tasks.default_ttl_ms), tasks.max_ttl_ms) {
             (Some(ttl), Some(max)) => Some(ttl.min(max)),
             (None, max) => max,
             (ttl, None) => ttl,
-        }
+        };
+        ttl.map(|ttl| ttl.max(tasks.min_ttl_ms))
     }
 
     fn fresh_task_id(&mut self) -> Result<String, RpcError> {
@@ -522,11 +523,17 @@ impl Session {
         total: Option<f64>,
         message: Option<String>,
     ) -> Result<(), UsageError> {
+        if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
+            // JSON has no NaN or infinity: serde_json would write `null`, an invalid message.
+            return Err(UsageError::Invalid(
+                "progress and total must be finite numbers".into(),
+            ));
+        }
         self.check_open()?;
         self.advance(now);
         let (token, meta) = match target {
             ProgressTarget::Request(id) => match self.inbound.get(id) {
-                Some(InboundRequest::App { progress_token }) => (progress_token.clone(), None),
+                Some(InboundRequest::App { progress_token, .. }) => (progress_token.clone(), None),
                 _ => return Err(UsageError::UnknownRequest(id.clone())),
             },
             ProgressTarget::Task(task) => {

@@ -20,7 +20,7 @@ pub(super) struct RemoteTask {
     /// The newest view seen (from `CreateTaskResult`, `tasks/get` or a notification).
     view: Option<Task>,
     /// We created it (its `CreateTaskResult` arrived); only then do we poll and fetch.
-    ours: bool,
+    pub ours: bool,
     auto_poll: bool,
     get_in_flight: bool,
     result_requested: bool,
@@ -41,6 +41,17 @@ fn is_older(new: &Task, current: &Task) -> bool {
     ) {
         (Some(a), Some(b)) => a < b,
         _ => false,
+    }
+}
+
+/// `tools/call` arguments: an object, or `null` for none (then the member is left out).
+fn tool_arguments(arguments: &Value) -> Result<Option<&Value>, UsageError> {
+    match arguments {
+        Value::Null => Ok(None),
+        Value::Object(_) => Ok(Some(arguments)),
+        _ => Err(UsageError::Invalid(
+            "tool arguments must be a JSON object".into(),
+        )),
     }
 }
 
@@ -68,7 +79,7 @@ impl Session {
         self.request(now, "tools/list", Some(json!(PageParams { cursor })))
     }
 
-    /// A plain `tools/call`.
+    /// A plain `tools/call`; `arguments` is an object, or `null` for none.
     pub fn call_tool(
         &mut self,
         now: Millis,
@@ -77,7 +88,7 @@ impl Session {
     ) -> Result<RequestId, UsageError> {
         let params = CallToolRequest {
             name,
-            arguments: &arguments,
+            arguments: tool_arguments(&arguments)?,
             task: None,
         };
         self.request(now, "tools/call", Some(json!(params)))
@@ -95,10 +106,10 @@ impl Session {
     ) -> Result<RequestId, UsageError> {
         let params = CallToolRequest {
             name,
-            arguments: &arguments,
+            arguments: tool_arguments(&arguments)?,
             task: Some(TaskMetadata { ttl: ttl_ms }),
         };
-        self.check_ready()?;
+        self.check_tasks_negotiated()?;
         self.advance(now);
         Ok(self.send_request("tools/call", Some(params), Purpose::TaskRequest))
     }
@@ -117,7 +128,7 @@ impl Session {
             ));
         };
         params.insert("task".into(), json!(TaskMetadata { ttl: ttl_ms }));
-        self.check_ready()?;
+        self.check_tasks_negotiated()?;
         self.advance(now);
         Ok(self.send_request(method, Some(params), Purpose::TaskRequest))
     }
@@ -223,9 +234,11 @@ impl Session {
 
     pub(super) fn on_response(&mut self, id: RequestId, outcome: Result<&RawValue, RpcError>) {
         let Some(purpose) = self.outbound.take(&id) else {
-            self.event(Event::PeerError {
-                message: format!("response to unknown request id {id}"),
-            });
+            if !self.outbound.was_abandoned(&id) {
+                self.event(Event::PeerError {
+                    message: format!("response to unknown request id {id}"),
+                });
+            }
             return;
         };
         self.timers.clear(&Timer::Request(id.clone()));
@@ -452,7 +465,11 @@ impl Session {
     }
 
     fn on_remote_result(&mut self, id: &str, outcome: Result<Value, RpcError>) {
-        let Some(entry) = self.remote.get_mut(id).filter(|t| !t.result_reported) else {
+        let Some(entry) = self
+            .remote
+            .get_mut(id)
+            .filter(|t| t.ours && !t.result_reported)
+        else {
             return;
         };
         entry.result_reported = true;

@@ -134,8 +134,13 @@ impl Session {
                 Some(self.begin_task(id, metadata, progress_token, immediate.as_deref())?)
             }
             None => {
-                self.inbound
-                    .insert(id.clone(), InboundRequest::App { progress_token });
+                self.inbound.insert(
+                    id.clone(),
+                    InboundRequest::App {
+                        progress_token,
+                        related_task: None,
+                    },
+                );
                 None
             }
         };

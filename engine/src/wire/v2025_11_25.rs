@@ -275,7 +275,8 @@ pub(crate) struct CallToolParams<'a> {
 #[derive(Debug, Serialize)]
 pub(crate) struct CallToolRequest<'a> {
     pub name: &'a str,
-    pub arguments: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<&'a Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskMetadata>,
 }

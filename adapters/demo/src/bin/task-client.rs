@@ -1,15 +1,26 @@
 //! `task-client [--runtime smol|tokio] [-- CMD ARGS...]`: the seed's client flow against the
 //! `task-server` built beside this binary, or against any stdio MCP server.
 
-use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use taskwire_demo::options::{Options, RuntimeChoice};
-use taskwire_driver::engine::Config;
-use taskwire_driver::ClientBuilder;
+// The client starts servers as child processes: there is no WASI build of it.
+#[cfg(not(target_os = "wasi"))]
+use {
+    std::io::Write,
+    std::path::PathBuf,
+    std::time::Duration,
+    taskwire_demo::options::{Options, RuntimeChoice},
+    taskwire_driver::engine::Config,
+    taskwire_driver::ClientBuilder,
+};
 
+#[cfg(target_os = "wasi")]
+fn main() -> ExitCode {
+    eprintln!("task-client: not available on WASI (it starts the server as a child process); run the native build");
+    ExitCode::from(2)
+}
+
+#[cfg(not(target_os = "wasi"))]
 fn main() -> ExitCode {
     let options = match Options::parse(std::env::args().skip(1), &[]) {
         Ok(o) => o,
@@ -84,6 +95,7 @@ fn main() -> ExitCode {
 }
 
 /// A binary in the same directory as this one.
+#[cfg(not(target_os = "wasi"))]
 fn beside_me(name: &str) -> Result<PathBuf, String> {
     let me = std::env::current_exe().map_err(|e| format!("cannot locate myself: {e}"))?;
     let path = me.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX));

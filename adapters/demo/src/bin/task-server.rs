@@ -1,13 +1,25 @@
 //! `task-server [--runtime smol|tokio] [--required-tool] [--step-ms N]`: the seed's MCP task
-//! server on stdio.
+//! server on stdio. The `wasm32-wasip1` build runs on taskwire-wasi and has no `--runtime`.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use taskwire_demo::options::{Options, RuntimeChoice};
+use taskwire_demo::options::Options;
+#[cfg(not(target_os = "wasi"))]
+use taskwire_demo::options::RuntimeChoice;
+
+#[cfg(not(target_os = "wasi"))]
+const USAGE: &str = "usage: task-server [--runtime smol|tokio] [--required-tool] [--step-ms N]";
+#[cfg(target_os = "wasi")]
+const USAGE: &str = "usage: task-server.wasm [--required-tool] [--step-ms N]";
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if cfg!(target_os = "wasi") && args.iter().any(|a| a == "--runtime") {
+        return usage(
+            "--runtime is not available in the WASI build (it always runs on taskwire-wasi)",
+        );
+    }
     let step = match take_value(&mut args, "--step-ms") {
         Ok(ms) => Duration::from_millis(ms.unwrap_or(1000)),
         Err(e) => return usage(&e),
@@ -20,11 +32,14 @@ fn main() -> ExitCode {
         Ok(server) => server,
         Err(e) => return usage(&e.to_string()),
     };
+    #[cfg(not(target_os = "wasi"))]
     let served = match options.runtime {
         RuntimeChoice::Smol => taskwire_smol::serve_stdio(server),
         RuntimeChoice::Tokio => tokio::runtime::Runtime::new()
             .and_then(|rt| rt.block_on(taskwire_tokio::serve_stdio(server))),
     };
+    #[cfg(target_os = "wasi")]
+    let served = taskwire_wasi::serve_stdio(server);
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -49,6 +64,6 @@ fn take_value(args: &mut Vec<String>, name: &str) -> Result<Option<u64>, String>
 }
 
 fn usage(error: &str) -> ExitCode {
-    eprintln!("task-server: {error}\nusage: task-server [--runtime smol|tokio] [--required-tool] [--step-ms N]");
+    eprintln!("task-server: {error}\n{USAGE}");
     ExitCode::from(2)
 }

@@ -1,0 +1,179 @@
+//! # taskwire-wasi
+//!
+//! [`taskwire_driver`] on `wasm32-wasip1`, which has no threads: one thread runs everything.
+//!
+//! - [`block_on`] runs the server's future and the tasks it [`spawn`]s (the driver, tool work,
+//!   the stdin reader, the stdout writer) on `futures`' `LocalPool`.
+//! - When every task waits, the reactor makes one `poll_oneoff` call: an `fd_read`
+//!   subscription on stdin (while the reader waits), an `fd_write` one on stdout (only after a
+//!   write would block), and a relative monotonic clock subscription whose timeout is the nearest
+//!   timer. The driver's timer is the engine's next deadline (`Session::poll_timeout`), so the
+//!   module sleeps until input arrives or the engine has something to do, and uses no CPU idle.
+//! - [`Wasi`] is the driver's [`Runtime`]: `spawn` goes to the running `LocalPool`, `sleep` is a
+//!   reactor timer.
+//!
+//! The raw WASI calls are the crate's only `unsafe`, in its `poll` module. WASI preview 1 has no
+//! signals: the server stops at stdin EOF. Panics abort on `wasm32-wasip1` (no unwinding), so a
+//! panicking tool ends the module instead of failing its task.
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+mod executor;
+mod poll;
+mod reactor;
+mod stdio;
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_channel::{Receiver, Sender};
+use futures::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use taskwire_driver::{BoxFuture, Input, Runtime, Server};
+
+pub use executor::{block_on, spawn};
+pub use reactor::{sleep, Sleep};
+
+/// The WASI runtime: the [`block_on`] executor and the reactor's timers. Use it inside
+/// [`block_on`] only.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Wasi;
+
+impl Runtime for Wasi {
+    fn spawn(&self, future: BoxFuture<()>) {
+        spawn(future);
+    }
+
+    fn sleep(&self, duration: Duration) -> BoxFuture<()> {
+        Box::pin(sleep(duration))
+    }
+}
+
+/// Serves `server` on stdin/stdout until stdin ends; running tools are dropped and pending
+/// output is flushed before it returns.
+pub fn serve_stdio(server: Server) -> io::Result<()> {
+    let served = block_on(async {
+        let (input_tx, input) = async_channel::bounded(16);
+        let (output, output_rx) = async_channel::bounded(64);
+        spawn(read_into(stdio::Stdin, input_tx));
+        let ((), written) = futures::join!(
+            server.run(Arc::new(Wasi), input, output),
+            write_from(output_rx, stdio::Stdout),
+        );
+        written
+    });
+    poll::restore_blocking_stdin();
+    served?
+}
+
+async fn read_into(mut reader: impl AsyncRead + Unpin, input: Sender<Input>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if input.send(Input::Bytes(buf[..n].to_vec())).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = input.send(Input::Eof).await;
+}
+
+/// Writes each message as a line; a burst of queued messages goes out in one write.
+async fn write_from(
+    lines: Receiver<String>,
+    mut writer: impl AsyncWrite + Unpin,
+) -> io::Result<()> {
+    let mut batch = Vec::new();
+    while let Ok(line) = lines.recv().await {
+        batch.extend_from_slice(line.as_bytes());
+        batch.push(b'\n');
+        while let Ok(line) = lines.try_recv() {
+            batch.extend_from_slice(line.as_bytes());
+            batch.push(b'\n');
+        }
+        writer.write_all(&batch).await?;
+        writer.flush().await?;
+        batch.clear();
+    }
+    writer.flush().await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    use std::time::Instant;
+
+    use super::*;
+
+    #[test]
+    fn spawned_timers_fire_in_deadline_order_and_unregister() {
+        let order = Rc::new(RefCell::new(Vec::new()));
+        let start = Instant::now();
+        let o = order.clone();
+        block_on(async move {
+            let (done_tx, done) = async_channel::unbounded::<()>();
+            for (id, ms) in [(2u32, 20u64), (1, 10), (3, 30)] {
+                let (o, done_tx) = (o.clone(), done_tx.clone());
+                spawn(async move {
+                    sleep(Duration::from_millis(ms)).await;
+                    o.borrow_mut().push(id);
+                    drop(done_tx);
+                });
+            }
+            drop(done_tx);
+            let _ = done.recv().await; // closed once all three finished
+        })
+        .unwrap();
+        assert_eq!(*order.borrow(), [1, 2, 3]);
+        assert!(start.elapsed() >= Duration::from_millis(30));
+        assert_eq!(reactor::timers(), 0);
+    }
+
+    #[test]
+    fn a_dropped_timer_unregisters() {
+        block_on(async {
+            let long = sleep(Duration::from_secs(60));
+            let short = sleep(Duration::from_millis(5));
+            futures::pin_mut!(long, short);
+            futures::future::select(long, short).await;
+            // `long` is still alive here and registered.
+            assert_eq!(reactor::timers(), 1);
+        })
+        .unwrap();
+        assert_eq!(reactor::timers(), 0, "the 60 s timer was dropped");
+    }
+
+    #[test]
+    fn the_runtime_trait_spawns_and_sleeps() {
+        let rt: Arc<dyn Runtime> = Arc::new(Wasi);
+        let got = block_on(async move {
+            let (tx, rx) = futures::channel::oneshot::channel();
+            let sleep = rt.sleep(Duration::from_millis(2));
+            rt.spawn(Box::pin(async move {
+                sleep.await;
+                let _ = tx.send(42);
+            }));
+            rx.await
+        })
+        .unwrap();
+        assert_eq!(got, Ok(42));
+    }
+
+    #[test]
+    fn waiting_on_nothing_is_an_error_not_a_hang() {
+        let err = block_on(futures::future::pending::<()>()).unwrap_err();
+        assert!(err.to_string().contains("no timer or stdio wait"), "{err}");
+    }
+
+    #[test]
+    fn nested_block_on_panics() {
+        let result = std::panic::catch_unwind(|| block_on(async { block_on(async {}) }));
+        assert!(result.is_err());
+        // The outer one cleaned up: a new block_on works.
+        assert_eq!(block_on(async { 7 }).unwrap(), 7);
+    }
+}

@@ -1,0 +1,103 @@
+//! `test-server [--runtime smol|tokio] [--step-ms N]`: the demo server (`task-server`'s tools
+//! and `demo-task`) plus two test-only tools, for `tests/tests/demo_*.rs`:
+//!
+//! - `panic`: sets the status message "about to panic", then panics.
+//! - `ticker`: appends a line to the file named by its `file` argument every `step_ms`
+//!   (argument, default 20) until it is dropped, so a test can see when work stops.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde_json::Value;
+use taskwire_demo::options::{Options, RuntimeChoice};
+use taskwire_driver::engine::{RpcError, TaskSupport, Tool};
+use taskwire_driver::{Server, ToolContext};
+
+/// The panicking tool's status message, set before it panics.
+const PANIC_STATUS: &str = "about to panic";
+/// What it panics with.
+const PANIC_MESSAGE: &str = "test-server: the panic tool panicked on purpose";
+
+fn main() -> ExitCode {
+    quiet_deliberate_panics();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut step = Duration::from_secs(1);
+    if let Some(i) = args.iter().position(|a| a == "--step-ms") {
+        match args.get(i + 1).and_then(|v| v.parse().ok()) {
+            Some(ms) => step = Duration::from_millis(ms),
+            None => return usage("--step-ms takes a number"),
+        }
+        args.drain(i..i + 2);
+    }
+    let options = match Options::parse(args, &[]) {
+        Ok(options) => options,
+        Err(e) => return usage(&e),
+    };
+    let server = match taskwire_demo::tools::server(step, false) {
+        Ok(server) => with_test_tools(server),
+        Err(e) => return usage(&e.to_string()),
+    };
+    let served = match options.runtime {
+        RuntimeChoice::Smol => taskwire_smol::serve_stdio(server),
+        RuntimeChoice::Tokio => tokio::runtime::Runtime::new()
+            .and_then(|rt| rt.block_on(taskwire_tokio::serve_stdio(server))),
+    };
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("test-server: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn with_test_tools(server: Server) -> Server {
+    server
+        .tool(Tool::new("panic", TaskSupport::Optional), panic_tool)
+        .tool(Tool::new("ticker", TaskSupport::Optional), ticker)
+}
+
+async fn panic_tool(ctx: ToolContext, _: Value) -> Result<Value, RpcError> {
+    ctx.set_status(PANIC_STATUS).await;
+    panic!("{PANIC_MESSAGE}");
+}
+
+async fn ticker(ctx: ToolContext, args: Value) -> Result<Value, RpcError> {
+    let file = args["file"].as_str().unwrap_or_default().to_owned();
+    let step = Duration::from_millis(args["step_ms"].as_u64().unwrap_or(20));
+    let mut tick = 0u64;
+    loop {
+        tick += 1;
+        let mut out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&file)
+            .map_err(|e| RpcError::new(-32603, format!("cannot open {file:?}: {e}")))?;
+        let _ = writeln!(out, "tick {tick}");
+        ctx.sleep(step).await;
+    }
+}
+
+/// One line on stderr for the `panic` tool's panic (no backtrace, even with
+/// `RUST_BACKTRACE` set); any other panic is reported as usual.
+fn quiet_deliberate_panics() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let text = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied());
+        if text == Some(PANIC_MESSAGE) {
+            eprintln!("{PANIC_MESSAGE} (expected by the test)");
+        } else {
+            report(info);
+        }
+    }));
+}
+
+fn usage(error: &str) -> ExitCode {
+    eprintln!("test-server: {error}\nusage: test-server [--runtime smol|tokio] [--step-ms N]");
+    ExitCode::from(2)
+}

@@ -1,0 +1,97 @@
+//! What our demo `task-client` printed, parsed: lines like
+//! `[ 1.003s] status: working - 处理步骤 1...` and `[ 3.004s] result: 任务完成！`.
+
+use super::Run;
+
+/// The seed's status messages, in order.
+pub const STEPS: [&str; 3] = ["开始执行...", "处理步骤 1...", "处理步骤 2..."];
+/// The seed's result text.
+pub const RESULT: &str = "任务完成！";
+
+/// The steps of one `task-client` run.
+#[derive(Debug, Default)]
+pub struct DemoClient {
+    /// `connected to NAME VERSION (protocol V)`: the text after "connected to ".
+    pub connected: Option<String>,
+    /// `tools: [...]` as printed.
+    pub tools: Option<String>,
+    /// The task id from `task created: ID`.
+    pub task: Option<String>,
+    /// Every `status: S - M` line: (S, M).
+    pub statuses: Vec<(String, String)>,
+    /// The text of `result: T` (or `result (error): T`).
+    pub result: Option<String>,
+}
+
+impl DemoClient {
+    /// Parses the stdout of a `task-client` run.
+    pub fn parse(run: &Run) -> DemoClient {
+        let mut out = DemoClient::default();
+        for line in run.stdout.lines() {
+            let Some((_, text)) = line.split_once("] ") else {
+                continue;
+            };
+            if let Some(rest) = text.strip_prefix("connected to ") {
+                out.connected = Some(rest.to_owned());
+            } else if let Some(rest) = text.strip_prefix("tools: ") {
+                out.tools = Some(rest.to_owned());
+            } else if let Some(rest) = text.strip_prefix("task created: ") {
+                out.task = Some(rest.to_owned());
+            } else if let Some(rest) = text.strip_prefix("status: ") {
+                let (status, message) = rest.split_once(" - ").unwrap_or((rest, ""));
+                out.statuses
+                    .push((status.trim().to_owned(), message.trim().to_owned()));
+            } else if let Some(rest) = text.strip_prefix("result: ") {
+                out.result = Some(rest.to_owned());
+            }
+        }
+        out
+    }
+
+    /// The distinct non-empty messages, in order of first appearance.
+    pub fn messages(&self) -> Vec<&str> {
+        let mut seen: Vec<&str> = Vec::new();
+        for (_, m) in &self.statuses {
+            if !m.is_empty() && !seen.contains(&m.as_str()) {
+                seen.push(m);
+            }
+        }
+        seen
+    }
+
+    /// The statuses in order, consecutive repeats collapsed.
+    pub fn status_path(&self) -> Vec<&str> {
+        let mut path: Vec<&str> = Vec::new();
+        for (s, _) in &self.statuses {
+            if path.last() != Some(&s.as_str()) {
+                path.push(s);
+            }
+        }
+        path
+    }
+}
+
+/// The path of a demo binary (`task-server`, `task-client`), built once per test process with
+/// `cargo build --release -p taskwire-demo`; panics with cargo's output if the build fails.
+pub fn binary(name: &str) -> std::path::PathBuf {
+    use std::sync::OnceLock;
+    static BUILT: OnceLock<Result<std::path::PathBuf, String>> = OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let target = super::target_dir();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let build = super::run(
+            &super::Argv::new(cargo)
+                .args(&["build", "--release", "-p", "taskwire-demo", "--target-dir"])
+                .arg(&target),
+            std::time::Duration::from_secs(900),
+        );
+        match build.code {
+            Some(0) => Ok(target.join("release")),
+            _ => Err(format!("cannot build the demo binaries\n{build}")),
+        }
+    });
+    match dir {
+        Ok(dir) => dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX)),
+        Err(why) => panic!("{why}"),
+    }
+}

@@ -1,0 +1,201 @@
+//! The official MCP peers for the interop suites (`tests/tests/interop_*.rs`).
+//!
+//! - [`ready`]: installs the pinned peers once per test process (`tests/peers/setup.sh` into
+//!   `<target>/peers/`), or reports that the test is skipped because `TASKWIRE_SKIP_INTEROP=1`.
+//!   An install that fails makes the test fail, with the installer's output.
+//! - [`Peers`]: command lines for each peer (Python seed server and SDK client, the TypeScript
+//!   client and server scripts, server-everything, the Inspector CLI, the `tap.py` recorder).
+//! - [`run`]: runs a peer process with a deadline (the whole process group is killed when it
+//!   passes) and parses the JSON lines it prints.
+//! - [`wire`]: reads recorded traffic (`tap.py` logs and `tests/fixtures/recorded/*.jsonl`) and
+//!   checks every message our side sent against the MCP 2025-11-25 schema.
+
+pub mod demo;
+mod install;
+pub mod replay;
+pub mod run;
+pub mod wire;
+
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub use install::target_dir;
+pub use run::{run, Run};
+
+/// Set to `1` to skip the interop tests (offline use). CI never sets it.
+pub const SKIP_ENV: &str = "TASKWIRE_SKIP_INTEROP";
+
+/// The installed peers, or `None` when the interop tests are switched off; then the test has
+/// printed that it is skipped and why, and should return at once. Panics with the installer's
+/// output when the peers cannot be installed.
+pub fn ready(test: &str) -> Option<&'static Peers> {
+    if std::env::var_os(SKIP_ENV).is_some_and(|v| v == "1") {
+        // Straight to the stderr handle, in one write: the test harness captures `eprintln!`.
+        let line = format!(
+            "SKIPPED {test}: {SKIP_ENV}=1 is set, so the official SDK peers are not run \
+             (unset it to run them; CI never sets it)\n"
+        );
+        let _ = std::io::stderr().write_all(line.as_bytes());
+        return None;
+    }
+    Some(install::peers())
+}
+
+/// Where everything lives once `setup.sh` has run.
+#[derive(Clone, Debug)]
+pub struct Peers {
+    /// The venv's Python (mcp 1.30.0).
+    pub python: PathBuf,
+    /// The npm folder (`node_modules` with the SDK, server-everything and the Inspector).
+    pub node_dir: PathBuf,
+    /// `tests/peers`: the peer scripts.
+    pub kit: PathBuf,
+    /// `../shared/seed`: the seed's Python server and client.
+    pub seed: PathBuf,
+    /// The cargo target directory (scratch files go under `<target>/tmp/interop`).
+    pub target: PathBuf,
+}
+
+impl Peers {
+    /// The seed's Python server, unchanged.
+    pub fn seed_server(&self) -> Argv {
+        Argv::new(&self.python).arg(self.seed.join("task_server.py"))
+    }
+
+    /// `py_client.py [ARGS] -- SERVER...`: the seed client's calls through the Python SDK.
+    pub fn py_client(&self, args: &[&str], server: &Argv) -> Argv {
+        Argv::new(&self.python)
+            .arg(self.kit.join("py_client.py"))
+            .args(args)
+            .arg("--")
+            .extend(server)
+    }
+
+    /// `ts_client.mjs MODE [ARGS] -- SERVER...`: the TypeScript SDK client.
+    pub fn ts_client(&self, mode: &str, args: &[&str], server: &Argv) -> Argv {
+        self.node_script("ts_client.mjs")
+            .arg(mode)
+            .args(args)
+            .arg("--")
+            .extend(server)
+    }
+
+    /// `ts_server.mjs [ARGS]`: the TypeScript SDK server (`registerToolTask` + `InMemoryTaskStore`).
+    pub fn ts_server(&self, args: &[&str]) -> Argv {
+        self.node_script("ts_server.mjs").args(args)
+    }
+
+    /// `mcp-server-everything stdio`.
+    pub fn everything(&self) -> Argv {
+        Argv::new(self.bin("mcp-server-everything")).arg("stdio")
+    }
+
+    /// `inspector --cli SERVER... ARGS`; its catalog file goes to a scratch path, never `~`.
+    pub fn inspector(&self, server: &Argv, args: &[&str]) -> Argv {
+        let catalog = self.scratch(&format!("inspector-catalog-{}.json", std::process::id()));
+        Argv::new(self.bin("inspector"))
+            .env("MCP_CATALOG_PATH", catalog)
+            .arg("--cli")
+            .extend(server)
+            .args(args)
+    }
+
+    /// `tap.py LOG SERVER...`: `server`, with every line it exchanges logged to `log`.
+    pub fn tap(&self, log: &Path, server: &Argv) -> Argv {
+        let _ = std::fs::remove_file(log);
+        Argv::new(&self.python)
+            .arg(self.kit.join("tap.py"))
+            .arg(log)
+            .extend(server)
+    }
+
+    /// A fresh path under `<target>/tmp/interop/` (the directory is created).
+    pub fn scratch(&self, name: &str) -> PathBuf {
+        let dir = self.target.join("tmp").join("interop");
+        std::fs::create_dir_all(&dir).expect("create the interop scratch directory");
+        dir.join(name)
+    }
+
+    fn bin(&self, name: &str) -> PathBuf {
+        self.node_dir.join("node_modules").join(".bin").join(name)
+    }
+
+    fn node_script(&self, script: &str) -> Argv {
+        Argv::new("node")
+            .env("TASKWIRE_PEERS_NODE", &self.node_dir)
+            .arg(self.kit.join(script))
+    }
+}
+
+/// A command line (program, arguments, extra environment) that can be nested inside another
+/// peer's command line (`-- SERVER...`) or started as a process.
+#[derive(Clone, Debug, Default)]
+pub struct Argv {
+    /// Program, then arguments.
+    pub argv: Vec<OsString>,
+    /// Extra environment for this process (inherited by what it starts).
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl Argv {
+    /// Just the program.
+    pub fn new(program: impl AsRef<OsStr>) -> Argv {
+        Argv {
+            argv: vec![program.as_ref().to_owned()],
+            env: Vec::new(),
+        }
+    }
+
+    /// One more argument.
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Argv {
+        self.argv.push(arg.as_ref().to_owned());
+        self
+    }
+
+    /// More arguments.
+    pub fn args(mut self, args: &[&str]) -> Argv {
+        self.argv.extend(args.iter().map(OsString::from));
+        self
+    }
+
+    /// Appends another command line (a server for a client); its environment is kept too.
+    pub fn extend(mut self, inner: &Argv) -> Argv {
+        self.argv.extend(inner.argv.iter().cloned());
+        self.env.extend(inner.env.iter().cloned());
+        self
+    }
+
+    /// An environment variable for the process.
+    pub fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Argv {
+        self.env.push((key.into(), value.as_ref().to_owned()));
+        self
+    }
+
+    /// The same command with its stderr appended to `log` (through `sh`), for processes whose
+    /// stderr would otherwise be inherited by the test (e.g. a server under our client API).
+    pub fn stderr_to(&self, log: &Path) -> Argv {
+        let _ = std::fs::remove_file(log);
+        let mut wrapped = Argv::new("sh")
+            .arg("-c")
+            .arg(r#"log=$1; shift; exec "$@" 2>>"$log""#)
+            .arg("sh")
+            .arg(log);
+        wrapped.argv.extend(self.argv.iter().cloned());
+        wrapped.env = self.env.clone();
+        wrapped
+    }
+
+    /// A `std::process::Command` for it.
+    pub fn command(&self) -> std::process::Command {
+        let mut command = std::process::Command::new(&self.argv[0]);
+        command.args(&self.argv[1..]).envs(self.env.iter().cloned());
+        command
+    }
+
+    /// The command line for messages.
+    pub fn display(&self) -> String {
+        let words: Vec<_> = self.argv.iter().map(|a| a.to_string_lossy()).collect();
+        words.join(" ")
+    }
+}

@@ -1,0 +1,125 @@
+//! The MCP 2025-11-25 JSON Schema, loaded once, with one compiled validator per definition.
+//!
+//! The schema file is read from `shared/spec/` beside the checkout (`../../shared/spec` from
+//! this crate), or from `$TASKWIRE_SPEC_DIR` when set.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use jsonschema::{Draft, Validator};
+use serde_json::{json, Value};
+
+const SCHEMA_FILE: &str = "schema-2025-11-25.json";
+
+/// Where the spec files live.
+pub fn spec_dir() -> PathBuf {
+    match std::env::var_os("TASKWIRE_SPEC_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/spec"),
+    }
+}
+
+fn root() -> &'static Value {
+    static ROOT: OnceLock<Value> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let path = spec_dir().join(SCHEMA_FILE);
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("cannot read the MCP schema at {}: {e}", path.display()));
+        serde_json::from_str(&text).expect("the MCP schema is JSON")
+    })
+}
+
+fn validator(definition: &str) -> Arc<Validator> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Validator>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(v) = cache.lock().expect("schema cache").get(definition) {
+        return Arc::clone(v);
+    }
+    let root = root();
+    assert!(
+        root["$defs"].get(definition).is_some(),
+        "the schema has no definition {definition:?}"
+    );
+    let schema = json!({
+        "$schema": root["$schema"],
+        "$defs": root["$defs"],
+        "$ref": format!("#/$defs/{definition}"),
+    });
+    let compiled = jsonschema::options()
+        .with_draft(Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(&schema)
+        .unwrap_or_else(|e| panic!("schema definition {definition} does not compile: {e}"));
+    let compiled = Arc::new(compiled);
+    cache
+        .lock()
+        .expect("schema cache")
+        .insert(definition.to_owned(), Arc::clone(&compiled));
+    compiled
+}
+
+/// Checks `value` against one `$defs` entry; the error lists every violation with its path.
+pub fn check(definition: &str, value: &Value) -> Result<(), String> {
+    let validator = validator(definition);
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "not a valid {definition}: {}\n  value: {value}",
+            errors.join("; ")
+        ))
+    }
+}
+
+/// Panics unless `value` is a valid `definition`.
+pub fn assert_valid(definition: &str, value: &Value) {
+    if let Err(e) = check(definition, value) {
+        panic!("{e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(ttl: Value) -> Value {
+        json!({ "taskId": "t", "status": "working", "createdAt": "2026-01-15T09:00:00Z",
+                "lastUpdatedAt": "2026-01-15T09:00:00Z", "ttl": ttl })
+    }
+
+    #[test]
+    fn accepts_the_spec_examples_shapes() {
+        assert_valid("CreateTaskResult", &json!({ "task": task(json!(300000)) }));
+        assert_valid("GetTaskResult", &task(Value::Null));
+        assert_valid(
+            "JSONRPCMessage",
+            &json!({"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}),
+        );
+    }
+
+    #[test]
+    fn rejects_what_the_spec_forbids() {
+        let mut no_ttl = task(json!(1));
+        no_ttl.as_object_mut().unwrap().remove("ttl");
+        assert!(check("GetTaskResult", &no_ttl).is_err());
+        assert!(
+            check("CreateTaskResult", &task(json!(1))).is_err(),
+            "flat task"
+        );
+        assert!(check("GetTaskResult", &task(json!("1000"))).is_err());
+        let bad_status = json!({ "taskId": "t", "status": "done", "createdAt": "x",
+                                 "lastUpdatedAt": "x", "ttl": null });
+        assert!(check("Task", &bad_status).is_err());
+        assert!(check(
+            "JSONRPCMessage",
+            &json!([{"jsonrpc":"2.0","id":1,"method":"ping"}])
+        )
+        .is_err());
+        assert!(check("CallToolResult", &json!({ "isError": true })).is_err());
+    }
+}

@@ -1,0 +1,133 @@
+//! Cancelling a server-hosted task from the client (spec §2.10, §5.1, §5.2): while it works,
+//! and racing its completion in both orders. Whichever reaches the server first wins.
+
+use serde_json::json;
+use taskwire_engine::{Event, RequestId, RpcError, StopReason, TaskStatus, TaskSupport};
+use taskwire_tests::setup::{client_config, first_text, server_config, text_result, tool};
+use taskwire_tests::{Pair, Side};
+
+fn started() -> Pair {
+    let mut pair = Pair::connected(client_config(), server_config(), |s| {
+        s.add_tool(tool("job", TaskSupport::Optional))
+    });
+    pair.client
+        .call_tool_as_task(pair.now, "job", json!({}), None)
+        .unwrap();
+    pair.deliver();
+    pair.advance(1200);
+    pair
+}
+
+fn response(pair: &Pair, id: &RequestId) -> Result<serde_json::Value, RpcError> {
+    let found = pair.find(Side::Client, |e| match e {
+        Event::Response { request, outcome } if request == id => Some(outcome.clone()),
+        _ => None,
+    });
+    assert_eq!(found.len(), 1, "one answer to {id}");
+    found.into_iter().next().unwrap()
+}
+
+fn results(pair: &Pair) -> Vec<Result<serde_json::Value, RpcError>> {
+    pair.find(Side::Client, |e| match e {
+        Event::TaskResult { outcome, .. } => Some(outcome.clone()),
+        _ => None,
+    })
+}
+
+fn stops(pair: &Pair) -> Vec<StopReason> {
+    pair.find(Side::Server, |e| match e {
+        Event::StopTask { reason, .. } => Some(*reason),
+        _ => None,
+    })
+}
+
+fn statuses(pair: &Pair) -> Vec<TaskStatus> {
+    pair.find(Side::Client, |e| match e {
+        Event::TaskStatus { task } => Some(task.status),
+        _ => None,
+    })
+}
+
+#[test]
+fn cancel_while_working() {
+    let mut pair = started();
+    let cancel = pair.client.cancel_task(pair.now, "task-1").unwrap();
+    pair.deliver();
+    let answer = response(&pair, &cancel).expect("cancelled");
+    assert_eq!(answer["status"], "cancelled");
+    assert_eq!(stops(&pair), [StopReason::Cancelled]);
+    assert_eq!(statuses(&pair), [TaskStatus::Cancelled], "reported once");
+    let results = results(&pair);
+    assert_eq!(results.len(), 1);
+    let error = results[0].as_ref().unwrap_err();
+    assert_eq!(error.code, -32602);
+
+    let polls = pair.sent_method(Side::Client, "tasks/get").len();
+    pair.advance(10_000);
+    assert_eq!(
+        pair.sent_method(Side::Client, "tasks/get").len(),
+        polls,
+        "no polling after"
+    );
+    assert!(pair.client.remote_task_ids().is_empty());
+}
+
+#[test]
+fn completion_reaches_the_server_before_the_cancel() {
+    let mut pair = started();
+    let cancel = pair.client.cancel_task(pair.now, "task-1").unwrap();
+    pair.drain(); // the cancel is on the wire …
+    pair.server
+        .complete_task(pair.now, "task-1", text_result("won"))
+        .unwrap(); // … when the work finishes
+    pair.deliver();
+    pair.advance(2_000);
+
+    let error = response(&pair, &cancel).unwrap_err();
+    assert_eq!(error.code, -32602);
+    assert!(error.message.contains("completed"), "{}", error.message);
+    assert!(stops(&pair).is_empty());
+    let results = results(&pair);
+    assert_eq!(results.len(), 1);
+    assert_eq!(first_text(results[0].as_ref().unwrap()), Some("won"));
+    assert_eq!(statuses(&pair), [TaskStatus::Completed]);
+}
+
+#[test]
+fn cancel_reaches_the_server_before_the_completion() {
+    let mut pair = started();
+    let cancel = pair.client.cancel_task(pair.now, "task-1").unwrap();
+    pair.deliver();
+    pair.server
+        .complete_task(pair.now, "task-1", text_result("lost"))
+        .unwrap();
+    pair.deliver();
+    pair.advance(2_000);
+
+    assert_eq!(response(&pair, &cancel).unwrap()["status"], "cancelled");
+    let dropped = pair.find(Side::Server, |e| match e {
+        Event::OutcomeDropped { task, status } => Some((task.clone(), *status)),
+        _ => None,
+    });
+    assert_eq!(dropped, [("task-1".to_owned(), TaskStatus::Cancelled)]);
+    let results = results(&pair);
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].as_ref().unwrap_err().code, -32602);
+    assert_eq!(
+        pair.server.hosted_task("task-1").unwrap().status,
+        TaskStatus::Cancelled
+    );
+}
+
+#[test]
+fn cancelling_an_unknown_task_reports_the_error() {
+    let mut pair = started();
+    let cancel = pair.client.cancel_task(pair.now, "nope").unwrap();
+    pair.deliver();
+    assert_eq!(response(&pair, &cancel).unwrap_err().code, -32602);
+    assert_eq!(
+        pair.client.remote_task_ids(),
+        ["task-1"],
+        "ours is untouched"
+    );
+}

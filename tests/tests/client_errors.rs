@@ -1,0 +1,139 @@
+//! Every error the server sends reaches the client application with its code (and data).
+
+use serde_json::{json, Value};
+use taskwire_engine::{Event, RequestId, RpcError, TaskSupport};
+use taskwire_tests::setup::{client_config, server_config, text_result, tool};
+use taskwire_tests::{Pair, Side};
+
+fn pair() -> Pair {
+    let mut server = server_config();
+    server.tasks.list = false;
+    Pair::connected(client_config(), server, |s| {
+        s.add_tool(tool("never", TaskSupport::Forbidden));
+        s.add_tool(tool("maybe", TaskSupport::Optional));
+        s.add_tool(tool("always", TaskSupport::Required));
+    })
+}
+
+fn error_of(pair: &Pair, id: &RequestId) -> RpcError {
+    let found = pair.find(Side::Client, |e| match e {
+        Event::Response {
+            request,
+            outcome: Err(e),
+        } if request == id => Some(e.clone()),
+        _ => None,
+    });
+    assert_eq!(found.len(), 1, "one error for {id}:\n{}", pair.transcript());
+    found.into_iter().next().unwrap()
+}
+
+#[test]
+fn protocol_errors_keep_their_codes() {
+    let mut pair = pair();
+    let now = pair.now;
+    let c = &mut pair.client;
+    let cases: Vec<(RequestId, i64)> = vec![
+        (c.call_tool(now, "nope", json!({})).unwrap(), -32602),
+        (c.call_tool(now, "always", json!({})).unwrap(), -32601),
+        (
+            c.call_tool_as_task(now, "never", json!({}), None).unwrap(),
+            -32601,
+        ),
+        (
+            c.call_tool_as_task(now, "nope", json!({}), None).unwrap(),
+            -32602,
+        ),
+        (c.get_task(now, "nope").unwrap(), -32602),
+        (c.task_result(now, "nope").unwrap(), -32602),
+        (c.cancel_task(now, "nope").unwrap(), -32602),
+        (c.list_tasks(now, None).unwrap(), -32601),
+        (c.request(now, "foo/bar", None).unwrap(), -32601),
+        (
+            c.request(now, "tasks/get", Some(json!({ "taskId": "" })))
+                .unwrap(),
+            -32602,
+        ),
+        (c.list_tools(now, Some("bogus".into())).unwrap(), -32602),
+    ];
+    pair.deliver();
+    for (id, code) in cases {
+        assert_eq!(error_of(&pair, &id).code, code, "request {id}");
+    }
+    assert!(
+        pair.client.remote_task_ids().is_empty(),
+        "no task came of it"
+    );
+}
+
+#[test]
+fn application_errors_keep_code_message_and_data() {
+    let mut pair = pair();
+    let plain = pair.client.call_tool(pair.now, "maybe", json!({})).unwrap();
+    pair.client
+        .call_tool_as_task(pair.now, "maybe", json!({}), None)
+        .unwrap();
+    pair.deliver();
+    let calls = pair.find(Side::Server, |e| match e {
+        Event::ToolCall { request, task, .. } => Some((request.clone(), task.clone())),
+        _ => None,
+    });
+    let custom =
+        RpcError::new(-32042, "URL elicitation required").with_data(json!({ "elicitations": [] }));
+    pair.server
+        .respond(pair.now, &calls[0].0, Err(custom.clone()))
+        .unwrap();
+    pair.server
+        .fail_task(pair.now, calls[1].1.as_deref().unwrap(), custom.clone())
+        .unwrap();
+    pair.run_until(5_000, |p| {
+        p.events(Side::Client)
+            .iter()
+            .any(|s| matches!(s.event, Event::TaskResult { .. }))
+    });
+    assert_eq!(error_of(&pair, &plain), custom);
+    let failed: Vec<Result<Value, RpcError>> = pair.find(Side::Client, |e| match e {
+        Event::TaskResult { outcome, .. } => Some(outcome.clone()),
+        _ => None,
+    });
+    assert_eq!(failed, [Err(custom)]);
+    let status = pair.find(Side::Client, |e| match e {
+        Event::TaskStatus { task } => Some(task.status_message.clone()),
+        _ => None,
+    });
+    assert_eq!(status, [Some("URL elicitation required".to_owned())]);
+}
+
+#[test]
+fn is_error_results_arrive_as_results() {
+    let mut pair = pair();
+    pair.client
+        .call_tool_as_task(pair.now, "maybe", json!({}), None)
+        .unwrap();
+    pair.deliver();
+    let mut failed = text_result("bad input");
+    failed["isError"] = json!(true);
+    pair.server
+        .complete_task(pair.now, "task-1", failed.clone())
+        .unwrap();
+    pair.run_until(5_000, |p| {
+        p.events(Side::Client)
+            .iter()
+            .any(|s| matches!(s.event, Event::TaskResult { .. }))
+    });
+    let results = pair.find(Side::Client, |e| match e {
+        Event::TaskResult { outcome, .. } => Some(outcome.clone()),
+        _ => None,
+    });
+    let result = results[0].as_ref().expect("a success response (§5.4)");
+    assert_eq!(result["isError"], true);
+    assert_eq!(
+        pair.client.remote_task("task-1").map(|t| t.status.as_str()),
+        None,
+        "forgotten once reported"
+    );
+    let last = pair.find(Side::Client, |e| match e {
+        Event::TaskStatus { task } => Some(task.status.as_str()),
+        _ => None,
+    });
+    assert_eq!(last, ["failed"]);
+}

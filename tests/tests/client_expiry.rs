@@ -1,0 +1,78 @@
+//! A server-hosted task that expires while the client follows it (spec §2.12, §5.13): the
+//! client's next poll gets -32602, the application gets one failed `TaskResult`, polling
+//! stops; a parked `tasks/result` is answered too.
+
+use serde_json::json;
+use taskwire_engine::{Event, RpcError, StopReason, TaskSupport};
+use taskwire_tests::setup::{client_config, server_config, tool};
+use taskwire_tests::{Pair, Side};
+
+fn started(ttl: u64) -> Pair {
+    let mut pair = Pair::connected(client_config(), server_config(), |s| {
+        s.add_tool(tool("job", TaskSupport::Optional))
+    });
+    pair.client
+        .call_tool_as_task(pair.now, "job", json!({}), Some(ttl))
+        .unwrap();
+    pair.deliver();
+    pair
+}
+
+fn results(pair: &Pair) -> Vec<Result<serde_json::Value, RpcError>> {
+    pair.find(Side::Client, |e| match e {
+        Event::TaskResult { outcome, .. } => Some(outcome.clone()),
+        _ => None,
+    })
+}
+
+#[test]
+fn expiry_while_the_client_polls() {
+    let mut pair = started(3_000);
+    pair.advance(2_900);
+    assert!(results(&pair).is_empty());
+    pair.run_until(5_000, |p| !results(p).is_empty());
+    let results = results(&pair);
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].as_ref().unwrap_err().code, -32602);
+    let stops = pair.find(Side::Server, |e| match e {
+        Event::StopTask { reason, .. } => Some(*reason),
+        _ => None,
+    });
+    assert_eq!(stops, [StopReason::Expired]);
+
+    let polls = pair.sent_method(Side::Client, "tasks/get").len();
+    pair.advance(20_000);
+    assert_eq!(
+        pair.sent_method(Side::Client, "tasks/get").len(),
+        polls,
+        "polling stopped"
+    );
+    assert!(pair.client.remote_task_ids().is_empty());
+    assert_eq!(pair.client.poll_timeout(), None);
+}
+
+#[test]
+fn expiry_answers_the_clients_parked_result() {
+    let mut pair = started(3_000);
+    // The task asks for input: the client parks a tasks/result at once.
+    pair.server
+        .request_input(pair.now, "task-1", "elicitation/create",
+            json!({ "mode": "form", "message": "?", "requestedSchema": { "type": "object", "properties": {} } }))
+        .unwrap();
+    pair.deliver();
+    assert_eq!(pair.sent_method(Side::Client, "tasks/result").len(), 1);
+    pair.advance(3_000);
+    let results = results(&pair);
+    assert_eq!(results.len(), 1, "{}", pair.transcript());
+    let error = results[0].as_ref().unwrap_err();
+    assert_eq!(error.code, -32602);
+    assert!(error.message.contains("expired"), "{}", error.message);
+    // The withdrawn elicitation reaches the client as a cancellation of its request.
+    let cancelled = pair.find(Side::Client, |e| match e {
+        Event::RequestCancelled { request, .. } => Some(request.clone()),
+        _ => None,
+    });
+    assert_eq!(cancelled.len(), 1);
+    pair.advance(10_000);
+    assert_eq!(self::results(&pair).len(), 1, "reported once");
+}

@@ -1,0 +1,64 @@
+//! Progress for a task between two engines (spec §2.16.3): the token of the original request
+//! keeps working after `CreateTaskResult` and goes quiet once the task is terminal.
+
+use serde_json::json;
+use taskwire_engine::{Event, ProgressTarget, TaskSupport};
+use taskwire_tests::setup::{client_config, server_config, text_result, tool};
+use taskwire_tests::{Pair, Side};
+
+#[test]
+fn task_progress_reaches_the_client_until_terminal() {
+    let mut pair = Pair::connected(client_config(), server_config(), |s| {
+        s.add_tool(tool("job", TaskSupport::Optional))
+    });
+    pair.client
+        .request_as_task(
+            pair.now,
+            "tools/call",
+            json!({ "name": "job", "arguments": {}, "_meta": { "progressToken": "p-1" } }),
+            None,
+        )
+        .unwrap();
+    pair.deliver();
+    for step in 1..=3 {
+        pair.advance(300);
+        pair.server
+            .notify_progress(
+                pair.now,
+                ProgressTarget::Task("task-1"),
+                f64::from(step),
+                Some(3.0),
+                None,
+            )
+            .unwrap();
+    }
+    pair.server
+        .complete_task(pair.now, "task-1", text_result("ok"))
+        .unwrap();
+    pair.server
+        .notify_progress(
+            pair.now,
+            ProgressTarget::Task("task-1"),
+            4.0,
+            Some(3.0),
+            None,
+        )
+        .unwrap();
+    pair.run_until(5_000, |p| {
+        p.events(Side::Client)
+            .iter()
+            .any(|s| matches!(s.event, Event::TaskResult { .. }))
+    });
+    let progress = pair.find(Side::Client, |e| match e {
+        Event::Progress(p) => Some((p.progress_token.clone(), p.progress)),
+        _ => None,
+    });
+    assert_eq!(
+        progress,
+        [
+            (json!("p-1"), 1.0),
+            (json!("p-1"), 2.0),
+            (json!("p-1"), 3.0)
+        ]
+    );
+}

@@ -1,0 +1,77 @@
+//! What the client puts on the wire for the application's commands: valid requests only
+//! (every line is also schema-checked by the harness).
+
+use serde_json::{json, Value};
+use taskwire_engine::UsageError;
+use taskwire_tests::setup::client_config;
+use taskwire_tests::Driver;
+
+fn ready() -> Driver {
+    Driver::ready_client(
+        client_config(),
+        json!({ "protocolVersion": "2025-11-25",
+                "capabilities": { "tools": {}, "tasks": { "requests": { "tools": { "call": {} } } } },
+                "serverInfo": { "name": "s", "version": "1" } }),
+    )
+}
+
+#[test]
+fn tool_calls_carry_name_arguments_and_task() {
+    let mut d = ready();
+    let now = d.now;
+    d.session
+        .call_tool(now, "echo", json!({ "text": "hi" }))
+        .unwrap();
+    d.session
+        .call_tool_as_task(now, "echo", json!({}), Some(5_000))
+        .unwrap();
+    d.session
+        .call_tool_as_task(now, "echo", json!({}), None)
+        .unwrap();
+    let out = d.drain();
+    assert_eq!(
+        out[0]["params"],
+        json!({ "name": "echo", "arguments": { "text": "hi" } })
+    );
+    assert_eq!(out[1]["params"]["task"], json!({ "ttl": 5000 }));
+    assert_eq!(out[2]["params"]["task"], json!({}));
+}
+
+#[test]
+fn absent_arguments_are_omitted_and_non_objects_refused() {
+    let mut d = ready();
+    let now = d.now;
+    d.session.call_tool(now, "noargs", Value::Null).unwrap();
+    d.session
+        .call_tool_as_task(now, "noargs", Value::Null, None)
+        .unwrap();
+    let out = d.drain();
+    assert_eq!(out[0]["params"], json!({ "name": "noargs" }));
+    assert_eq!(out[1]["params"], json!({ "name": "noargs", "task": {} }));
+    for bad in [json!([1]), json!("x"), json!(3)] {
+        assert!(matches!(
+            d.session.call_tool(now, "t", bad.clone()),
+            Err(UsageError::Invalid(_))
+        ));
+        assert!(matches!(
+            d.session.call_tool_as_task(now, "t", bad, None),
+            Err(UsageError::Invalid(_))
+        ));
+    }
+    assert!(d.drain().is_empty(), "refused commands send nothing");
+}
+
+#[test]
+fn commands_before_the_handshake_are_refused() {
+    let mut d = Driver::client(client_config());
+    let now = d.now;
+    assert_eq!(
+        d.session.call_tool(now, "x", json!({})),
+        Err(UsageError::NotInitialized)
+    );
+    assert_eq!(
+        d.session.get_task(now, "t"),
+        Err(UsageError::NotInitialized)
+    );
+    assert!(d.drain().is_empty());
+}

@@ -1,0 +1,86 @@
+//! `notifications/cancelled` (spec §2.16, §3.4, §5.12): it stops a plain request and
+//! suppresses its answer; it never touches a task; unknown or malformed ones are ignored.
+
+use serde_json::json;
+use taskwire_engine::{Event, RequestId, TaskSupport, UsageError};
+use taskwire_tests::setup::{server_config, text_result, tool};
+use taskwire_tests::Driver;
+
+fn server() -> Driver {
+    Driver::ready_server(server_config(), |s| {
+        s.add_tool(tool("job", TaskSupport::Optional))
+    })
+}
+
+#[test]
+fn a_cancelled_plain_request_is_never_answered() {
+    let mut d = server();
+    let (id, _) = d.send("tools/call", json!({ "name": "job", "arguments": {} }));
+    d.take_events();
+    let out = d.notify(
+        "notifications/cancelled",
+        Some(json!({ "requestId": id, "reason": "user pressed stop" })),
+    );
+    assert!(out.is_empty(), "no reply to a notification: {out:?}");
+    let request: RequestId = serde_json::from_value(id).unwrap();
+    let events = d.take_events();
+    assert!(
+        matches!(&events[..], [Event::RequestCancelled { request: r, reason: Some(why) }]
+            if *r == request && why == "user pressed stop"),
+        "{events:?}"
+    );
+    assert_eq!(
+        d.session.respond(d.now, &request, Ok(text_result("late"))),
+        Err(UsageError::UnknownRequest(request.clone()))
+    );
+    assert!(d.drain().is_empty());
+    d.assert_alive();
+}
+
+#[test]
+fn it_does_not_cancel_a_task() {
+    let mut d = server();
+    let (id, _) = d.send(
+        "tools/call",
+        json!({ "name": "job", "arguments": {}, "task": {} }),
+    );
+    d.take_events();
+    let out = d.notify("notifications/cancelled", Some(json!({ "requestId": id })));
+    assert!(out.is_empty());
+    assert!(d.take_events().is_empty());
+    let reply = d.call("tasks/get", json!({ "taskId": "task-1" }));
+    assert_eq!(reply["result"]["status"], "working");
+}
+
+#[test]
+fn unknown_and_malformed_cancellations_are_ignored() {
+    let mut d = server();
+    for params in [
+        json!({ "requestId": 999 }),
+        json!({ "reason": "no id" }),
+        json!({}),
+    ] {
+        let out = d.notify("notifications/cancelled", Some(params));
+        assert!(out.is_empty());
+    }
+    assert!(d.take_events().is_empty());
+    let out = d.notify(
+        "notifications/cancelled",
+        Some(json!({ "requestId": { "x": 1 } })),
+    );
+    assert!(out.is_empty(), "never a reply to a notification");
+    assert!(matches!(&d.take_events()[..], [Event::PeerError { .. }]));
+    d.assert_alive();
+}
+
+#[test]
+fn unknown_notifications_are_ignored_silently() {
+    let mut d = server();
+    assert!(d
+        .notify("notifications/whatever", Some(json!({ "a": 1 })))
+        .is_empty());
+    assert!(d
+        .notify("notifications/roots/list_changed", None)
+        .is_empty());
+    assert!(d.take_events().is_empty());
+}

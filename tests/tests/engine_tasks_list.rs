@@ -1,0 +1,162 @@
+//! `tasks/list` (spec §2.9, §5.16): every live task in every status, ordered by creation
+//! time then id, paged with opaque cursors; bad cursors are -32602.
+
+use std::collections::HashSet;
+
+use serde_json::{json, Value};
+use taskwire_engine::{Config, RpcError};
+use taskwire_tests::msg::error_code;
+use taskwire_tests::setup::{server_config, text_result};
+use taskwire_tests::Driver;
+
+fn listing(d: &mut Driver, cursor: Option<Value>) -> (Vec<String>, Option<Value>) {
+    let params = match cursor {
+        Some(c) => json!({ "cursor": c }),
+        None => Value::Null,
+    };
+    let reply = d.call("tasks/list", params);
+    let result = &reply["result"];
+    let ids = result["tasks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{reply}"))
+        .iter()
+        .map(|t| t["taskId"].as_str().unwrap().to_owned())
+        .collect();
+    (ids, result.get("nextCursor").cloned())
+}
+
+fn all_pages(d: &mut Driver) -> Vec<Vec<String>> {
+    let mut pages = Vec::new();
+    let mut cursor = None;
+    loop {
+        let (ids, next) = listing(d, cursor);
+        pages.push(ids);
+        match next {
+            Some(next) => cursor = Some(next),
+            None => return pages,
+        }
+    }
+}
+
+fn server(page_size: usize) -> Driver {
+    let mut config: Config = server_config();
+    config.tasks.page_size = page_size;
+    Driver::ready_server(config, |_| {})
+}
+
+#[test]
+fn lists_by_creation_time_then_id_in_every_status() {
+    let mut d = server(50);
+    let t = d.now;
+    d.session.create_task(t, "b", None).unwrap();
+    d.session.create_task(t, "a", None).unwrap();
+    d.session.create_task(t.plus(10), "0", None).unwrap();
+    d.session.create_task(t.plus(20), "c", None).unwrap();
+    d.session.create_task(t.plus(30), "d", None).unwrap();
+    d.session
+        .complete_task(t.plus(40), "a", text_result("x"))
+        .unwrap();
+    d.session
+        .fail_task(t.plus(40), "0", RpcError::new(-32603, "no"))
+        .unwrap();
+    d.drain();
+    d.call("tasks/cancel", json!({ "taskId": "c" }));
+    d.now = t.plus(50);
+    let reply = d.call("tasks/list", json!({}));
+    let tasks = reply["result"]["tasks"].as_array().unwrap().clone();
+    let seen: Vec<(&str, &str)> = tasks
+        .iter()
+        .map(|t| (t["taskId"].as_str().unwrap(), t["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("a", "completed"),
+            ("b", "working"),
+            ("0", "failed"),
+            ("c", "cancelled"),
+            ("d", "working")
+        ]
+    );
+    assert!(reply["result"].get("nextCursor").is_none());
+}
+
+#[test]
+fn pages_cover_every_task_once_and_the_last_has_no_cursor() {
+    let mut d = server(2);
+    for i in 0..5 {
+        let now = d.now.plus(i);
+        d.session.create_task(now, &format!("t{i}"), None).unwrap();
+    }
+    let pages = all_pages(&mut d);
+    assert_eq!(pages, [vec!["t0", "t1"], vec!["t2", "t3"], vec!["t4"]]);
+
+    // Exactly one full page: no cursor promising more.
+    let mut d = server(5);
+    for i in 0..5 {
+        d.session
+            .create_task(d.now, &format!("t{i}"), None)
+            .unwrap();
+    }
+    let (ids, next) = listing(&mut d, None);
+    assert_eq!((ids.len(), next), (5, None));
+}
+
+#[test]
+fn a_cursor_survives_changes_without_repeating_or_skipping_older_tasks() {
+    let mut d = server(2);
+    for i in 0..4 {
+        let now = d.now.plus(i);
+        d.session.create_task(now, &format!("t{i}"), None).unwrap();
+    }
+    let (first, cursor) = listing(&mut d, None);
+    assert_eq!(first, ["t0", "t1"]);
+    d.call("tasks/cancel", json!({ "taskId": "t1" }));
+    d.session.create_task(d.now.plus(100), "t9", None).unwrap();
+    let mut rest = Vec::new();
+    let mut cursor = cursor;
+    while let Some(c) = cursor {
+        let (ids, next) = listing(&mut d, Some(c));
+        rest.extend(ids);
+        cursor = next;
+    }
+    assert_eq!(rest, ["t2", "t3", "t9"]);
+    let unique: HashSet<_> = first.iter().chain(&rest).collect();
+    assert_eq!(unique.len(), 5);
+}
+
+#[test]
+fn bad_cursors_are_invalid_params() {
+    let mut d = server(2);
+    d.session.create_task(d.now, "t0", None).unwrap();
+    for bad in [
+        json!("garbage"),
+        json!(""),
+        json!("x:y"),
+        json!(17),
+        json!({}),
+    ] {
+        let reply = d.call("tasks/list", json!({ "cursor": bad }));
+        assert_eq!(error_code(&reply), Some(-32602), "{bad}: {reply}");
+    }
+    d.assert_alive();
+}
+
+#[test]
+fn expired_tasks_leave_the_list() {
+    let mut d = server(50);
+    d.session.create_task(d.now, "short", Some(1000)).unwrap();
+    d.session.create_task(d.now, "long", None).unwrap();
+    assert_eq!(listing(&mut d, None).0, ["long", "short"]);
+    d.advance(1000);
+    assert_eq!(listing(&mut d, None).0, ["long"]);
+}
+
+#[test]
+fn without_the_list_capability_it_is_method_not_found() {
+    let mut config = server_config();
+    config.tasks.list = false;
+    let mut d = Driver::ready_server(config, |_| {});
+    let reply = d.call("tasks/list", Value::Null);
+    assert_eq!(error_code(&reply), Some(-32601));
+}
