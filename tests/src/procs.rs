@@ -236,19 +236,11 @@ impl Raw {
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
             let mut stdout = BufReader::new(stdout);
-            loop {
-                let mut line = String::new();
-                match stdout.read_line(&mut line) {
-                    Ok(0) | Err(_) => return,
-                    Ok(_) => {}
-                }
-                let stop = last.is_some_and(|last| {
-                    serde_json::from_str(&line).is_ok_and(|message: Value| last(&message))
-                });
-                if tx.send(line).is_err() || stop {
-                    return;
-                }
-            }
+            read_lines(&mut stdout, &tx, last);
+            // Our end of the pipe closes before the channel does: `None` from `next_line`
+            // means the server's next write breaks the pipe.
+            drop(stdout);
+            drop(tx);
         });
         let stderr = std::thread::spawn(move || {
             let mut text = String::new();
@@ -276,7 +268,7 @@ impl Raw {
     }
 
     /// The next stdout line as written (with its newline, if it had one), or `None` at the
-    /// end of stdout or after `limit`.
+    /// end of stdout (or once the reader stopped after its `last` line) or after `limit`.
     pub fn next_line(&self, limit: Duration) -> Option<String> {
         self.lines.recv_timeout(limit).ok()
     }
@@ -343,6 +335,26 @@ impl Drop for Raw {
         if matches!(self.child.try_wait(), Ok(None)) {
             let _ = self.child.kill();
             let _ = self.child.wait();
+        }
+    }
+}
+
+fn read_lines(
+    stdout: &mut impl BufRead,
+    tx: &mpsc::Sender<String>,
+    last: Option<fn(&Value) -> bool>,
+) {
+    loop {
+        let mut line = String::new();
+        match stdout.read_line(&mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let stop = last.is_some_and(|last| {
+            serde_json::from_str(&line).is_ok_and(|message: Value| last(&message))
+        });
+        if tx.send(line).is_err() || stop {
+            return;
         }
     }
 }

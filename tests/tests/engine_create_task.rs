@@ -59,7 +59,10 @@ fn ttl_defaults_and_unlimited_retention() {
         Some(&Value::Null),
         "ttl must be written as null"
     );
-    assert_eq!(create(&mut d, json!({ "ttl": 4_200 }))["task"]["ttl"], 4_200);
+    assert_eq!(
+        create(&mut d, json!({ "ttl": 4_200 }))["task"]["ttl"],
+        4_200
+    );
     assert_eq!(d.session.poll_timeout(), Some(d.now.plus(4_200)));
     // A retention below the minimum (1 s by default) is raised to it: ttl 0 does not
     // create a task that is gone before the requestor can poll it.

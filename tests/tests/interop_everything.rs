@@ -117,6 +117,12 @@ fn client_api_to_everything_input_required_elicitation() {
                 .iter()
                 .position(|s| *s == TaskStatus::InputRequired)
                 .unwrap_or_else(|| panic!("never input_required: {statuses:?}"));
+            let times = statuses.iter().filter(|s| **s == TaskStatus::InputRequired);
+            assert_eq!(
+                times.count(),
+                1,
+                "notified twice, reported once: {statuses:?}"
+            );
             assert!(
                 statuses[input + 1..].contains(&TaskStatus::Working),
                 "{statuses:?}"
@@ -144,14 +150,14 @@ fn client_api_to_everything_input_required_elicitation() {
     );
 }
 
-/// The server asks us for sampling as a task (`"task":{"ttl":300000}`); our handler takes a
-/// while, so the server's polls see our task `working`, then `completed`, and it reads our
-/// result through `tasks/result`.
+/// The server asks us for sampling as a task (`"task":{"ttl":300000}`); our handler takes two
+/// seconds, so the server's polls (one a second) see our task `working`, then `completed`, and
+/// it reads our result through `tasks/result`.
 #[test]
 fn client_api_to_everything_sampling_task_hosted_by_us() {
     let client = builder()
         .on_sampling(|params: Value| async move {
-            smol::Timer::after(Duration::from_millis(1500)).await;
+            smol::Timer::after(Duration::from_millis(2000)).await;
             let n = params["messages"].as_array().map_or(0, Vec::len);
             Ok(json!({
                 "role": "assistant",

@@ -584,3 +584,27 @@ fn stdin_left_blocking(rt: Runtime, test: &str) {
         assert_eq!(code, Some(0), "stderr: {stderr}");
     }
 }
+
+/// Node only. stdout is a non-blocking pipe nobody reads for a second: the module's writes hit
+/// EAGAIN, and it waits for fd 1 to drain (an fd_write subscription) instead of failing; every
+/// reply arrives, in order. (wasmtime 50 turns the host's EAGAIN into EIO, so a module cannot
+/// recover there; the native smol server fails too, with EAGAIN.)
+#[test]
+fn wasi_node_nonblocking_stdout_waits_for_the_reader() {
+    let test = "wasi_node_nonblocking_stdout_waits_for_the_reader";
+    let Some(cx) = Cx::new(test, Runtime::Node, false) else {
+        return;
+    };
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("wasi/slow_reader.py");
+    let argv = Argv::new("python3")
+        .arg(script)
+        .args(&["3000", "1000", "--"])
+        .extend(&cx.server(&[]));
+    let r = run(&argv, DEADLINE);
+    r.assert_exit(0);
+    assert_eq!(
+        r.json_lines(),
+        [json!({ "exit": 0, "ids": 3001, "in_order": true, "stderr": "" })],
+        "{r}"
+    );
+}

@@ -43,7 +43,7 @@ fn retry<T>(cx: &mut Context<'_>, mut op: impl FnMut() -> io::Result<T>) -> Poll
     loop {
         match op() {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock && false => {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 ready!(reactor::poll_ready(Fd::Stdout, cx));
             }
             result => return Poll::Ready(result),

@@ -299,7 +299,9 @@ impl Session {
         self.check_ready()?;
         match self.protocol_version() {
             Some(v) if crate::wire::v2025_11_25::version_has_tasks(v) => Ok(()),
-            _ => Err(UsageError::NotNegotiated("tasks (the negotiated protocol version has none)")),
+            _ => Err(UsageError::NotNegotiated(
+                "tasks (the negotiated protocol version has none)",
+            )),
         }
     }
 

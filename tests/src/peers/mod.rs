@@ -9,8 +9,16 @@
 //!   passes) and parses the JSON lines it prints.
 //! - [`wire`]: reads recorded traffic (`tap.py` logs and `tests/fixtures/recorded/*.jsonl`) and
 //!   checks every message our side sent against the MCP 2025-11-25 schema.
+//! - [`replay`] and [`fed`]: a recorded official server played back to our client engine, and
+//!   helpers for feeding recorded peer traffic to a [`Driver`](crate::Driver) (the quirk suites).
+//! - [`demo`]: the release demo binaries (built once per process) and `task-client` output.
+//!
+//! The suites: `interop_{python,typescript,everything,inspector}.rs` (live processes, named
+//! `<client>_to_<server>_<case>`) and `interop_quirks_{python,typescript,inspector}.rs`
+//! (recorded traffic, one test per tolerated quirk).
 
 pub mod demo;
+pub mod fed;
 mod install;
 pub mod replay;
 pub mod run;

@@ -25,6 +25,9 @@ pub struct Run {
     pub code: Option<i32>,
     /// Whether the deadline killed it.
     pub timed_out: bool,
+    /// Whether something it started (e.g. the server under a peer client) still held its
+    /// output open 3 s after it exited, and was killed.
+    pub lingered: bool,
     /// Everything it printed on stdout.
     pub stdout: String,
     /// Everything it printed on stderr.
@@ -66,9 +69,11 @@ impl Run {
             .collect()
     }
 
-    /// Panics (showing the whole run) unless it exited with `code`.
+    /// Panics (showing the whole run) unless it exited with `code` and everything it started
+    /// exited too.
     pub fn assert_exit(&self, code: i32) -> &Run {
         assert_eq!(self.code, Some(code), "unexpected exit\n{self}");
+        assert!(!self.lingered, "a process it started did not exit\n{self}");
         self
     }
 }
@@ -77,6 +82,9 @@ impl fmt::Display for Run {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ending = match (self.timed_out, self.code) {
             (true, _) => "killed at its deadline".to_owned(),
+            (false, Some(code)) if self.lingered => {
+                format!("exit code {code}; what it started lingered and was killed")
+            }
             (false, Some(code)) => format!("exit code {code}"),
             (false, None) => "killed by a signal".to_owned(),
         };
@@ -114,6 +122,7 @@ pub fn run(argv: &Argv, deadline: Duration) -> Run {
         command: argv.display(),
         code: status.and_then(|s| s.code()),
         timed_out,
+        lingered: lingering && !timed_out,
         stdout: text(&stdout.0),
         stderr: text(&stderr.0),
         elapsed,
@@ -180,4 +189,39 @@ fn kill_group(child: &mut Child) {
 
 fn text(buffer: &Arc<Mutex<Vec<u8>>>) -> String {
     String::from_utf8_lossy(&buffer.lock().expect("output buffer")).into_owned()
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Argv {
+        Argv::new("sh").arg("-c").arg(script)
+    }
+
+    #[test]
+    fn a_hung_peer_is_killed_with_what_it_started() {
+        let run = run(
+            &sh("echo started; sleep 30 & sleep 30"),
+            Duration::from_millis(300),
+        );
+        assert!(run.timed_out, "{run}");
+        assert_eq!(run.code, None);
+        assert_eq!(run.stdout.trim(), "started");
+        assert!(run.elapsed < Duration::from_secs(5), "{run}");
+        assert!(run.to_string().contains("killed at its deadline"));
+    }
+
+    #[test]
+    fn a_straggler_holding_the_pipes_does_not_block() {
+        let start = Instant::now();
+        let run = run(
+            &sh("sleep 30 & echo '{\"event\":\"x\"}'"),
+            Duration::from_secs(10),
+        );
+        assert_eq!(run.code, Some(0), "{run}");
+        assert!(run.lingered);
+        assert_eq!(run.event("x")["event"], "x");
+        assert!(start.elapsed() < LINGER * 3, "{run}");
+    }
 }
