@@ -13,6 +13,7 @@
 mod client;
 mod command;
 mod driver;
+pub mod pump;
 mod runtime;
 mod server;
 

@@ -7,9 +7,8 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_channel::{Receiver, Sender};
-use futures::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use smol::process::{Child, Command, Stdio};
+use taskwire_driver::pump::{read_into, write_from};
 use taskwire_driver::{BoxFuture, Client, ClientBuilder, Input, Runtime, Server};
 
 /// The smol runtime: its global executor and timers.
@@ -65,37 +64,8 @@ pub fn spawn_server(command: &mut Command, client: ClientBuilder) -> io::Result<
     Ok((client.start(Arc::new(Smol), input, output), child))
 }
 
-async fn read_into(mut reader: impl AsyncRead + Unpin, input: Sender<Input>) {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if input.send(Input::Bytes(buf[..n].to_vec())).await.is_err() {
-                    return;
-                }
-            }
-        }
-    }
-    let _ = input.send(Input::Eof).await;
-}
-
-async fn write_from(
-    lines: Receiver<String>,
-    mut writer: impl AsyncWrite + Unpin,
-) -> io::Result<()> {
-    while let Ok(mut line) = lines.recv().await {
-        line.push('\n');
-        writer.write_all(line.as_bytes()).await?;
-        if lines.is_empty() {
-            writer.flush().await?;
-        }
-    }
-    writer.flush().await
-}
-
 #[cfg(unix)]
-async fn eof_on_sigterm(input: Sender<Input>) {
+async fn eof_on_sigterm(input: async_channel::Sender<Input>) {
     use futures::StreamExt;
     if let Ok(mut signals) = async_signal::Signals::new([async_signal::Signal::Term]) {
         if signals.next().await.is_some() {

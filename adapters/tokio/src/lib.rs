@@ -59,6 +59,7 @@ pub fn spawn_server(command: &mut Command, client: ClientBuilder) -> io::Result<
     Ok((client.start(Arc::new(Tokio), input, output), child))
 }
 
+/// Reads until EOF or an error, forwarding each chunk; then sends `Input::Eof`.
 async fn read_into(mut reader: impl AsyncRead + Unpin, input: Sender<Input>) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -74,16 +75,23 @@ async fn read_into(mut reader: impl AsyncRead + Unpin, input: Sender<Input>) {
     let _ = input.send(Input::Eof).await;
 }
 
+/// Writes each message as a line; a burst of queued messages goes out in one write
+/// (the same contract as `taskwire_driver::pump::write_from`, over tokio's IO traits).
 async fn write_from(
     lines: Receiver<String>,
     mut writer: impl AsyncWrite + Unpin,
 ) -> io::Result<()> {
-    while let Ok(mut line) = lines.recv().await {
-        line.push('\n');
-        writer.write_all(line.as_bytes()).await?;
-        if lines.is_empty() {
-            writer.flush().await?;
+    let mut batch = Vec::new();
+    while let Ok(line) = lines.recv().await {
+        batch.extend_from_slice(line.as_bytes());
+        batch.push(b'\n');
+        while let Ok(line) = lines.try_recv() {
+            batch.extend_from_slice(line.as_bytes());
+            batch.push(b'\n');
         }
+        writer.write_all(&batch).await?;
+        writer.flush().await?;
+        batch.clear();
     }
     writer.flush().await
 }

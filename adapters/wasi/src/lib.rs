@@ -27,9 +27,8 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_channel::{Receiver, Sender};
-use futures::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use taskwire_driver::{BoxFuture, Input, Runtime, Server};
+use taskwire_driver::pump::{read_into, write_from};
+use taskwire_driver::{BoxFuture, Runtime, Server};
 
 pub use executor::{block_on, spawn};
 pub use reactor::{sleep, Sleep};
@@ -64,41 +63,6 @@ pub fn serve_stdio(server: Server) -> io::Result<()> {
     });
     poll::restore_blocking_stdin();
     served?
-}
-
-async fn read_into(mut reader: impl AsyncRead + Unpin, input: Sender<Input>) {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if input.send(Input::Bytes(buf[..n].to_vec())).await.is_err() {
-                    return;
-                }
-            }
-        }
-    }
-    let _ = input.send(Input::Eof).await;
-}
-
-/// Writes each message as a line; a burst of queued messages goes out in one write.
-async fn write_from(
-    lines: Receiver<String>,
-    mut writer: impl AsyncWrite + Unpin,
-) -> io::Result<()> {
-    let mut batch = Vec::new();
-    while let Ok(line) = lines.recv().await {
-        batch.extend_from_slice(line.as_bytes());
-        batch.push(b'\n');
-        while let Ok(line) = lines.try_recv() {
-            batch.extend_from_slice(line.as_bytes());
-            batch.push(b'\n');
-        }
-        writer.write_all(&batch).await?;
-        writer.flush().await?;
-        batch.clear();
-    }
-    writer.flush().await
 }
 
 #[cfg(test)]
