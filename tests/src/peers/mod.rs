@@ -5,7 +5,7 @@
 //!   An install that fails makes the test fail, with the installer's output.
 //! - [`Peers`]: command lines for each peer (Python seed server and SDK client, the TypeScript
 //!   client and server scripts, server-everything, the Inspector CLI, the `tap.py` recorder).
-//! - [`run`]: runs a peer process with a deadline (the whole process group is killed when it
+//! - [`run()`]: runs a peer process with a deadline (the whole process group is killed when it
 //!   passes) and parses the JSON lines it prints.
 //! - [`wire`]: reads recorded traffic (`tap.py` logs and `tests/fixtures/recorded/*.jsonl`) and
 //!   checks every message our side sent against the MCP 2025-11-25 schema.
