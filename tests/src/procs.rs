@@ -323,19 +323,26 @@ impl Raw {
         }
     }
 
-    /// Everything it wrote to stderr (call once it has exited).
+    /// Everything it wrote to stderr; kills it first if it still runs.
     pub fn stderr(&mut self) -> String {
+        self.kill();
         let reader = self.stderr.take().expect("stderr is read once");
         reader.join().expect("the stderr reader does not panic")
     }
 }
 
-impl Drop for Raw {
-    fn drop(&mut self) {
+impl Raw {
+    fn kill(&mut self) {
         if matches!(self.child.try_wait(), Ok(None)) {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        self.kill();
     }
 }
 

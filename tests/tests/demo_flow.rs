@@ -121,6 +121,7 @@ fn task_client_real_steps(runtime: Rt) {
     let stderr = run.stderr();
     let status = status.expect("task-client finishes within 30 s");
     assert!(status.success(), "{status}\n{stdout}\n{stderr}");
+    assert_eq!(stderr, "", "nothing on stderr");
     let stamped: Vec<(f64, &str)> = stdout.lines().map(procs::stamped).collect();
     let texts: Vec<String> = stamped.iter().map(|(_, t)| mask_task_id(t)).collect();
     assert_eq!(texts, expected_lines());

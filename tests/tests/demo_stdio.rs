@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use taskwire_demo::tools::{STEPS, TOOL};
 use taskwire_tests::procs::{self, Raw, Rt};
 
@@ -31,10 +31,24 @@ fn first_status(message: &Value) -> bool {
         && message["params"]["statusMessage"] == STEPS[0]
 }
 
-/// The server ended by itself (stdin still open) with exit 0 and a silent stderr.
-fn ends_quietly(raw: &mut Raw) -> Duration {
+/// The server ends by itself (stdin still open) with exit 0 and a silent stderr. With
+/// `poke`, that request is written every 50 ms meanwhile: a write just after our end closed
+/// can still land while a child forked by a parallel test briefly holds a copy of the read
+/// end, so the server gets more writes to fail on.
+fn ends_quietly(raw: &mut Raw, poke: Option<&str>) -> Duration {
     let start = Instant::now();
-    let status = raw.wait(HANG);
+    let mut id = 100;
+    let status = loop {
+        if let Some(method) = poke {
+            // Fails (EPIPE) once the server is gone: that is fine.
+            let _ = raw.send(&procs::request(id, method, json!({})));
+            id += 1;
+        }
+        let status = raw.wait(Duration::from_millis(50));
+        if status.is_some() || start.elapsed() >= HANG {
+            break status;
+        }
+    };
     let took = start.elapsed();
     let stderr = raw.stderr();
     let status = status.unwrap_or_else(|| panic!("still running after {HANG:?}; {stderr}"));
@@ -51,8 +65,8 @@ fn rest_is_whole_lines(raw: &Raw) {
     }
 }
 
-/// The reader goes away before the server answers anything: its first write fails, and it
-/// ends although stdin stays open.
+/// The reader goes away after the initialize answer: the server's next write (a ping's
+/// answer) fails, and it ends although stdin stays open.
 fn broken_pipe_at_handshake(runtime: Rt) {
     let mut raw = Raw::spawn(
         &procs::task_server(),
@@ -64,9 +78,7 @@ fn broken_pipe_at_handshake(runtime: Rt) {
     let answer = raw.next_line(HANG).expect("the initialize answer");
     assert!(answer.contains("\"protocolVersion\""), "{answer}");
     assert_eq!(raw.next_line(HANG), None, "the reader has closed its end");
-    raw.send(&procs::request(1, "ping", serde_json::json!({})))
-        .expect("ping is written");
-    ends_quietly(&mut raw);
+    ends_quietly(&mut raw, Some("ping"));
 }
 
 /// The reader goes away mid-task (after the first status): the next write fails, the work
@@ -74,9 +86,7 @@ fn broken_pipe_at_handshake(runtime: Rt) {
 fn broken_pipe_mid_task(runtime: Rt) {
     let mut raw = task_in_progress(runtime, Some(first_status));
     assert_eq!(raw.next_line(HANG), None, "the reader has closed its end");
-    raw.send(&procs::request(2, "tasks/list", serde_json::json!({})))
-        .expect("tasks/list is written");
-    ends_quietly(&mut raw);
+    ends_quietly(&mut raw, Some("tasks/list"));
 }
 
 /// SIGTERM mid-task: intake stops (stdin stays open), the work is dropped, output is
@@ -85,7 +95,7 @@ fn broken_pipe_mid_task(runtime: Rt) {
 fn sigterm_mid_task(runtime: Rt) {
     let mut raw = task_in_progress(runtime, None);
     procs::sigterm(raw.id());
-    let took = ends_quietly(&mut raw);
+    let took = ends_quietly(&mut raw, None);
     assert!(took < Duration::from_secs(1), "exit took {took:?}");
     rest_is_whole_lines(&raw);
 }

@@ -35,8 +35,15 @@ pub fn serve_stdio(server: Server) -> io::Result<()> {
         let (output, output_rx) = async_channel::bounded(64);
         smol::spawn(read_into(smol::Unblock::new(io::stdin()), input_tx.clone())).detach();
         #[cfg(unix)]
-        smol::spawn(eof_on_sigterm(input_tx)).detach();
-        let writer = smol::spawn(write_from(output_rx, smol::Unblock::new(io::stdout())));
+        smol::spawn(eof_on_sigterm(input_tx.clone())).detach();
+        let writer = smol::spawn(async move {
+            let written = write_from(output_rx, smol::Unblock::new(io::stdout())).await;
+            if written.is_err() {
+                // Nobody reads our output any more (broken pipe): stop as on EOF.
+                let _ = input_tx.send(Input::Eof).await;
+            }
+            written
+        });
         server.run(Arc::new(Smol), input, output).await;
         writer.await
     })

@@ -31,10 +31,17 @@ impl Runtime for Tokio {
 pub async fn serve_stdio(server: Server) -> io::Result<()> {
     let (input_tx, input) = async_channel::bounded(16);
     let (output, output_rx) = async_channel::bounded(64);
-    tokio::spawn(read_into(tokio::io::stdin(), input_tx.clone()));
+    read_stdin_on_thread(input_tx.clone())?;
     #[cfg(unix)]
-    tokio::spawn(eof_on_sigterm(input_tx));
-    let writer = tokio::spawn(write_from(output_rx, tokio::io::stdout()));
+    tokio::spawn(eof_on_sigterm(input_tx.clone()));
+    let writer = tokio::spawn(async move {
+        let written = write_from(output_rx, tokio::io::stdout()).await;
+        if written.is_err() {
+            // Nobody reads our output any more (broken pipe): stop as on EOF.
+            let _ = input_tx.send(Input::Eof).await;
+        }
+        written
+    });
     server.run(Arc::new(Tokio), input, output).await;
     writer.await.map_err(io::Error::other)?
 }
@@ -73,6 +80,37 @@ async fn read_into(mut reader: impl AsyncRead + Unpin, input: Sender<Input>) {
         }
     }
     let _ = input.send(Input::Eof).await;
+}
+
+/// Reads stdin on a thread of its own rather than with `tokio::io::stdin()`: a read blocked
+/// on a stdin that stays open (after SIGTERM, or once stdout broke) would otherwise keep the
+/// runtime from shutting down. The thread ends with the process.
+fn read_stdin_on_thread(input: Sender<Input>) -> io::Result<()> {
+    use std::io::Read;
+    let reader = move || {
+        let mut stdin = io::stdin().lock();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match stdin.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if input
+                        .send_blocking(Input::Bytes(buf[..n].to_vec()))
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        let _ = input.send_blocking(Input::Eof);
+    };
+    std::thread::Builder::new()
+        .name("taskwire-stdin".into())
+        .spawn(reader)
+        .map(drop)
 }
 
 /// Writes each message as a line; a burst of queued messages goes out in one write

@@ -362,13 +362,14 @@ impl Session {
         let entry = self.remote.entry(id.clone()).or_default();
         let visible = match &entry.view {
             None => true,
+            // An older state that arrived late (a reordered answer or notification).
+            Some(cur) if is_older(&task, cur) => return,
             Some(cur) if cur.status != task.status => {
                 if !cur.status.can_become(task.status) {
                     return; // stale or out of order: the table decides
                 }
                 true
             }
-            Some(cur) if is_older(&task, cur) => return,
             Some(cur) => cur.status_message != task.status_message,
         };
         entry.view = Some(task.clone());

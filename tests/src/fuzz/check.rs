@@ -363,6 +363,11 @@ impl Ledger {
         self.pending.get(key).is_some_and(|e| e.0 > 0)
     }
 
+    /// Whether untrusted input mentioned this id (its state is then unknown to the harness).
+    pub fn is_exempt(&self, key: &str) -> bool {
+        self.exempt.contains(key)
+    }
+
     /// Requests still owed a response, with their methods.
     pub fn outstanding(&self) -> Vec<(IdKey, String)> {
         self.pending

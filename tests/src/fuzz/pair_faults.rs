@@ -2,31 +2,34 @@
 //!
 //! The input picks which faults the run may use (drop, duplicate, reorder, restart), the
 //! configurations, then a sequence of operations: deliveries (in order, out of order,
-//! duplicated), drops, client commands (task-augmented and plain calls, `tasks/get`,
-//! `tasks/cancel`, `tasks/result`, `tasks/list`, auto-poll on/off, answering input
-//! requests), server application commands (complete, fail, update, request input, answer),
-//! time advances and restarts (the survivor sees EOF, then both reconnect).
+//! duplicated), drops, time advances, restarts (the survivor sees EOF, then both sides
+//! reconnect), and the applications' commands in both directions of task hosting:
+//! - the client calls tools as tasks (the server hosts them): `tasks/get`, `tasks/cancel`,
+//!   `tasks/result`, `tasks/list`, auto-poll on/off, answering the server's input requests;
+//!   the server application completes, fails, updates, asks for input, answers plain calls;
+//! - the server sends task-augmented `sampling/createMessage` (the client hosts the task),
+//!   and the client application completes or fails it.
 //!
 //! Invariants, besides everything the single-session checks cover (validity, schema,
-//! exactly-one answers, transition table on both sides' views, bounded outputs, no busy
-//! loop, determinism):
-//! - the client never polls a task sooner than its minimum interval;
-//! - the client reports at most one `TaskResult` per task; on close, every task still open
-//!   gets exactly one;
-//! - once the wire is quiet, the client's view of each task it follows equals the server's
-//!   (or the task has expired and the client's view says so by its ttl);
-//! - without drops and duplicates, every task the client created ends with exactly one
-//!   `TaskResult`, equal to what the server application supplied (or `-32602` once purged).
+//! exactly-one answers on both sides, transition table on the host's and the requestor's
+//! views, bounded outputs, no busy loop, determinism):
+//! - a requestor never polls a task sooner than its minimum interval;
+//! - a requestor reports at most one `TaskResult` per task, and only for tasks it created;
+//!   on close, every task still open gets exactly one;
+//! - once the wire is quiet, the requestor's view of each task it follows equals the host's
+//!   (or the task has expired and the requestor's view says so by its ttl);
+//! - without drops and duplicates, every task a requestor created ends with exactly one
+//!   `TaskResult`, equal to what the host application supplied (or `-32602` once purged).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 use taskwire_engine::wire::v2025_11_25::RELATED_TASK;
-use taskwire_engine::{Config, Event, Millis, ProgressTarget, RequestId, RpcError, Session};
-
-use super::check::{
-    self, id_key, output_bound, request_id_key, IdKey, Ledger, Msg, Schema, TaskWatch,
+use taskwire_engine::{
+    Config, Event, Millis, ProgressTarget, RequestId, RpcError, Session, StopReason,
 };
+
+use super::check::{self, id_key, output_bound, request_id_key, Ledger, Msg, Schema, TaskWatch};
 use super::reader::Reader;
 use super::{add_tools, assert_no_busy_loop, config, drain, Drained, EPOCH};
 
@@ -63,7 +66,7 @@ struct Faults {
     restart: bool,
 }
 
-/// What the server application decided for a task.
+/// What a host application decided for a task.
 #[derive(Clone, Debug)]
 enum Outcome {
     Result(Value),
@@ -71,11 +74,45 @@ enum Outcome {
     Cancelled,
 }
 
-/// The client's record of a task it created.
+/// A requestor's record of a task it created.
 #[derive(Debug, Default)]
 struct Created {
     results: usize,
     outcome: Option<Result<Value, RpcError>>,
+}
+
+/// The two directions of task hosting.
+const SERVER_HOSTS: usize = 0;
+const CLIENT_HOSTS: usize = 1;
+
+/// Everything about one direction of task hosting.
+#[derive(Debug)]
+struct Hosting {
+    /// The host's own views (what it sends and what its getter shows).
+    host_watch: TaskWatch,
+    /// The requestor's views (its events and its getter).
+    req_watch: TaskWatch,
+    /// Tasks the requestor saw created.
+    created: BTreeMap<String, Created>,
+    /// What the host application decided, per task.
+    outcomes: BTreeMap<String, Outcome>,
+    /// `tasks/get` requests the requestor's application sent (the rest are automatic).
+    app_gets: BTreeSet<String>,
+    /// When the requestor last polled each task on its own, or created it.
+    last_poll: BTreeMap<String, u64>,
+}
+
+impl Hosting {
+    fn new() -> Self {
+        Hosting {
+            host_watch: TaskWatch::receiver(),
+            req_watch: TaskWatch::requestor(),
+            created: BTreeMap::new(),
+            outcomes: BTreeMap::new(),
+            app_gets: BTreeSet::new(),
+            last_poll: BTreeMap::new(),
+        }
+    }
 }
 
 struct World {
@@ -93,21 +130,12 @@ struct World {
     s2c: Vec<String>,
     c_ledger: Ledger,
     s_ledger: Ledger,
-    c_watch: TaskWatch,
-    s_watch: TaskWatch,
+    hosting: [Hosting; 2],
     transcript: String,
-    /// Tasks the client saw created (this incarnation).
-    created: BTreeMap<String, Created>,
-    /// Server requests the client application must answer: (id, method).
+    /// Plain server requests the client application must answer: (id, method).
     client_inbox: Vec<(RequestId, String)>,
     /// Plain calls the server application must answer.
     server_inbox: Vec<RequestId>,
-    /// What the server application decided, per task.
-    outcomes: BTreeMap<String, Outcome>,
-    /// `tasks/get` requests the client application sent (the rest are automatic).
-    app_gets: BTreeSet<IdKey>,
-    /// When the client last polled each task on its own, or created it.
-    last_poll: BTreeMap<String, u64>,
 }
 
 impl Drop for World {
@@ -118,33 +146,41 @@ impl Drop for World {
 
 impl World {
     fn new(r: &mut Reader, schema: Schema) -> Option<Self> {
-        let (b0, b1, b2) = (r.u8()?, r.u8()?, r.u8()?);
+        let (b0, b1, b2, b3) = (r.u8()?, r.u8()?, r.u8()?, r.u8()?);
         let faults = Faults {
             drop: b0 & 1 != 0,
             dup: b0 & 2 != 0,
             reorder: b0 & 4 != 0,
             restart: b0 & 8 != 0,
         };
+        let timeout = [Some(1000), Some(60_000), None, Some(5000)][usize::from(b1 >> 6)];
+        // Without a timeout a lost request waits forever: no protocol can converge.
+        let timeout = if faults.drop {
+            timeout.or(Some(5000))
+        } else {
+            timeout
+        };
         let mut ccfg = config("fuzz-client");
         ccfg.client.sampling = true;
         ccfg.client.elicitation = true;
+        ccfg.request_timeout_ms = timeout;
         ccfg.polling.min_interval_ms = [1, 100, 250, 0][usize::from(b1 & 3)];
         ccfg.polling.max_interval_ms = [1000, 30_000][usize::from((b1 >> 2) & 1)];
         ccfg.polling.default_interval_ms = [500, 2000][usize::from((b1 >> 3) & 1)];
-        ccfg.request_timeout_ms =
-            [Some(1000), Some(60_000), None, Some(5000)][usize::from(b1 >> 6)];
-        if faults.drop && ccfg.request_timeout_ms.is_none() {
-            // Without a timeout a lost request waits forever: no protocol can converge.
-            ccfg.request_timeout_ms = Some(5000);
-        }
+        ccfg.tasks.status_notifications = b1 & 16 == 0;
+        ccfg.tasks.max_tasks = 1 + usize::from(b3 % 4);
+        ccfg.tasks.default_ttl_ms = [None, Some(3000)][usize::from((b3 >> 2) & 1)];
+        ccfg.tasks.poll_interval_ms = [None, Some(100)][usize::from((b3 >> 3) & 1)];
         let mut scfg = config("fuzz-server");
+        scfg.request_timeout_ms = timeout;
+        scfg.polling.min_interval_ms = [1, 100][usize::from((b3 >> 4) & 1)];
+        scfg.polling.max_interval_ms = [1000, 10_000][usize::from((b3 >> 5) & 1)];
         scfg.tasks.max_tasks = 1 + usize::from(b2 % 5);
         scfg.tasks.default_ttl_ms =
             [None, Some(2000), Some(60_000), Some(300_000)][usize::from((b2 >> 3) & 3)];
         scfg.tasks.max_ttl_ms = [None, Some(10_000)][usize::from((b2 >> 5) & 1)];
         scfg.tasks.poll_interval_ms = [None, Some(50), Some(500), Some(5000)][usize::from(b2 >> 6)];
         scfg.tasks.status_notifications = b1 & 32 == 0;
-        scfg.request_timeout_ms = ccfg.request_timeout_ms;
         let (client, server) = connect(&ccfg, &scfg, 0, EPOCH);
         let mut w = World {
             ccfg,
@@ -160,15 +196,10 @@ impl World {
             s2c: Vec::new(),
             c_ledger: Ledger::default(),
             s_ledger: Ledger::default(),
-            c_watch: TaskWatch::requestor(),
-            s_watch: TaskWatch::receiver(),
+            hosting: [Hosting::new(), Hosting::new()],
             transcript: String::new(),
-            created: BTreeMap::new(),
             client_inbox: Vec::new(),
             server_inbox: Vec::new(),
-            outcomes: BTreeMap::new(),
-            app_gets: BTreeSet::new(),
-            last_poll: BTreeMap::new(),
         };
         w.start();
         Some(w)
@@ -180,34 +211,14 @@ impl World {
         self.client
             .initialize(now)
             .expect("a new client initializes");
-        self.after_client();
+        self.after(true);
     }
 
     fn step(&mut self, r: &mut Reader) -> Option<()> {
-        match r.below(24)? {
+        match r.below(28)? {
             0..=3 => self.deliver(true, 0, false),
             4..=7 => self.deliver(false, 0, false),
-            8 => {
-                let to_server = r.bool()?;
-                let at = r.u8()? as usize;
-                if self.faults.reorder {
-                    self.deliver(to_server, at, false);
-                } else if self.faults.dup && r.bool()? {
-                    self.lossy = true;
-                    self.deliver(to_server, at, true);
-                } else if self.faults.drop {
-                    let queue = if to_server {
-                        &mut self.c2s
-                    } else {
-                        &mut self.s2c
-                    };
-                    if !queue.is_empty() {
-                        let gone = queue.remove(at % queue.len());
-                        self.lossy = true;
-                        self.transcript.push_str(&format!("drop {gone}\n"));
-                    }
-                }
-            }
+            8 => self.fault(r)?,
             9 | 10 => {
                 let name = ["opt", "req", "forb", "nope"][r.below(4)?];
                 let ttl = [None, Some(500), Some(5000), Some(1_000_000)][r.below(4)?];
@@ -215,114 +226,56 @@ impl World {
                 let res = self
                     .client
                     .call_tool_as_task(Millis(self.now), name, args, ttl);
-                self.transcript
-                    .push_str(&format!("client call_tool_as_task -> {res:?}\n"));
-                self.after_client();
+                self.log(format!("client call_tool_as_task -> {res:?}"));
+                self.after(true);
             }
             11 => {
                 let name = ["opt", "forb"][r.below(2)?];
                 let res = self.client.call_tool(Millis(self.now), name, json!({}));
-                self.transcript
-                    .push_str(&format!("client call_tool -> {res:?}\n"));
-                self.after_client();
+                self.log(format!("client call_tool -> {res:?}"));
+                self.after(true);
             }
-            12 => {
-                let task = self.pick_client_task(r)?;
-                let now = Millis(self.now);
-                let res = match r.below(6)? {
-                    0 | 1 => {
-                        let res = self.client.get_task(now, &task);
-                        if let Ok(id) = &res {
-                            self.app_gets.insert(request_id_key(id));
-                        }
-                        res.map(|_| ())
-                    }
-                    2 => self.client.cancel_task(now, &task).map(|_| ()),
-                    3 => self.client.task_result(now, &task).map(|_| ()),
-                    4 => self.client.list_tasks(now, None).map(|_| ()),
-                    _ => self.client.set_auto_poll(&task, r.bool()?),
-                };
-                self.transcript
-                    .push_str(&format!("client task command -> {res:?}\n"));
-                self.after_client();
+            12 | 13 => {
+                let client = r.bool()?;
+                self.task_command(client, r)?;
             }
-            13 => self.client_answers(r)?,
-            14 | 15 => {
-                let task = self.pick_server_task(r)?;
-                let result = match r.below(3)? {
-                    0 => json!({"content":[{"type":"text","text": r.word()?}]}),
-                    1 => json!({"content":[{"type":"text","text":"bad"}], "isError": true}),
-                    _ => json!({"content":[], "structuredContent": {"n": r.u8()?}}),
-                };
-                let live = self.server_task_live(&task);
-                let res = self
-                    .server
-                    .complete_task(Millis(self.now), &task, result.clone());
-                self.transcript
-                    .push_str(&format!("server complete_task -> {res:?}\n"));
-                if res.is_ok() && live {
-                    self.outcomes
-                        .insert(task.clone(), Outcome::Result(with_meta(result, &task)));
-                }
-                self.after_server();
-            }
-            16 => {
-                let task = self.pick_server_task(r)?;
-                let error = RpcError::new([-32603, 7][r.below(2)?], r.word()?);
-                let live = self.server_task_live(&task);
-                let res = self
-                    .server
-                    .fail_task(Millis(self.now), &task, error.clone());
-                self.transcript
-                    .push_str(&format!("server fail_task -> {res:?}\n"));
-                if res.is_ok() && live {
-                    self.outcomes.insert(task.clone(), Outcome::Error(error));
-                }
-                self.after_server();
+            14 => self.client_answers(r)?,
+            15 | 16 => {
+                let client_hosts = r.one_in(3)?;
+                self.finish_task(client_hosts, r)?;
             }
             17 => {
-                let task = self.pick_server_task(r)?;
+                let task = self.pick_hosted(SERVER_HOSTS, r)?;
                 let message = if r.bool()? { Some(r.word()?) } else { None };
                 let res = self.server.update_task(Millis(self.now), &task, message);
-                self.transcript
-                    .push_str(&format!("server update_task -> {res:?}\n"));
-                self.after_server();
+                self.log(format!("server update_task -> {res:?}"));
+                self.after(false);
             }
             18 => {
-                let task = self.pick_server_task(r)?;
+                let task = self.pick_hosted(SERVER_HOSTS, r)?;
                 let (method, params) = if r.bool()? {
                     (
                         "elicitation/create",
                         json!({"message":"?","requestedSchema":{"type":"object","properties":{}}}),
                     )
                 } else {
-                    (
-                        "sampling/createMessage",
-                        json!({"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],
-                               "maxTokens": 5}),
-                    )
+                    ("sampling/createMessage", sampling_params())
                 };
                 let res = self
                     .server
                     .request_input(Millis(self.now), &task, method, params);
-                self.transcript
-                    .push_str(&format!("server request_input -> {res:?}\n"));
-                self.after_server();
+                self.log(format!("server request_input -> {res:?}"));
+                self.after(false);
             }
             19 => {
                 if !self.server_inbox.is_empty() {
                     let request = r.pick(&self.server_inbox)?.clone();
-                    let res = self.server.respond(
-                        Millis(self.now),
-                        &request,
-                        Ok(json!({"content":[{"type":"text","text":"plain"}]})),
-                    );
-                    self.transcript
-                        .push_str(&format!("server respond -> {res:?}\n"));
+                    let reply = json!({"content":[{"type":"text","text":"plain"}]});
+                    let res = self.server.respond(Millis(self.now), &request, Ok(reply));
+                    self.log(format!("server respond -> {res:?}"));
                     self.server_inbox.retain(|p| p != &request);
-                    self.after_server();
                 } else {
-                    let task = self.pick_server_task(r)?;
+                    let task = self.pick_hosted(SERVER_HOSTS, r)?;
                     let res = self.server.notify_progress(
                         Millis(self.now),
                         ProgressTarget::Task(&task),
@@ -330,12 +283,23 @@ impl World {
                         None,
                         None,
                     );
-                    self.transcript
-                        .push_str(&format!("server progress -> {res:?}\n"));
-                    self.after_server();
+                    self.log(format!("server progress -> {res:?}"));
                 }
+                self.after(false);
             }
-            20 | 21 => {
+            20 => {
+                // The server asks the client to host a sampling task.
+                let ttl = [None, Some(500), Some(5000)][r.below(3)?];
+                let res = self.server.request_as_task(
+                    Millis(self.now),
+                    "sampling/createMessage",
+                    sampling_params(),
+                    ttl,
+                );
+                self.log(format!("server request_as_task -> {res:?}"));
+                self.after(false);
+            }
+            21..=23 => {
                 let delta = match r.below(4)? {
                     0 => u64::from(r.u8()?),
                     1 => u64::from(r.u16()?),
@@ -344,7 +308,7 @@ impl World {
                 };
                 self.advance(self.now + delta);
             }
-            22 => {
+            24 | 25 => {
                 let next = [self.client.poll_timeout(), self.server.poll_timeout()]
                     .into_iter()
                     .flatten()
@@ -354,11 +318,128 @@ impl World {
                 }
             }
             _ => {
-                if self.faults.restart && r.one_in(3)? {
+                if self.faults.restart && r.one_in(4)? {
                     self.restart(r.bool()?);
                 }
             }
         }
+        Some(())
+    }
+
+    fn log(&mut self, line: String) {
+        self.transcript.push_str(&line);
+        self.transcript.push('\n');
+    }
+
+    /// One fault among those the run allows: reorder, duplicate or drop a message.
+    fn fault(&mut self, r: &mut Reader) -> Option<()> {
+        let to_server = r.bool()?;
+        let at = r.u8()? as usize;
+        let mut kinds = Vec::new();
+        if self.faults.reorder {
+            kinds.push(0);
+        }
+        if self.faults.dup {
+            kinds.push(1);
+        }
+        if self.faults.drop {
+            kinds.push(2);
+        }
+        if kinds.is_empty() {
+            return Some(());
+        }
+        match r.pick(&kinds)? {
+            0 => self.deliver(to_server, at, false),
+            1 => {
+                self.lossy = true;
+                self.deliver(to_server, at, true);
+            }
+            _ => {
+                let queue = if to_server {
+                    &mut self.c2s
+                } else {
+                    &mut self.s2c
+                };
+                if !queue.is_empty() {
+                    let gone = queue.remove(at % queue.len());
+                    self.lossy = true;
+                    self.log(format!("drop {gone}"));
+                }
+            }
+        }
+        Some(())
+    }
+
+    /// A requestor's command on a task (`client` picks the client as the requestor).
+    fn task_command(&mut self, client: bool, r: &mut Reader) -> Option<()> {
+        let dir = if client { SERVER_HOSTS } else { CLIENT_HOSTS };
+        let task = self.pick_created(dir, r)?;
+        let now = Millis(self.now);
+        let choice = r.below(6)?;
+        let on = r.bool()?;
+        let session = if client {
+            &mut self.client
+        } else {
+            &mut self.server
+        };
+        let res = match choice {
+            0 | 1 => {
+                let res = session.get_task(now, &task);
+                if let Ok(id) = &res {
+                    self.hosting[dir].app_gets.insert(request_id_key(id));
+                }
+                res.map(|_| ())
+            }
+            2 => session.cancel_task(now, &task).map(|_| ()),
+            3 => session.task_result(now, &task).map(|_| ()),
+            4 => session.list_tasks(now, None).map(|_| ()),
+            _ => session.set_auto_poll(&task, on),
+        };
+        self.log(format!("task command (client={client}) -> {res:?}"));
+        self.after(client);
+        Some(())
+    }
+
+    /// The host application finishes a task (complete or fail).
+    fn finish_task(&mut self, client_hosts: bool, r: &mut Reader) -> Option<()> {
+        let dir = if client_hosts {
+            CLIENT_HOSTS
+        } else {
+            SERVER_HOSTS
+        };
+        let task = self.pick_hosted(dir, r)?;
+        let now = Millis(self.now);
+        let fail = r.one_in(4)?;
+        let result = if client_hosts {
+            json!({"role":"assistant","content":{"type":"text","text": r.word()?},"model":"m"})
+        } else {
+            match r.below(3)? {
+                0 => json!({"content":[{"type":"text","text": r.word()?}]}),
+                1 => json!({"content":[{"type":"text","text":"bad"}], "isError": true}),
+                _ => json!({"content":[], "structuredContent": {"n": r.u8()?}}),
+            }
+        };
+        let error = RpcError::new([-32603, 7][r.below(2)?], r.word()?);
+        let session = if client_hosts {
+            &mut self.client
+        } else {
+            &mut self.server
+        };
+        let live = session
+            .hosted_task(&task)
+            .is_some_and(|t| !t.status.is_terminal());
+        let (res, outcome) = if fail {
+            let res = session.fail_task(now, &task, error.clone());
+            (res, Outcome::Error(error))
+        } else {
+            let res = session.complete_task(now, &task, result.clone());
+            (res, Outcome::Result(with_meta(result, &task)))
+        };
+        self.log(format!("finish (client hosts={client_hosts}) -> {res:?}"));
+        if res.is_ok() && live {
+            self.hosting[dir].outcomes.insert(task, outcome);
+        }
+        self.after(client_hosts);
         Some(())
     }
 
@@ -384,15 +465,15 @@ impl World {
         let mut framed = line.clone().into_bytes();
         framed.push(b'\n');
         if to_server {
-            self.transcript.push_str(&format!("c>s {line}\n"));
+            self.log(format!("c>s {line}"));
             self.s_ledger.inbound(line.as_bytes(), true);
             self.server.handle_bytes(now, &framed);
-            self.after_server();
+            self.after(false);
         } else {
-            self.transcript.push_str(&format!("s>c {line}\n"));
+            self.log(format!("s>c {line}"));
             self.c_ledger.inbound(line.as_bytes(), true);
             self.client.handle_bytes(now, &framed);
-            self.after_client();
+            self.after(true);
         }
     }
 
@@ -413,39 +494,43 @@ impl World {
     fn advance(&mut self, to: u64) {
         self.now = self.now.max(to);
         let now = Millis(self.now);
-        self.transcript
-            .push_str(&format!("time {}\n", self.now - EPOCH));
+        self.log(format!("time {}", self.now - EPOCH));
         self.client.handle_timeout(now);
         assert_no_busy_loop(&self.client, "client");
-        self.after_client();
+        self.after(true);
         self.server.handle_timeout(now);
         assert_no_busy_loop(&self.server, "server");
-        self.after_server();
+        self.after(false);
     }
 
     /// One side restarts: the survivor sees EOF; then both sides reconnect from scratch.
     fn restart(&mut self, client_restarts: bool) {
         let now = Millis(self.now);
-        self.transcript
-            .push_str(&format!("restart client={client_restarts}\n"));
+        self.log(format!("restart client={client_restarts}"));
         self.c2s.clear();
         self.s2c.clear();
-        if client_restarts {
-            self.server.handle_eof(now);
-            let out = self.drain_server();
-            assert!(out.sends.is_empty(), "invariant: closing sends nothing");
-            self.absorb_server(out);
+        let survivor_is_client = !client_restarts;
+        let out = {
+            let survivor = if survivor_is_client {
+                &mut self.client
+            } else {
+                &mut self.server
+            };
+            survivor.handle_eof(now);
+            self.drain(survivor_is_client)
+        };
+        assert!(out.sends.is_empty(), "invariant: closing sends nothing");
+        self.absorb(survivor_is_client, out);
+        let dir = if survivor_is_client {
+            SERVER_HOSTS
         } else {
-            self.client.handle_eof(now);
-            let out = self.drain_client();
-            assert!(out.sends.is_empty(), "invariant: closing sends nothing");
-            self.absorb_client(out);
-            for (task, c) in &self.created {
-                assert_eq!(
-                    c.results, 1,
-                    "invariant: on close, task {task:?} gets exactly one TaskResult"
-                );
-            }
+            CLIENT_HOSTS
+        };
+        for (task, c) in &self.hosting[dir].created {
+            assert_eq!(
+                c.results, 1,
+                "invariant: on close, task {task:?} gets exactly one TaskResult"
+            );
         }
         self.incarnation += 1;
         let (client, server) = connect(&self.ccfg, &self.scfg, self.incarnation, self.now);
@@ -453,14 +538,9 @@ impl World {
         self.server = server;
         self.c_ledger = Ledger::default();
         self.s_ledger = Ledger::default();
-        self.c_watch = TaskWatch::requestor();
-        self.s_watch = TaskWatch::receiver();
-        self.created.clear();
+        self.hosting = [Hosting::new(), Hosting::new()];
         self.client_inbox.clear();
         self.server_inbox.clear();
-        self.outcomes.clear();
-        self.app_gets.clear();
-        self.last_poll.clear();
         self.lossy = false;
         self.start();
     }
@@ -474,125 +554,112 @@ impl World {
                 + self.c_ledger.outstanding_count()
                 + self.s_ledger.outstanding_count()
                 + self.server.hosted_task_count()
+                + self.client.hosted_task_count()
                 + self.client.remote_task_ids().len()
-                + self.created.len()
+                + self.server.remote_task_ids().len()
+                + self.hosting[0].created.len()
+                + self.hosting[1].created.len()
                 + self.client_inbox.len()
                 + self.server_inbox.len(),
         )
     }
 
-    fn drain_server(&mut self) -> Drained {
+    fn drain(&mut self, client: bool) -> Drained {
         let bound = self.bound();
-        drain(
-            &mut self.server,
-            "server",
-            self.schema,
-            bound,
-            &mut self.transcript,
-        )
-    }
-
-    fn drain_client(&mut self) -> Drained {
-        let bound = self.bound();
-        drain(
-            &mut self.client,
-            "client",
-            self.schema,
-            bound,
-            &mut self.transcript,
-        )
-    }
-
-    fn after_server(&mut self) {
-        let out = self.drain_server();
-        self.absorb_server(out);
-        self.check_server();
-    }
-
-    fn after_client(&mut self) {
-        let out = self.drain_client();
-        self.absorb_client(out);
-        self.check_client();
-    }
-
-    fn check_result_schema(&self, method: Option<&str>, msg: &Msg) {
-        if let (Some(method), Msg::Result { result, .. }, Schema::Full) = (method, msg, self.schema)
-        {
-            if let Some(definition) = check::result_definition(method, result) {
-                crate::schema::check(definition, result)
-                    .unwrap_or_else(|e| panic!("invariant: {method} answer: {e}"));
-            }
+        if client {
+            drain(
+                &mut self.client,
+                "client",
+                self.schema,
+                bound,
+                &mut self.transcript,
+            )
+        } else {
+            drain(
+                &mut self.server,
+                "server",
+                self.schema,
+                bound,
+                &mut self.transcript,
+            )
         }
     }
 
-    fn absorb_server(&mut self, out: Drained) {
-        let now = self.server.now().0;
+    /// Drains one side, takes in what it said, and checks its state.
+    fn after(&mut self, client: bool) {
+        let out = self.drain(client);
+        self.absorb(client, out);
+        self.check(client);
+    }
+
+    fn absorb(&mut self, client: bool, out: Drained) {
+        let session = if client { &self.client } else { &self.server };
+        let now = session.now().0;
+        // Tasks this side hosts, and tasks it follows as a requestor.
+        let (hosts, follows) = if client {
+            (CLIENT_HOSTS, SERVER_HOSTS)
+        } else {
+            (SERVER_HOSTS, CLIENT_HOSTS)
+        };
+        let min_interval = if client {
+            self.ccfg.polling.min_interval_ms
+        } else {
+            self.scfg.polling.min_interval_ms
+        };
         for (line, msg) in out.sends {
-            let answered = self.s_ledger.outbound(&msg);
-            self.check_result_schema(answered.as_deref(), &msg);
+            let ledger = if client {
+                &mut self.c_ledger
+            } else {
+                &mut self.s_ledger
+            };
+            let answered = ledger.outbound(&msg);
+            if let (Some(method), Msg::Result { result, .. }, Schema::Full) =
+                (&answered, &msg, self.schema)
+            {
+                if let Some(definition) = check::result_definition(method, result) {
+                    crate::schema::check(definition, result)
+                        .unwrap_or_else(|e| panic!("invariant: {method} answer: {e}"));
+                }
+            }
             for (task, fresh) in check::tasks_in(&msg, answered.as_deref()) {
-                self.s_watch
+                self.hosting[hosts]
+                    .host_watch
                     .observe(&task, now, fresh)
-                    .unwrap_or_else(|e| panic!("invariant (server view): {e}"));
+                    .unwrap_or_else(|e| panic!("invariant (host view): {e}"));
             }
-            self.s2c.push(line);
-        }
-        for event in out.events {
-            match event {
-                Event::ToolCall {
-                    request,
-                    task: None,
-                    ..
-                } => self.server_inbox.push(request),
-                Event::RequestCancelled { request, .. } => {
-                    self.server_inbox.retain(|p| p != &request);
-                }
-                Event::StopTask {
-                    task,
-                    reason: taskwire_engine::StopReason::Cancelled,
-                } => {
-                    self.outcomes.insert(task, Outcome::Cancelled);
-                }
-                _ => {}
-            }
-        }
-    }
-
-    fn absorb_client(&mut self, out: Drained) {
-        let now = self.client.now().0;
-        for (line, msg) in out.sends {
-            let answered = self.c_ledger.outbound(&msg);
-            self.check_result_schema(answered.as_deref(), &msg);
             if let Msg::Request { id, method, params } = &msg {
-                if method == "tasks/get" && !self.app_gets.contains(&id_key(id).expect("valid")) {
+                let h = &mut self.hosting[follows];
+                if method == "tasks/get" && !h.app_gets.contains(&id_key(id).expect("valid")) {
                     let task = params
                         .as_ref()
                         .and_then(|p| p["taskId"].as_str())
                         .expect("taskId");
-                    let min = self.ccfg.polling.min_interval_ms;
-                    if let Some(&last) = self.last_poll.get(task) {
+                    if let Some(&last) = h.last_poll.get(task) {
                         assert!(
-                            now >= last + min,
-                            "invariant: client polled {task:?} after {} ms, minimum {min}",
+                            now >= last + min_interval,
+                            "invariant: polled {task:?} after {} ms, minimum {min_interval}",
                             now - last
                         );
                     }
-                    self.last_poll.insert(task.to_owned(), now);
+                    h.last_poll.insert(task.to_owned(), now);
                 }
             }
-            self.c2s.push(line);
+            if client {
+                self.c2s.push(line);
+            } else {
+                self.s2c.push(line);
+            }
         }
         for event in out.events {
+            let h = &mut self.hosting[follows];
             match event {
                 Event::TaskCreated { task, .. } => {
                     let view = serde_json::to_value(&task).expect("task serializes");
-                    self.c_watch
+                    h.req_watch
                         .observe(&view, now, false)
-                        .unwrap_or_else(|e| panic!("invariant (client view): {e}"));
-                    self.last_poll.insert(task.task_id.clone(), now);
-                    let fresh = self
-                        .created
-                        .insert(task.task_id.clone(), Created::default());
+                        .unwrap_or_else(|e| panic!("invariant (requestor view): {e}"));
+                    h.last_poll.insert(task.task_id.clone(), now);
+                    let fresh = h.created.insert(task.task_id.clone(), Created::default());
                     assert!(
                         fresh.is_none(),
                         "invariant: task {} created twice",
@@ -601,22 +668,27 @@ impl World {
                 }
                 Event::TaskStatus { task } => {
                     let view = serde_json::to_value(&task).expect("task serializes");
-                    self.c_watch
+                    h.req_watch
                         .observe(&view, now, false)
-                        .unwrap_or_else(|e| panic!("invariant (client view): {e}"));
+                        .unwrap_or_else(|e| panic!("invariant (requestor view): {e}"));
                     assert!(
-                        self.created.contains_key(&task.task_id),
-                        "invariant: status event for a task the client did not create"
+                        h.created.contains_key(&task.task_id),
+                        "invariant: status event for a task this side did not create"
                     );
                 }
                 Event::TaskResult { task, outcome } => {
-                    let c = self.created.get_mut(&task).unwrap_or_else(|| {
-                        panic!("invariant: TaskResult for {task:?}, which the client never created")
+                    let c = h.created.get_mut(&task).unwrap_or_else(|| {
+                        panic!("invariant: TaskResult for {task:?}, which this side never created")
                     });
                     c.results += 1;
                     assert_eq!(c.results, 1, "invariant: TaskResult for {task:?} twice");
                     c.outcome = Some(outcome);
                 }
+                Event::ToolCall {
+                    request,
+                    task: None,
+                    ..
+                } => self.server_inbox.push(request),
                 Event::Request {
                     request,
                     method,
@@ -624,54 +696,71 @@ impl World {
                     ..
                 } => self.client_inbox.push((request, method)),
                 Event::RequestCancelled { request, .. } => {
+                    self.server_inbox.retain(|p| p != &request);
                     self.client_inbox.retain(|(p, _)| p != &request);
+                }
+                Event::StopTask {
+                    task,
+                    reason: StopReason::Cancelled,
+                } => {
+                    self.hosting[hosts]
+                        .outcomes
+                        .insert(task, Outcome::Cancelled);
                 }
                 _ => {}
             }
         }
     }
 
-    fn check_server(&mut self) {
-        let now = self.server.now().0;
+    /// Between-steps checks of one side: its hosted tasks and the tasks it follows.
+    fn check(&mut self, client: bool) {
+        let (session, hosts, follows, max_tasks) = if client {
+            (
+                &self.client,
+                CLIENT_HOSTS,
+                SERVER_HOSTS,
+                self.ccfg.tasks.max_tasks,
+            )
+        } else {
+            (
+                &self.server,
+                SERVER_HOSTS,
+                CLIENT_HOSTS,
+                self.scfg.tasks.max_tasks,
+            )
+        };
+        let now = session.now().0;
         assert!(
-            self.server.hosted_task_count() <= self.scfg.tasks.max_tasks,
+            session.hosted_task_count() <= max_tasks,
             "invariant: live tasks exceed the cap"
         );
-        for id in self.s_watch.ids() {
-            match self.server.hosted_task(&id) {
+        let watch = &mut self.hosting[hosts].host_watch;
+        for id in watch.ids() {
+            match session.hosted_task(&id) {
                 Some(task) => {
                     let view = serde_json::to_value(task).expect("task serializes");
-                    self.s_watch
+                    watch
                         .observe(&view, now, false)
-                        .unwrap_or_else(|e| panic!("invariant (server view): {e}"));
-                    let due = self.server.poll_timeout().is_some_and(|at| at.0 <= now);
+                        .unwrap_or_else(|e| panic!("invariant (host view): {e}"));
+                    let due = session.poll_timeout().is_some_and(|at| at.0 <= now);
                     assert!(
-                        !self.s_watch.is_expired(&id, now) || due,
+                        !watch.is_expired(&id, now) || due,
                         "invariant: task {id:?} outlived its ttl"
                     );
                 }
                 None => assert!(
-                    self.s_watch.is_expired(&id, now),
+                    watch.is_expired(&id, now),
                     "invariant: task {id:?} vanished before its ttl ran out"
                 ),
             }
         }
-    }
-
-    fn check_client(&mut self) {
-        let now = self.client.now().0;
-        let ids: Vec<String> = self
-            .client
-            .remote_task_ids()
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
-        for id in ids {
-            if let Some(task) = self.client.remote_task(&id) {
+        let watch = &mut self.hosting[follows].req_watch;
+        for id in session.remote_task_ids() {
+            if let Some(task) = session.remote_task(id) {
                 let view = serde_json::to_value(task).expect("task serializes");
-                self.c_watch
+                watch
                     .observe(&view, now, false)
-                    .unwrap_or_else(|e| panic!("invariant (client view): {e}"));
+                    .unwrap_or_else(|e| panic!("invariant (requestor view): {e}"));
             }
         }
     }
@@ -689,15 +778,15 @@ impl World {
             Ok(client_reply(&method))
         };
         let res = self.client.respond(Millis(self.now), &request, outcome);
-        self.transcript
-            .push_str(&format!("client respond -> {res:?}\n"));
+        self.log(format!("client respond -> {res:?}"));
         self.client_inbox.retain(|(p, _)| p != &request);
-        self.after_client();
+        self.after(true);
         Some(())
     }
 
-    fn pick_client_task(&mut self, r: &mut Reader) -> Option<String> {
-        let ids: Vec<String> = self.created.keys().cloned().collect();
+    /// A task the requestor of direction `dir` created (or a made-up id).
+    fn pick_created(&mut self, dir: usize, r: &mut Reader) -> Option<String> {
+        let ids: Vec<String> = self.hosting[dir].created.keys().cloned().collect();
         if !ids.is_empty() && r.below(8)? != 0 {
             Some(r.pick(&ids)?.clone())
         } else {
@@ -705,28 +794,27 @@ impl World {
         }
     }
 
-    fn pick_server_task(&mut self, r: &mut Reader) -> Option<String> {
-        let ids = self.s_watch.ids();
+    /// A task the host of direction `dir` holds (or a made-up id).
+    fn pick_hosted(&mut self, dir: usize, r: &mut Reader) -> Option<String> {
+        let ids = self.hosting[dir].host_watch.ids();
         if !ids.is_empty() && r.below(8)? != 0 {
             Some(r.pick(&ids)?.clone())
         } else {
             Some(format!("i{}-task-{}", self.incarnation, r.u8()?))
         }
-    }
-
-    fn server_task_live(&self, task: &str) -> bool {
-        self.server
-            .hosted_task(task)
-            .is_some_and(|t| !t.status.is_terminal())
     }
 
     // ---- the end ---------------------------------------------------------------------------------
 
     /// How long until every followed task has been polled at least once.
     fn window(&self) -> u64 {
-        let polling = self.ccfg.polling;
-        polling.max_interval_ms.max(polling.min_interval_ms)
-            + self.ccfg.request_timeout_ms.unwrap_or(0)
+        let longest = |c: &Config| c.polling.max_interval_ms.max(c.polling.min_interval_ms);
+        longest(&self.ccfg).max(longest(&self.scfg))
+            + self
+                .ccfg
+                .request_timeout_ms
+                .max(self.scfg.request_timeout_ms)
+                .unwrap_or(0)
             + 1
     }
 
@@ -751,89 +839,72 @@ impl World {
         panic!("invariant: deadlines keep firing (busy loop)");
     }
 
-    fn finish(&mut self) {
-        // Faults stop; both applications answer what they were asked.
-        self.settle();
+    /// Both applications answer whatever they were asked (plain requests only).
+    fn answer_everything(&mut self) {
         for (request, method) in std::mem::take(&mut self.client_inbox) {
-            let _ = self
+            let res = self
                 .client
                 .respond(Millis(self.now), &request, Ok(client_reply(&method)));
-            self.after_client();
+            self.log(format!("client respond -> {res:?}"));
+            self.after(true);
         }
         for request in std::mem::take(&mut self.server_inbox) {
             let reply = Ok(json!({"content":[{"type":"text","text":"plain"}]}));
-            let _ = self.server.respond(Millis(self.now), &request, reply);
-            self.after_server();
+            let res = self.server.respond(Millis(self.now), &request, reply);
+            self.log(format!("server respond -> {res:?}"));
+            self.after(false);
         }
-        let followed: Vec<String> = self.created.keys().cloned().collect();
-        for task in &followed {
-            let _ = self.client.set_auto_poll(task, true);
-        }
-        self.after_client();
-        self.settle();
+    }
 
-        // The wire goes quiet: the client's view converges to the server's.
-        self.run_quietly(self.window());
+    /// The requestor's view of each followed task equals the host's, or has expired.
+    fn assert_converged(&mut self, dir: usize) {
+        let (requestor, host) = if dir == SERVER_HOSTS {
+            (&self.client, &self.server)
+        } else {
+            (&self.server, &self.client)
+        };
         let now = self.now;
-        let ids: Vec<String> = self
-            .client
+        let ids: Vec<String> = requestor
             .remote_task_ids()
             .into_iter()
             .map(str::to_owned)
             .collect();
         for id in &ids {
-            let client_view = self.client.remote_task(id).cloned();
-            let server_view = self.server.hosted_task(id);
-            match (client_view, server_view) {
+            let seen = requestor.remote_task(id).cloned();
+            match (seen, host.hosted_task(id)) {
                 (Some(c), Some(s)) => assert_eq!(
                     c, s,
-                    "invariant: once quiet, the client's view of {id:?} equals the server's"
+                    "invariant: once quiet, the requestor's view of {id:?} equals the host's"
                 ),
                 (Some(c), None) => {
                     let born = check::timestamp_ms(&c.created_at).expect("timestamp");
                     assert!(
                         check::expired(born, c.ttl, now),
-                        "invariant: the client follows {id:?}, which the server lost before its ttl"
+                        "invariant: the requestor follows {id:?}, which the host lost before its ttl"
                     );
                 }
                 (None, _) => {}
             }
         }
+        self.log(format!("converge {} tasks (dir {dir})", ids.len()));
+    }
 
-        // Every task finishes; without loss, each gets exactly its outcome.
-        for id in self.s_watch.ids() {
-            if self.server_task_live(&id) {
-                let result = json!({"content":[{"type":"text","text":"final"}]});
-                self.server
-                    .complete_task(Millis(self.now), &id, result.clone())
-                    .expect("invariant: a live task can be completed");
-                self.outcomes
-                    .insert(id.clone(), Outcome::Result(with_meta(result, &id)));
-                self.after_server();
-            }
-        }
-        for (request, method) in std::mem::take(&mut self.client_inbox) {
-            let _ = self
-                .client
-                .respond(Millis(self.now), &request, Ok(client_reply(&method)));
-            self.after_client();
-        }
-        self.run_quietly(self.window());
-        self.s_ledger.assert_all_answered("server at the end");
-        if !self.client.is_closed() {
-            self.c_ledger.assert_all_answered("client at the end");
-        }
-        if self.lossy || self.client.is_closed() {
-            return;
-        }
-        for (task, c) in &self.created {
+    /// Without loss, each created task got exactly its outcome.
+    fn assert_outcomes(&mut self, dir: usize) {
+        let host = if dir == SERVER_HOSTS {
+            &self.server
+        } else {
+            &self.client
+        };
+        let h = &self.hosting[dir];
+        for (task, c) in &h.created {
             assert_eq!(
                 c.results, 1,
                 "invariant: task {task:?} ends with exactly one TaskResult"
             );
-            let gone = self.server.hosted_task(task).is_none();
+            let gone = host.hosted_task(task).is_none();
             let outcome = c.outcome.as_ref().expect("counted");
-            match (outcome, self.outcomes.get(task)) {
+            match (outcome, h.outcomes.get(task)) {
                 (Err(e), _) if gone && e.code == -32602 => {}
                 (Ok(v), Some(Outcome::Result(want))) => {
                     assert_eq!(v, want, "invariant: task {task:?} result is the app's")
@@ -843,39 +914,115 @@ impl World {
                 }
                 (Err(e), Some(Outcome::Cancelled)) if e.code == -32602 => {}
                 (got, want) => {
-                    panic!(
-                        "invariant: task {task:?} ended with {got:?}, the server decided {want:?}"
-                    )
+                    panic!("invariant: task {task:?} ended with {got:?}, the host decided {want:?}")
                 }
             }
         }
-        let left = self.client.remote_task_ids();
+        let count = h.created.len();
+        let requestor = if dir == SERVER_HOSTS {
+            &self.client
+        } else {
+            &self.server
+        };
+        let left = requestor.remote_task_ids();
         assert!(
             left.is_empty(),
-            "invariant: finished tasks are forgotten by the client: {left:?}"
+            "invariant: finished tasks are forgotten by the requestor: {left:?}"
         );
+        self.log(format!("outcomes checked {count} (dir {dir})"));
+    }
+
+    fn finish(&mut self) {
+        // Faults stop; both applications answer what they were asked.
+        self.settle();
+        self.answer_everything();
+        for dir in [SERVER_HOSTS, CLIENT_HOSTS] {
+            let followed: Vec<String> = self.hosting[dir].created.keys().cloned().collect();
+            let requestor = if dir == SERVER_HOSTS {
+                &mut self.client
+            } else {
+                &mut self.server
+            };
+            for task in &followed {
+                let _ = requestor.set_auto_poll(task, true);
+            }
+            self.after(dir == SERVER_HOSTS);
+        }
+        self.settle();
+
+        // The wire goes quiet: each requestor's view converges to the host's.
+        self.run_quietly(self.window());
+        self.assert_converged(SERVER_HOSTS);
+        self.assert_converged(CLIENT_HOSTS);
+
+        // Every task finishes; without loss, each gets exactly its outcome.
+        for dir in [SERVER_HOSTS, CLIENT_HOSTS] {
+            let client_hosts = dir == CLIENT_HOSTS;
+            for id in self.hosting[dir].host_watch.ids() {
+                let host = if client_hosts {
+                    &mut self.client
+                } else {
+                    &mut self.server
+                };
+                if host
+                    .hosted_task(&id)
+                    .is_some_and(|t| !t.status.is_terminal())
+                {
+                    let result = if client_hosts {
+                        json!({"role":"assistant","content":{"type":"text","text":"final"},"model":"m"})
+                    } else {
+                        json!({"content":[{"type":"text","text":"final"}]})
+                    };
+                    host.complete_task(Millis(self.now), &id, result.clone())
+                        .expect("invariant: a live task can be completed");
+                    self.hosting[dir]
+                        .outcomes
+                        .insert(id.clone(), Outcome::Result(with_meta(result, &id)));
+                    self.after(client_hosts);
+                }
+            }
+        }
+        self.answer_everything();
+        self.run_quietly(self.window());
+        self.s_ledger.assert_all_answered("server at the end");
+        if !self.client.is_closed() {
+            self.c_ledger.assert_all_answered("client at the end");
+        }
+        if self.lossy || self.client.is_closed() {
+            return;
+        }
+        self.assert_outcomes(SERVER_HOSTS);
+        self.assert_outcomes(CLIENT_HOSTS);
     }
 }
 
-/// A fresh client and server for incarnation `n` (task ids `i{n}-task-{k}`).
+/// A fresh client and server for incarnation `n` (task ids `i{n}-task-{k}` on the server,
+/// `i{n}-ctask-{k}` on the client).
 fn connect(ccfg: &Config, scfg: &Config, n: u32, now: u64) -> (Session, Session) {
     let now = Millis(now);
-    let client = Session::client(ccfg.clone(), Box::new(|| "client-task".to_owned()), now);
-    let mut k = 0u64;
-    let ids = Box::new(move || {
-        k += 1;
-        format!("i{n}-task-{k}")
-    });
-    let mut server = Session::server(scfg.clone(), ids, now);
+    let counter = |prefix: &'static str| {
+        let mut k = 0u64;
+        Box::new(move || {
+            k += 1;
+            format!("i{n}-{prefix}-{k}")
+        })
+    };
+    let client = Session::client(ccfg.clone(), counter("ctask"), now);
+    let mut server = Session::server(scfg.clone(), counter("task"), now);
     add_tools(&mut server);
     (client, server)
 }
 
-/// What a client application answers to a server's input request.
+fn sampling_params() -> Value {
+    json!({"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens": 5})
+}
+
+/// What a client application answers to a server's plain request.
 fn client_reply(method: &str) -> Value {
     match method {
-        "sampling/createMessage" => json!({"role":"assistant",
-            "content":{"type":"text","text":"ok"},"model":"fuzz"}),
+        "sampling/createMessage" => {
+            json!({"role":"assistant","content":{"type":"text","text":"ok"},"model":"fuzz"})
+        }
         _ => json!({"action":"accept","content":{"a":"b"}}),
     }
 }

@@ -171,24 +171,30 @@ impl Harness {
             15 | 16 => {
                 let task = self.pick_task(r)?;
                 let result = tool_result(r)?;
-                self.command("complete_task", |s, now| {
+                let gone = self.gone(&task) && result.is_object();
+                let res = self.command("complete_task", |s, now| {
                     s.complete_task(now, &task, result)
                 });
+                self.expect_gone(gone, &task, &res);
             }
             17 => {
                 let task = self.pick_task(r)?;
                 let error = rpc_error(r)?;
-                self.command("fail_task", |s, now| s.fail_task(now, &task, error));
+                let gone = self.gone(&task);
+                let res = self.command("fail_task", |s, now| s.fail_task(now, &task, error));
+                self.expect_gone(gone, &task, &res);
             }
             18 => {
                 let task = self.pick_task(r)?;
                 let message = if r.bool()? { Some(r.word()?) } else { None };
-                self.command("update_task", |s, now| s.update_task(now, &task, message));
+                let gone = self.gone(&task);
+                let res = self.command("update_task", |s, now| s.update_task(now, &task, message));
+                self.expect_gone(gone, &task, &res);
             }
             19 => {
                 let task = self.pick_task(r)?;
                 let (method, params) = input_request(r)?;
-                if let Some(id) = self.command("request_input", |s, now| {
+                if let Ok(id) = self.command("request_input", |s, now| {
                     s.request_input(now, &task, method, params)
                 }) {
                     let status = self.s.hosted_task(&task).map(|t| t.status.as_str());
@@ -211,9 +217,9 @@ impl Harness {
                 let valid = !matches!(&outcome, Ok(v) if !v.is_object());
                 let done = self.command("respond", |s, now| s.respond(now, &request, outcome));
                 if owed && valid && !self.s.is_closed() {
-                    assert!(done.is_some(), "invariant: respond refused a pending call");
+                    assert!(done.is_ok(), "invariant: respond refused a pending call");
                 }
-                if done.is_some() {
+                if done.is_ok() {
                     self.app_pending.retain(|p| p != &request);
                 }
             }
@@ -224,7 +230,7 @@ impl Harness {
                     format!("app-{}", r.u8()?)
                 };
                 let ttl = [None, Some(0), Some(50), Some(10_000), Some(u64::MAX)][r.below(5)?];
-                self.command_with(
+                let _ = self.command_with(
                     "create_task",
                     |s, now| s.create_task(now, &task, ttl),
                     |h, created| {
@@ -247,7 +253,7 @@ impl Harness {
                         .hosted_task(&task)
                         .is_some_and(|t| t.status.is_terminal());
                     let before = self.transcript.len();
-                    self.command("notify_progress", |s, now| {
+                    let _ = self.command("notify_progress", |s, now| {
                         s.notify_progress(
                             now,
                             ProgressTarget::Task(&task),
@@ -264,7 +270,7 @@ impl Harness {
                     }
                 } else {
                     let request = self.pick_app_request(r)?;
-                    self.command("notify_progress", |s, now| {
+                    let _ = self.command("notify_progress", |s, now| {
                         s.notify_progress(
                             now,
                             ProgressTarget::Request(&request),
@@ -601,6 +607,21 @@ impl Harness {
         }
     }
 
+    /// Whether `task` is one the harness saw, which has since expired (an open session only).
+    fn gone(&self, task: &str) -> bool {
+        !self.s.is_closed() && self.watch.knows(task) && self.live(task).is_none()
+    }
+
+    /// An expired task is unknown to every application command.
+    fn expect_gone<T: Debug>(&self, gone: bool, task: &str, result: &Result<T, UsageError>) {
+        if gone {
+            assert!(
+                matches!(result, Err(UsageError::UnknownTask(t)) if t == task),
+                "invariant: a command on expired task {task:?} gave {result:?}"
+            );
+        }
+    }
+
     /// A stored task that has not reached its expiry at the session's clock.
     fn live(&self, task: &str) -> Option<taskwire_engine::Task> {
         let now = self.s.now().0;
@@ -630,7 +651,17 @@ impl Harness {
     }
 
     /// Feeds one inbound line and checks what came back.
-    fn feed(&mut self, bytes: Vec<u8>, trusted: bool, expect: Expect) {
+    fn feed(&mut self, bytes: Vec<u8>, trusted: bool, mut expect: Expect) {
+        if let Expect::Get(k, _)
+        | Expect::Result(k, _)
+        | Expect::Cancel(k, _)
+        | Expect::List(k, _) = &expect
+        {
+            if self.ledger.is_exempt(k) {
+                // Garbage used this id; whether it is still in flight is unknown.
+                expect = Expect::Nothing;
+            }
+        }
         let hosts = self.s.protocol_version() == Some(LATEST_VERSION) && self.fz.tasks_enabled;
         let ready = self.s.protocol_version().is_some();
         let closed = self.s.is_closed();
@@ -847,7 +878,7 @@ impl Harness {
         &mut self,
         name: &str,
         f: impl FnOnce(&mut Session, Millis) -> Result<T, UsageError>,
-    ) -> Option<T> {
+    ) -> Result<T, UsageError> {
         self.command_with(name, f, |_, _| {})
     }
 
@@ -857,7 +888,7 @@ impl Harness {
         name: &str,
         f: impl FnOnce(&mut Session, Millis) -> Result<T, UsageError>,
         seen: impl FnOnce(&mut Self, &T),
-    ) -> Option<T> {
+    ) -> Result<T, UsageError> {
         if self.s.poll_timeout().is_some_and(|at| at <= self.s.now()) {
             // An adapter fires due deadlines before anything else; then a refused command
             // must leave everything as it was.
@@ -895,7 +926,7 @@ impl Harness {
             seen(self, value);
         }
         self.after_step();
-        result.ok()
+        result
     }
 
     fn snapshot(&self) -> String {
