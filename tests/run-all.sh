@@ -24,7 +24,7 @@ cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy -p taskwire-wasi --target wasm32-wasip1 -- -D warnings
 
 step "tests"
-cargo test --workspace
+cargo test --workspace --no-fail-fast
 
 step "fuzz targets build (stable)"
 cargo build --manifest-path fuzz/Cargo.toml

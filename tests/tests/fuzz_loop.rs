@@ -163,6 +163,10 @@ fn write_seed_corpus() {
         "TimedOut",
         "InputResponse",
         "Task not found",
+        "ctask",
+        "finish (client hosts=true) -> Ok",
+        "converge 1",
+        "outcomes checked 1",
     ];
     let pick = |salt: u64, max_len: usize, drive: fn(&[u8]) -> String, features: &[&str]| {
         let mut rng = Rng::new(salt);

@@ -136,6 +136,8 @@ struct World {
     client_inbox: Vec<(RequestId, String)>,
     /// Plain calls the server application must answer.
     server_inbox: Vec<RequestId>,
+    /// Requests each side sent in this incarnation (all may be settled at once on close).
+    requests_sent: usize,
 }
 
 impl Drop for World {
@@ -200,6 +202,7 @@ impl World {
             transcript: String::new(),
             client_inbox: Vec::new(),
             server_inbox: Vec::new(),
+            requests_sent: 0,
         };
         w.start();
         Some(w)
@@ -541,6 +544,7 @@ impl World {
         self.hosting = [Hosting::new(), Hosting::new()];
         self.client_inbox.clear();
         self.server_inbox.clear();
+        self.requests_sent = 0;
         self.lossy = false;
         self.start();
     }
@@ -560,7 +564,8 @@ impl World {
                 + self.hosting[0].created.len()
                 + self.hosting[1].created.len()
                 + self.client_inbox.len()
-                + self.server_inbox.len(),
+                + self.server_inbox.len()
+                + self.requests_sent,
         )
     }
 
@@ -628,6 +633,7 @@ impl World {
                     .unwrap_or_else(|e| panic!("invariant (host view): {e}"));
             }
             if let Msg::Request { id, method, params } = &msg {
+                self.requests_sent += 1;
                 let h = &mut self.hosting[follows];
                 if method == "tasks/get" && !h.app_gets.contains(&id_key(id).expect("valid")) {
                     let task = params
@@ -695,9 +701,11 @@ impl World {
                     task: None,
                     ..
                 } => self.client_inbox.push((request, method)),
+                Event::RequestCancelled { request, .. } if client => {
+                    self.client_inbox.retain(|(p, _)| p != &request);
+                }
                 Event::RequestCancelled { request, .. } => {
                     self.server_inbox.retain(|p| p != &request);
-                    self.client_inbox.retain(|(p, _)| p != &request);
                 }
                 Event::StopTask {
                     task,

@@ -310,6 +310,8 @@ impl Harness {
             30 => {
                 if r.one_in(4)? {
                     self.close(r.bool()?);
+                } else {
+                    self.list_all();
                 }
             }
             _ => {
@@ -531,6 +533,61 @@ impl Harness {
         };
         self.feed(line(&msg), true, Expect::Nothing);
         Some(())
+    }
+
+    /// Walks every `tasks/list` page: each stored task is listed exactly once.
+    fn list_all(&mut self) {
+        if self.s.protocol_version() != Some(LATEST_VERSION)
+            || !self.fz.tasks_enabled
+            || !self.fz.list
+            || self.s.is_closed()
+        {
+            return;
+        }
+        let mut cursor: Option<String> = None;
+        let mut listed: Vec<String> = Vec::new();
+        for _ in 0..=self.fz.max_tasks + 1 {
+            let id = self.fresh_id();
+            let key = id_key(&id).expect("fresh ids are keys");
+            let params = match &cursor {
+                Some(c) => json!({ "cursor": c }),
+                None => json!({}),
+            };
+            let msg = json!({"jsonrpc":"2.0","id":id,"method":"tasks/list","params":params});
+            let before = self.transcript.len();
+            self.feed(
+                line(&msg),
+                true,
+                Expect::List(key.clone(), cursor.is_none()),
+            );
+            // The answer is the last line the server sent with this id.
+            let page = self.transcript[before..]
+                .lines()
+                .filter_map(|l| l.strip_prefix("server > "))
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .find(|v| v.get("id").and_then(id_key).as_deref() == Some(key.as_str()))
+                .expect("tasks/list is answered at once");
+            let result = &page["result"];
+            for t in result["tasks"].as_array().expect("a page") {
+                listed.push(t["taskId"].as_str().expect("taskId").to_owned());
+            }
+            match result.get("nextCursor").and_then(Value::as_str) {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => {
+                    let mut unique = listed.clone();
+                    unique.sort();
+                    unique.dedup();
+                    assert_eq!(unique.len(), listed.len(), "invariant: a task listed twice");
+                    assert_eq!(
+                        unique.len(),
+                        self.s.hosted_task_count(),
+                        "invariant: the pages list every stored task"
+                    );
+                    return;
+                }
+            }
+        }
+        panic!("invariant: tasks/list pages never end");
     }
 
     fn close(&mut self, eof: bool) {
