@@ -109,6 +109,9 @@ impl Rt {
     /// Runs `body` on a fresh runtime; panics (failing the test) if it takes longer than
     /// `limit`, so a hang fails instead of blocking the suite.
     pub fn block_on<T>(self, limit: Duration, body: impl Future<Output = T>) -> T {
+        // The release build of the demo (once per process, a minute or more on a cold CI
+        // machine) happens before the clock starts: `limit` is for the body alone.
+        task_server();
         let guarded = async move {
             match self.timeout(limit, body).await {
                 Some(out) => out,

@@ -155,7 +155,7 @@ impl World {
             reorder: b0 & 4 != 0,
             restart: b0 & 8 != 0,
         };
-        let timeout = [Some(1000), Some(60_000), None, Some(5000)][usize::from(b1 >> 6)];
+        let timeout = [Some(1000), Some(8000), None, Some(3000)][usize::from(b1 >> 6)];
         // Without a timeout a lost request waits forever: no protocol can converge.
         let timeout = if faults.drop {
             timeout.or(Some(5000))
@@ -167,7 +167,7 @@ impl World {
         ccfg.client.elicitation = true;
         ccfg.request_timeout_ms = timeout;
         ccfg.polling.min_interval_ms = [1, 100, 250, 0][usize::from(b1 & 3)];
-        ccfg.polling.max_interval_ms = [1000, 30_000][usize::from((b1 >> 2) & 1)];
+        ccfg.polling.max_interval_ms = [1000, 10_000][usize::from((b1 >> 2) & 1)];
         ccfg.polling.default_interval_ms = [500, 2000][usize::from((b1 >> 3) & 1)];
         ccfg.tasks.status_notifications = b1 & 16 == 0;
         ccfg.tasks.max_tasks = 1 + usize::from(b3 % 4);

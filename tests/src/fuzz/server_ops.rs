@@ -120,6 +120,7 @@ impl Harness {
         cfg.tasks.poll_interval_ms =
             [None, Some(0), Some(500), Some(u64::MAX)][usize::from((b2 >> 4) & 3)];
         cfg.request_timeout_ms = [None, Some(0), Some(1000), Some(60_000)][usize::from(b2 >> 6)];
+        cfg.tasks.min_ttl_ms = if b3 & 128 != 0 { 1000 } else { 0 };
         let fz = Fz {
             max_tasks: cfg.tasks.max_tasks,
             tasks_enabled: cfg.tasks.enabled,
