@@ -11,7 +11,7 @@ use serde_json::json;
 use taskwire_engine::{Event, Millis, TaskStatus, TaskSupport, Tool};
 use taskwire_tests::peers::fed::{
     answer_to, call_as_task, client_for, demo_server_for, feed_mapped, run_to_result, task_id,
-    TaskEvents, RELATED, TOOL,
+    unknown_task_errors, TaskEvents, RELATED, TOOL,
 };
 use taskwire_tests::peers::replay::ServerReplay;
 use taskwire_tests::peers::wire::fixture;
@@ -100,24 +100,8 @@ fn python_server_microsecond_timestamps_order_status_updates() {
 /// Unknown ids get `-32602` with "Task not found: ID"; our client passes code and message on.
 #[test]
 fn python_server_unknown_task_errors_pass_through() {
-    let log = fixture("tsclient-seedserver-get-unknown");
-    let mut d = client_for(&log);
-    let mut replay = ServerReplay::new(log);
     let unknown = "taskwire-no-such-task";
-    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
-        let id = match method {
-            "tasks/get" => d.session.get_task(d.now, unknown),
-            "tasks/result" => d.session.task_result(d.now, unknown),
-            _ => d.session.cancel_task(d.now, unknown),
-        }
-        .unwrap();
-        let out = d.drain();
-        replay.serve(&mut d, out);
-        let outcome = d.take_events().into_iter().find_map(|e| match e {
-            Event::Response { request, outcome } if request == id => Some(outcome),
-            _ => None,
-        });
-        let error = outcome.expect(method).expect_err(method);
+    for (method, error) in unknown_task_errors("tsclient-seedserver-get-unknown", unknown) {
         assert_eq!(error.code, -32602, "{method}");
         assert_eq!(
             error.message,

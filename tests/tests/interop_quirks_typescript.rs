@@ -13,7 +13,7 @@ use taskwire_engine::{Event, Task, TaskStatus};
 use taskwire_tests::msg::error_code;
 use taskwire_tests::peers::fed::{
     answer_to, call_as_task, client_for, demo_server_for, feed_mapped, run_to_result, task_id,
-    TaskEvents, RELATED, TOOL,
+    unknown_task_errors, TaskEvents, RELATED, TOOL,
 };
 use taskwire_tests::peers::replay::ServerReplay;
 use taskwire_tests::peers::wire::fixture;
@@ -140,24 +140,8 @@ fn ts_server_empty_meta_in_cancel_and_list_results_is_accepted() {
 /// message; our client passes code and message on unchanged.
 #[test]
 fn ts_server_prefixed_error_messages_pass_through() {
-    let log = fixture("tsclient-tsserver-get-unknown");
-    let mut d = client_for(&log);
-    let mut replay = ServerReplay::new(log);
     let unknown = "taskwire-no-such-task";
-    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
-        let id = match method {
-            "tasks/get" => d.session.get_task(d.now, unknown),
-            "tasks/result" => d.session.task_result(d.now, unknown),
-            _ => d.session.cancel_task(d.now, unknown),
-        }
-        .unwrap();
-        let out = d.drain();
-        replay.serve(&mut d, out);
-        let outcome = d.take_events().into_iter().find_map(|e| match e {
-            Event::Response { request, outcome } if request == id => Some(outcome),
-            _ => None,
-        });
-        let error = outcome.expect(method).expect_err(method);
+    for (method, error) in unknown_task_errors("tsclient-tsserver-get-unknown", unknown) {
         assert_eq!(error.code, -32602, "{method}");
         assert!(
             error.message.starts_with("MCP error -32602: "),

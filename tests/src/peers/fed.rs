@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
-use taskwire_engine::{Event, Task, TaskStatus, TaskSupport, Tool};
+use taskwire_engine::{Event, RpcError, Task, TaskStatus, TaskSupport, Tool};
 
 use super::replay::ServerReplay;
 use super::wire::Log;
@@ -143,4 +143,29 @@ pub fn call_as_task(
         .expect("a ready client");
     let out = d.drain();
     replay.serve(d, out)
+}
+
+/// Asks a recorded server about a task it never had, through `tasks/get`, `tasks/result` and
+/// `tasks/cancel` in turn, and returns the error our client application got for each.
+pub fn unknown_task_errors(fixture_name: &str, unknown: &str) -> Vec<(&'static str, RpcError)> {
+    let log = super::wire::fixture(fixture_name);
+    let mut d = client_for(&log);
+    let mut replay = ServerReplay::new(log);
+    let mut errors = Vec::new();
+    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+        let id = match method {
+            "tasks/get" => d.session.get_task(d.now, unknown),
+            "tasks/result" => d.session.task_result(d.now, unknown),
+            _ => d.session.cancel_task(d.now, unknown),
+        }
+        .expect("a task request");
+        let out = d.drain();
+        replay.serve(&mut d, out);
+        let outcome = d.take_events().into_iter().find_map(|e| match e {
+            Event::Response { request, outcome } if request == id => Some(outcome),
+            _ => None,
+        });
+        errors.push((method, outcome.expect(method).expect_err(method)));
+    }
+    errors
 }
