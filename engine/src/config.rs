@@ -21,6 +21,9 @@ pub struct Config {
     pub request_timeout_ms: Option<u64>,
     /// Longest accepted line on a byte stream.
     pub max_line_bytes: usize,
+    /// Most peer requests awaiting our answer at once (plain calls, parked `tasks/result`);
+    /// over it, a request that could wait gets -32603 at once. Bounds what a peer can pin.
+    pub max_pending_requests: usize,
 }
 
 /// The receiver side: accepting and serving task-augmented requests.
@@ -115,6 +118,7 @@ impl Config {
             client: ClientFeatures::default(),
             request_timeout_ms: Some(60_000),
             max_line_bytes: DEFAULT_MAX_LINE,
+            max_pending_requests: 4096,
         }
     }
 }

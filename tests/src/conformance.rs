@@ -51,50 +51,6 @@ pub struct Conformance {
     task_methods: HashMap<(Side, String), String>,
 }
 
-fn request_definition(method: &str) -> Option<&'static str> {
-    Some(match method {
-        "initialize" => "InitializeRequest",
-        "ping" => "PingRequest",
-        "tools/list" => "ListToolsRequest",
-        "tools/call" => "CallToolRequest",
-        "tasks/get" => "GetTaskRequest",
-        "tasks/result" => "GetTaskPayloadRequest",
-        "tasks/list" => "ListTasksRequest",
-        "tasks/cancel" => "CancelTaskRequest",
-        "sampling/createMessage" => "CreateMessageRequest",
-        "elicitation/create" => "ElicitRequest",
-        "roots/list" => "ListRootsRequest",
-        _ => return None,
-    })
-}
-
-fn notification_definition(method: &str) -> Option<&'static str> {
-    Some(match method {
-        "notifications/initialized" => "InitializedNotification",
-        "notifications/cancelled" => "CancelledNotification",
-        "notifications/progress" => "ProgressNotification",
-        "notifications/tasks/status" => "TaskStatusNotification",
-        _ => return None,
-    })
-}
-
-fn result_definition(method: &str) -> Option<&'static str> {
-    Some(match method {
-        "initialize" => "InitializeResult",
-        "ping" => "EmptyResult",
-        "tools/list" => "ListToolsResult",
-        "tools/call" => "CallToolResult",
-        "tasks/get" => "GetTaskResult",
-        "tasks/result" => "GetTaskPayloadResult",
-        "tasks/list" => "ListTasksResult",
-        "tasks/cancel" => "CancelTaskResult",
-        "sampling/createMessage" => "CreateMessageResult",
-        "elicitation/create" => "ElicitResult",
-        "roots/list" => "ListRootsResult",
-        _ => return None,
-    })
-}
-
 /// A JSON-RPC id as a map key (`7` and `"7"` stay distinct).
 fn id_key(id: &Value) -> Option<String> {
     (id.is_string() || id.is_i64() || id.is_u64()).then(|| id.to_string())
@@ -164,8 +120,8 @@ impl Conformance {
     fn check_typed(&mut self, from: Side, v: &Value) -> Result<(), String> {
         if let Some(method) = v.get("method").and_then(Value::as_str) {
             let definition = match v.get("id") {
-                Some(_) => request_definition(method),
-                None => notification_definition(method),
+                Some(_) => schema::request_definition(method),
+                None => schema::notification_definition(method),
             };
             if let Some(definition) = definition {
                 schema::check(definition, v)?;
@@ -202,7 +158,7 @@ impl Conformance {
                 .insert((from, task.to_owned()), method.to_owned());
             return Ok(());
         }
-        if let Some(definition) = result_definition(method) {
+        if let Some(definition) = schema::result_definition(method) {
             schema::check(definition, result)?;
         }
         match method {
@@ -218,7 +174,7 @@ impl Conformance {
                     ));
                 }
                 match self.task_methods.get(&(from, task.to_owned())) {
-                    Some(original) => match result_definition(original) {
+                    Some(original) => match schema::result_definition(original) {
                         Some(definition) => schema::check(definition, result),
                         None => Ok(()),
                     },

@@ -83,6 +83,54 @@ pub fn assert_valid(definition: &str, value: &Value) {
     }
 }
 
+/// The schema definition of a whole request message, by method.
+pub fn request_definition(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "initialize" => "InitializeRequest",
+        "ping" => "PingRequest",
+        "tools/list" => "ListToolsRequest",
+        "tools/call" => "CallToolRequest",
+        "tasks/get" => "GetTaskRequest",
+        "tasks/result" => "GetTaskPayloadRequest",
+        "tasks/list" => "ListTasksRequest",
+        "tasks/cancel" => "CancelTaskRequest",
+        "sampling/createMessage" => "CreateMessageRequest",
+        "elicitation/create" => "ElicitRequest",
+        "roots/list" => "ListRootsRequest",
+        _ => return None,
+    })
+}
+
+/// The schema definition of a whole notification message, by method.
+pub fn notification_definition(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "notifications/initialized" => "InitializedNotification",
+        "notifications/cancelled" => "CancelledNotification",
+        "notifications/progress" => "ProgressNotification",
+        "notifications/tasks/status" => "TaskStatusNotification",
+        _ => return None,
+    })
+}
+
+/// The schema definition of a success result, by the method of the request it answers
+/// (a `CreateTaskResult` answer to a task-augmented request is the caller's to spot).
+pub fn result_definition(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "initialize" => "InitializeResult",
+        "ping" => "EmptyResult",
+        "tools/list" => "ListToolsResult",
+        "tools/call" => "CallToolResult",
+        "tasks/get" => "GetTaskResult",
+        "tasks/result" => "GetTaskPayloadResult",
+        "tasks/list" => "ListTasksResult",
+        "tasks/cancel" => "CancelTaskResult",
+        "sampling/createMessage" => "CreateMessageResult",
+        "elicitation/create" => "ElicitResult",
+        "roots/list" => "ListRootsResult",
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

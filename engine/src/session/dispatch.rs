@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::receiver::with_related_task;
 use super::{InboundRequest, Phase, Role, Session};
 use crate::event::Event;
-use crate::jsonrpc::{self, Inbound, Malformed, Member, RequestId, RpcError};
+use crate::jsonrpc::{self, Inbound, Malformed, RequestId, RpcError};
 use crate::wire::v2025_11_25::{AugmentableParams, CancelledParams, ProgressParams, Task};
 
 impl Session {
@@ -35,6 +35,24 @@ impl Session {
                 message: error.message,
             });
             return;
+        }
+        let may_wait = matches!(
+            method,
+            "tools/call"
+                | "tasks/result"
+                | "sampling/createMessage"
+                | "elicitation/create"
+                | "roots/list"
+        );
+        if may_wait && self.inbound.len() >= self.config.max_pending_requests {
+            let error = RpcError::new(
+                jsonrpc::code::INTERNAL_ERROR,
+                format!(
+                    "Too many requests in progress ({}); retry later",
+                    self.inbound.len()
+                ),
+            );
+            return self.reply_error(&id, &error);
         }
         let ready = matches!(self.phase, Phase::Ready { .. });
         let features = self.config.client;
@@ -79,12 +97,11 @@ impl Session {
     ) -> Result<(), RpcError> {
         let common: AugmentableParams = jsonrpc::params(params)?;
         let progress_token = common.meta.as_ref().and_then(|m| m.progress_token.clone());
+        let metadata = common.task_metadata(augmentable && self.hosts_tasks())?;
         let related_task = common.meta.and_then(|m| m.related_task).map(|t| t.task_id);
-        let task = match common.task {
-            Member::Present(metadata) if augmentable && self.hosts_tasks() => {
-                Some(self.begin_task(id, metadata, progress_token, None)?)
-            }
-            _ => {
+        let task = match metadata {
+            Some(metadata) => Some(self.begin_task(id, metadata, progress_token, None)?),
+            None => {
                 let related_task = related_task.clone();
                 let pending = InboundRequest::App {
                     progress_token,

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{InboundRequest, Session};
 use crate::event::Event;
-use crate::jsonrpc::{self, Member, RequestId, RpcError};
+use crate::jsonrpc::{self, RequestId, RpcError};
 use crate::wire::v2025_11_25::{CallToolParams, ListToolsResult, PageParams, TaskSupport, Tool};
 
 /// A tool the server offers, and how it answers task-augmented calls.
@@ -108,10 +108,7 @@ impl Session {
             }
         };
         let hosts_tasks = self.hosts_tasks();
-        let task = match p.common.task {
-            Member::Present(metadata) if hosts_tasks => Some(metadata),
-            _ => None,
-        };
+        let task = p.common.task_metadata(hosts_tasks)?;
         let not_found = |why: &str| {
             RpcError::new(
                 jsonrpc::code::METHOD_NOT_FOUND,

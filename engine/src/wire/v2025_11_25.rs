@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::jsonrpc::{lenient_ms, Member};
+use crate::jsonrpc::{lenient_ms, Member, RpcError};
 use crate::status::TaskStatus;
 
 /// The newest protocol version we speak: the one with tasks.
@@ -256,9 +256,22 @@ pub(crate) struct RequestMeta {
 #[derive(Debug, Deserialize)]
 pub(crate) struct AugmentableParams {
     #[serde(default)]
-    pub task: Member<TaskMetadata>,
+    task: Member<Value>,
     #[serde(default, rename = "_meta")]
     pub meta: Option<RequestMeta>,
+}
+
+impl AugmentableParams {
+    /// The requested task metadata, when task augmentation applies to this request. When it
+    /// does not, `params.task` is ignored, even malformed (spec §2.1 rule 10).
+    pub fn task_metadata(&self, applies: bool) -> Result<Option<TaskMetadata>, RpcError> {
+        match &self.task {
+            Member::Present(task) if applies => TaskMetadata::deserialize(task)
+                .map(Some)
+                .map_err(|e| RpcError::invalid_params(format!("Invalid params: task: {e}"))),
+            _ => Ok(None),
+        }
+    }
 }
 
 /// `params` of an inbound `tools/call`.

@@ -189,8 +189,8 @@ pub fn parse_output(line: &str, schema: Schema) -> Result<Msg, String> {
     if schema == Schema::Full {
         crate::schema::check("JSONRPCMessage", &value)?;
         let specific = match &msg {
-            Msg::Request { method, .. } => request_definition(method),
-            Msg::Notification { method, .. } => notification_definition(method),
+            Msg::Request { method, .. } => crate::schema::request_definition(method),
+            Msg::Notification { method, .. } => crate::schema::notification_definition(method),
             _ => None,
         };
         if let Some(definition) = specific {
@@ -200,52 +200,17 @@ pub fn parse_output(line: &str, schema: Schema) -> Result<Msg, String> {
     Ok(msg)
 }
 
-/// The schema definition of a whole request message, by method.
-pub fn request_definition(method: &str) -> Option<&'static str> {
-    Some(match method {
-        "initialize" => "InitializeRequest",
-        "ping" => "PingRequest",
-        "tools/list" => "ListToolsRequest",
-        "tools/call" => "CallToolRequest",
-        "tasks/get" => "GetTaskRequest",
-        "tasks/result" => "GetTaskPayloadRequest",
-        "tasks/list" => "ListTasksRequest",
-        "tasks/cancel" => "CancelTaskRequest",
-        "elicitation/create" => "ElicitRequest",
-        "sampling/createMessage" => "CreateMessageRequest",
-        "roots/list" => "ListRootsRequest",
-        _ => return None,
-    })
-}
-
-fn notification_definition(method: &str) -> Option<&'static str> {
-    Some(match method {
-        "notifications/initialized" => "InitializedNotification",
-        "notifications/cancelled" => "CancelledNotification",
-        "notifications/progress" => "ProgressNotification",
-        "notifications/tasks/status" => "TaskStatusNotification",
-        _ => return None,
-    })
-}
-
-/// The schema definition of a success result, by the method of the request it answers.
+/// The schema definition of a success result: `CreateTaskResult` for an accepted
+/// task-augmented request, otherwise by the method of the request it answers.
 pub fn result_definition(method: &str, result: &Value) -> Option<&'static str> {
-    let task_created = result.get("task").is_some_and(Value::is_object);
-    Some(match method {
-        "initialize" => "InitializeResult",
-        "ping" => "EmptyResult",
-        "tools/list" => "ListToolsResult",
-        "tools/call" if task_created => "CreateTaskResult",
-        "tools/call" => "CallToolResult",
-        "elicitation/create" | "sampling/createMessage" if task_created => "CreateTaskResult",
-        "elicitation/create" => "ElicitResult",
-        "sampling/createMessage" => "CreateMessageResult",
-        "tasks/get" => "GetTaskResult",
-        "tasks/result" => "GetTaskPayloadResult",
-        "tasks/list" => "ListTasksResult",
-        "tasks/cancel" => "CancelTaskResult",
-        _ => return None,
-    })
+    let augmentable = matches!(
+        method,
+        "tools/call" | "elicitation/create" | "sampling/createMessage"
+    );
+    if augmentable && result.get("task").is_some_and(Value::is_object) {
+        return Some("CreateTaskResult");
+    }
+    crate::schema::result_definition(method)
 }
 
 /// Exactly-one-response accounting for the requests one session received.
