@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 
 use serde_json::Value;
-use taskwire_engine::{Config, Event, Millis, Output, Session};
+use taskwire_engine::{Config, Event, Millis, Output, RpcError, Session};
 
 use crate::conformance::{Conformance, Side};
 use crate::setup::{counter_ids, T0};
@@ -246,6 +246,25 @@ impl Pair {
                 ),
             }
         }
+    }
+
+    /// Steps until the client reports a task outcome (within `limit_ms`), then returns every
+    /// outcome it reported so far, in order.
+    pub fn run_until_task_result(&mut self, limit_ms: u64) -> Vec<Result<Value, RpcError>> {
+        self.run_until(limit_ms, |p| {
+            p.events(Side::Client)
+                .iter()
+                .any(|s| matches!(s.event, Event::TaskResult { .. }))
+        });
+        self.task_results()
+    }
+
+    /// Every task outcome the client reported so far, in order.
+    pub fn task_results(&self) -> Vec<Result<Value, RpcError>> {
+        self.find(Side::Client, |e| match e {
+            Event::TaskResult { outcome, .. } => Some(outcome.clone()),
+            _ => None,
+        })
     }
 
     /// Steps until nothing is in flight and neither side has a deadline. Retention timers

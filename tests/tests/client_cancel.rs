@@ -27,13 +27,6 @@ fn response(pair: &Pair, id: &RequestId) -> Result<serde_json::Value, RpcError> 
     found.into_iter().next().unwrap()
 }
 
-fn results(pair: &Pair) -> Vec<Result<serde_json::Value, RpcError>> {
-    pair.find(Side::Client, |e| match e {
-        Event::TaskResult { outcome, .. } => Some(outcome.clone()),
-        _ => None,
-    })
-}
-
 fn stops(pair: &Pair) -> Vec<StopReason> {
     pair.find(Side::Server, |e| match e {
         Event::StopTask { reason, .. } => Some(*reason),
@@ -57,7 +50,7 @@ fn cancel_while_working() {
     assert_eq!(answer["status"], "cancelled");
     assert_eq!(stops(&pair), [StopReason::Cancelled]);
     assert_eq!(statuses(&pair), [TaskStatus::Cancelled], "reported once");
-    let results = results(&pair);
+    let results = pair.task_results();
     assert_eq!(results.len(), 1);
     let error = results[0].as_ref().unwrap_err();
     assert_eq!(error.code, -32602);
@@ -87,7 +80,7 @@ fn completion_reaches_the_server_before_the_cancel() {
     assert_eq!(error.code, -32602);
     assert!(error.message.contains("completed"), "{}", error.message);
     assert!(stops(&pair).is_empty());
-    let results = results(&pair);
+    let results = pair.task_results();
     assert_eq!(results.len(), 1);
     assert_eq!(first_text(results[0].as_ref().unwrap()), Some("won"));
     assert_eq!(statuses(&pair), [TaskStatus::Completed]);
@@ -110,7 +103,7 @@ fn cancel_reaches_the_server_before_the_completion() {
         _ => None,
     });
     assert_eq!(dropped, [("task-1".to_owned(), TaskStatus::Cancelled)]);
-    let results = results(&pair);
+    let results = pair.task_results();
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].as_ref().unwrap_err().code, -32602);
     assert_eq!(

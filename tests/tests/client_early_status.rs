@@ -56,10 +56,7 @@ fn completion_notified_before_creation_is_fetched_at_once() {
         "the newer view wins"
     );
     assert_eq!(created[0].status_message.as_deref(), Some("almost"));
-    let results = pair.find(Side::Client, |e| match e {
-        Event::TaskResult { outcome, .. } => Some(outcome.clone()),
-        _ => None,
-    });
+    let results = pair.task_results();
     assert_eq!(results.len(), 1);
     assert_eq!(first_text(results[0].as_ref().unwrap()), Some("fast"));
     assert!(

@@ -100,15 +100,7 @@ fn elicitation_round_trip_in_input_required() {
             text_result("Reindexed 1204331 documents."),
         )
         .unwrap();
-    pair.run_until(5_000, |p| {
-        p.events(Side::Client)
-            .iter()
-            .any(|s| matches!(s.event, Event::TaskResult { .. }))
-    });
-    let results = pair.find(Side::Client, |e| match e {
-        Event::TaskResult { outcome, .. } => Some(outcome.clone()),
-        _ => None,
-    });
+    let results = pair.run_until_task_result(5_000);
     assert_eq!(
         first_text(results[0].as_ref().unwrap()),
         Some("Reindexed 1204331 documents.")

@@ -1,6 +1,6 @@
 //! Every error the server sends reaches the client application with its code (and data).
 
-use serde_json::{json, Value};
+use serde_json::json;
 use taskwire_engine::{Event, RequestId, RpcError, TaskSupport};
 use taskwire_tests::setup::{client_config, server_config, text_result, tool};
 use taskwire_tests::{Pair, Side};
@@ -85,16 +85,9 @@ fn application_errors_keep_code_message_and_data() {
     pair.server
         .fail_task(pair.now, calls[1].1.as_deref().unwrap(), custom.clone())
         .unwrap();
-    pair.run_until(5_000, |p| {
-        p.events(Side::Client)
-            .iter()
-            .any(|s| matches!(s.event, Event::TaskResult { .. }))
-    });
+    pair.run_until_task_result(5_000);
     assert_eq!(error_of(&pair, &plain), custom);
-    let failed: Vec<Result<Value, RpcError>> = pair.find(Side::Client, |e| match e {
-        Event::TaskResult { outcome, .. } => Some(outcome.clone()),
-        _ => None,
-    });
+    let failed = pair.task_results();
     assert_eq!(failed, [Err(custom)]);
     let status = pair.find(Side::Client, |e| match e {
         Event::TaskStatus { task } => Some(task.status_message.clone()),
@@ -115,15 +108,7 @@ fn is_error_results_arrive_as_results() {
     pair.server
         .complete_task(pair.now, "task-1", failed.clone())
         .unwrap();
-    pair.run_until(5_000, |p| {
-        p.events(Side::Client)
-            .iter()
-            .any(|s| matches!(s.event, Event::TaskResult { .. }))
-    });
-    let results = pair.find(Side::Client, |e| match e {
-        Event::TaskResult { outcome, .. } => Some(outcome.clone()),
-        _ => None,
-    });
+    let results = pair.run_until_task_result(5_000);
     let result = results[0].as_ref().expect("a success response (§5.4)");
     assert_eq!(result["isError"], true);
     assert_eq!(

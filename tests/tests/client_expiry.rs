@@ -3,7 +3,7 @@
 //! stops; a parked `tasks/result` is answered too.
 
 use serde_json::json;
-use taskwire_engine::{Event, RpcError, StopReason, TaskSupport};
+use taskwire_engine::{Event, StopReason, TaskSupport};
 use taskwire_tests::setup::{client_config, server_config, tool};
 use taskwire_tests::{Pair, Side};
 
@@ -18,20 +18,13 @@ fn started(ttl: u64) -> Pair {
     pair
 }
 
-fn results(pair: &Pair) -> Vec<Result<serde_json::Value, RpcError>> {
-    pair.find(Side::Client, |e| match e {
-        Event::TaskResult { outcome, .. } => Some(outcome.clone()),
-        _ => None,
-    })
-}
-
 #[test]
 fn expiry_while_the_client_polls() {
     let mut pair = started(3_000);
     pair.advance(2_900);
-    assert!(results(&pair).is_empty());
-    pair.run_until(5_000, |p| !results(p).is_empty());
-    let results = results(&pair);
+    assert!(pair.task_results().is_empty());
+    pair.run_until(5_000, |p| !p.task_results().is_empty());
+    let results = pair.task_results();
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].as_ref().unwrap_err().code, -32602);
     let stops = pair.find(Side::Server, |e| match e {
@@ -62,7 +55,7 @@ fn expiry_answers_the_clients_parked_result() {
     pair.deliver();
     assert_eq!(pair.sent_method(Side::Client, "tasks/result").len(), 1);
     pair.advance(3_000);
-    let results = results(&pair);
+    let results = pair.task_results();
     assert_eq!(results.len(), 1, "{}", pair.transcript());
     let error = results[0].as_ref().unwrap_err();
     assert_eq!(error.code, -32602);
@@ -74,5 +67,5 @@ fn expiry_answers_the_clients_parked_result() {
     });
     assert_eq!(cancelled.len(), 1);
     pair.advance(10_000);
-    assert_eq!(self::results(&pair).len(), 1, "reported once");
+    assert_eq!(pair.task_results().len(), 1, "reported once");
 }

@@ -3,7 +3,7 @@
 //! and under the application's control.
 
 use serde_json::json;
-use taskwire_engine::{Config, Event, Millis, TaskSupport};
+use taskwire_engine::{Config, Millis, TaskSupport};
 use taskwire_tests::setup::{client_config, server_config, text_result, tool};
 use taskwire_tests::{Pair, Side};
 
@@ -34,11 +34,7 @@ fn run(pair: &mut Pair, ms: u64) -> Millis {
     pair.server
         .complete_task(pair.now, "task-1", text_result("ok"))
         .unwrap();
-    pair.run_until(60_000, |p| {
-        p.events(Side::Client)
-            .iter()
-            .any(|s| matches!(s.event, Event::TaskResult { .. }))
-    });
+    pair.run_until_task_result(60_000);
     created
 }
 

@@ -44,11 +44,7 @@ fn task_progress_reaches_the_client_until_terminal() {
             None,
         )
         .unwrap();
-    pair.run_until(5_000, |p| {
-        p.events(Side::Client)
-            .iter()
-            .any(|s| matches!(s.event, Event::TaskResult { .. }))
-    });
+    pair.run_until_task_result(5_000);
     let progress = pair.find(Side::Client, |e| match e {
         Event::Progress(p) => Some((p.progress_token.clone(), p.progress)),
         _ => None,

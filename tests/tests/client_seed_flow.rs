@@ -59,11 +59,7 @@ fn run_seed(pair: &mut Pair) {
     pair.server
         .complete_task(pair.now, "task-1", text_result("任务完成！"))
         .unwrap();
-    pair.run_until(10_000, |p| {
-        p.events(Side::Client)
-            .iter()
-            .any(|s| matches!(s.event, Event::TaskResult { .. }))
-    });
+    pair.run_until_task_result(10_000);
     pair.advance(5_000);
 }
 
