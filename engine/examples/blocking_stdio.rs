@@ -7,7 +7,7 @@
 use std::io::{BufRead, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use taskwire_engine::{Config, Event, Millis, Output, Session, TaskSupport, Tool};
+use taskwire_engine::{Config, Event, Host, Millis, Output, Role, TaskSupport, Tool};
 
 // The engine never reads a clock; its caller (this example) does.
 #[allow(clippy::disallowed_methods)]
@@ -25,40 +25,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         n += 1;
         format!("task-{n}")
     });
-    let mut session = Session::server(Config::new("blocking-echo", "1.0"), ids, now());
-    session.add_tool(Tool::new("echo", TaskSupport::Optional));
+    let mut host = Host::new(Config::new("blocking-echo", "1.0"), ids, now());
+    host.add_tool(Tool::new("echo", TaskSupport::Optional));
+    // One connection: this process's stdio, acting for one owner.
+    let session = host.open(now(), Role::Server, "stdio");
     let mut lines = std::io::stdin().lock().lines();
     loop {
-        while let Some(out) = session.poll_output() {
+        while let Some(out) = host.poll_output() {
             match out {
-                Output::Send(line) => {
+                Output::Send(transmit) => {
                     let mut stdout = std::io::stdout().lock();
-                    writeln!(stdout, "{line}")?;
+                    writeln!(stdout, "{}", transmit.message)?;
                     stdout.flush()?;
                 }
-                Output::Event(Event::ToolCall {
-                    request,
-                    arguments,
-                    task,
-                    ..
-                }) => {
-                    let text = arguments.map_or("{}".to_owned(), |a| a.get().to_owned());
+                // One answer, through the call's handle, whether or not it became a task.
+                Output::Event(Event::ToolCall(call)) => {
+                    let text = call
+                        .arguments
+                        .map_or("{}".to_owned(), |a| a.get().to_owned());
                     let result =
                         serde_json::json!({ "content": [{ "type": "text", "text": text }] });
-                    match task {
-                        Some(task) => session.complete_task(now(), &task, result)?,
-                        None => session.respond(now(), &request, Ok(result))?,
-                    }
+                    host.respond(now(), call.call, Ok(result))?;
                 }
-                Output::Event(_) => {}
+                _ => {}
             }
         }
-        if session.is_closed() {
+        if host.is_closed(session) {
             return Ok(());
         }
         match lines.next() {
-            Some(line) => session.handle_message(now(), line?.as_bytes()),
-            None => session.handle_eof(now()),
+            Some(line) => host.handle_message(now(), session, line?.as_bytes()),
+            None => host.handle_eof(now(), session),
         }
     }
 }

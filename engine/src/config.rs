@@ -1,64 +1,98 @@
-//! Session configuration: who we are, how we host tasks, how we poll the peer's tasks.
+//! Host configuration: who we are, how tasks are hosted and polled, and every limit.
+//! Each field's documentation gives its default.
 
+use serde_json::{Map, Value};
+
+use crate::era::v2025_11_25::Implementation;
 use crate::framing::DEFAULT_MAX_LINE;
-use crate::wire::v2025_11_25::Implementation;
 
-/// Everything a [`Session`](crate::Session) is configured with.
+/// Everything a [`Host`](crate::Host) is configured with; [`Config::new`] gives the defaults.
 #[derive(Clone, Debug)]
 pub struct Config {
     /// Our name and version (`serverInfo` or `clientInfo`).
     pub info: Implementation,
-    /// Server only: `instructions` in the `initialize` result.
+    /// Server only: `instructions` in the `initialize` result. Default: none.
     pub instructions: Option<String>,
     /// How this side hosts tasks (the receiver role).
     pub tasks: TaskConfig,
     /// How this side polls the peer's tasks (the requestor role).
     pub polling: PollConfig,
-    /// Client only: the server-to-client requests the application answers.
+    /// Client only: the server-to-client requests the application answers. Default: none.
     pub client: ClientFeatures,
     /// Local timeout for our plain requests; `None` waits forever. Parked `tasks/result`
-    /// calls and input requests (`elicitation/create`, `sampling/createMessage`) never time out.
+    /// calls and input requests never time out. Default: 60 000 ms.
     pub request_timeout_ms: Option<u64>,
-    /// Longest accepted line on a byte stream.
+    /// Tools per `tools/list` page. Default: 100.
+    pub tools_page_size: usize,
+    /// What a peer may send at most.
+    pub limits: Limits,
+    /// Requests the application answers itself (`Event::Request`) besides those the engine
+    /// owns: exact method names, or a prefix ending in `*` (`"resources/*"`). The engine
+    /// always owns the handshake, `ping`, `tools/*` and `tasks/*`; other methods not listed
+    /// here get -32601. Default: none.
+    pub app_methods: Vec<String>,
+    /// Capabilities the application serves (e.g. `{"resources": {}}`), merged into those the
+    /// engine declares in the handshake; the engine's own keys win. Default: none.
+    pub app_capabilities: Map<String, Value>,
+    /// Whether task changes are reported for a durable store, and whether replies wait for
+    /// its confirmation. Default: [`Durability::Volatile`].
+    pub durability: Durability,
+}
+
+/// Bounds on what a peer can make the engine hold or parse.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Longest accepted line on a byte stream; a longer one gets -32600 and the stream
+    /// resumes at the next newline. Default: 4 MiB.
     pub max_line_bytes: usize,
-    /// Most peer requests awaiting our answer at once (plain calls, parked `tasks/result`);
-    /// over it, a request that could wait gets -32603 at once. Bounds what a peer can pin.
+    /// Deepest accepted nesting of arrays and objects in one message; deeper ones get
+    /// -32600 before anything reads them. Default: 128 (serde_json's own recursion limit).
+    pub max_depth: usize,
+    /// Most requests of one session awaiting our answer at once (plain calls, parked
+    /// `tasks/result`); over it, a request that could wait gets -32603 at once. Default: 4096.
     pub max_pending_requests: usize,
 }
 
 /// The receiver side: accepting and serving task-augmented requests.
 #[derive(Clone, Debug)]
 pub struct TaskConfig {
-    /// Accept task-augmented requests at all (declares `tasks.requests.*`).
+    /// Accept task-augmented requests at all (declares `tasks.requests.*`). Default: true.
     pub enabled: bool,
-    /// Serve and declare `tasks/list`.
+    /// Serve and declare `tasks/list`. Default: true.
     pub list: bool,
-    /// Serve and declare `tasks/cancel`.
+    /// Serve and declare `tasks/cancel`. Default: true.
     pub cancel: bool,
-    /// Retention when the request names none; `None` is unlimited.
+    /// Retention when the request names none; `None` is unlimited. Default: 300 000 ms.
     pub default_ttl_ms: Option<u64>,
-    /// Requested retentions are clamped to this; `None` allows any, including unlimited.
+    /// Requested retentions are lowered to this; `None` allows any, including unlimited.
+    /// Default: 86 400 000 ms (24 h).
     pub max_ttl_ms: Option<u64>,
-    /// Requested retentions are raised to at least this (a task that expires at birth helps nobody).
+    /// Requested retentions are raised to at least this (a task that expires at birth helps
+    /// nobody). Default: 1 000 ms.
     pub min_ttl_ms: u64,
-    /// `pollInterval` suggested in every task.
-    pub poll_interval_ms: Option<u64>,
-    /// Most tasks held at once; over it a task-augmented request gets an error.
+    /// `pollInterval` suggested in every task; `None` suggests none. Default: 500 ms.
+    pub poll_interval_ms: Option<u32>,
+    /// Most tasks the host holds at once, in every status, until they expire or are
+    /// removed; over it no task is created and the call gets -32603 naming the limit.
+    /// Default: 100 000.
     pub max_tasks: usize,
-    /// Send `notifications/tasks/status` on every change.
+    /// Most tasks one owner holds at once (so one noisy requestor cannot lock out the
+    /// others); over it the call gets -32603 naming the limit. Default: 10 000.
+    pub max_tasks_per_owner: usize,
+    /// Send `notifications/tasks/status` on every change. Default: true.
     pub status_notifications: bool,
-    /// Tasks per `tasks/list` page (and tools per `tools/list` page).
+    /// Tasks per `tasks/list` page. Default: 50.
     pub page_size: usize,
 }
 
 /// The requestor side: polling tasks hosted by the peer.
 #[derive(Clone, Copy, Debug)]
 pub struct PollConfig {
-    /// Interval used when the peer suggests none.
+    /// Interval used when the peer suggests none. Default: 1 000 ms.
     pub default_interval_ms: u64,
-    /// The peer's `pollInterval` is raised to at least this.
+    /// The peer's `pollInterval` is raised to at least this. Default: 100 ms.
     pub min_interval_ms: u64,
-    /// The peer's `pollInterval` is lowered to at most this.
+    /// The peer's `pollInterval` is lowered to at most this. Default: 30 000 ms.
     pub max_interval_ms: u64,
 }
 
@@ -80,6 +114,30 @@ impl ClientFeatures {
     }
 }
 
+/// What the host reports to a durable task store.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// Nothing is reported; tasks live in memory only.
+    #[default]
+    Volatile,
+    /// Every change is reported as [`Output::Journal`](crate::Output::Journal); nothing waits.
+    Journal,
+    /// Every change is reported, and each message about a changed task (its
+    /// `CreateTaskResult`, a `tasks/cancel` answer, a status notification, …) waits until
+    /// [`Host::confirm`](crate::Host::confirm) says the store holds the change.
+    Confirmed,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_line_bytes: DEFAULT_MAX_LINE,
+            max_depth: 128,
+            max_pending_requests: 4096,
+        }
+    }
+}
+
 impl Default for TaskConfig {
     fn default() -> Self {
         TaskConfig {
@@ -90,7 +148,8 @@ impl Default for TaskConfig {
             max_ttl_ms: Some(86_400_000),
             min_ttl_ms: 1_000,
             poll_interval_ms: Some(500),
-            max_tasks: 1024,
+            max_tasks: 100_000,
+            max_tasks_per_owner: 10_000,
             status_notifications: true,
             page_size: 50,
         }
@@ -108,7 +167,7 @@ impl Default for PollConfig {
 }
 
 impl Config {
-    /// Defaults for a session named `name` at `version`.
+    /// Defaults for a host named `name` at `version`.
     pub fn new(name: &str, version: &str) -> Self {
         Config {
             info: Implementation::new(name, version),
@@ -117,8 +176,21 @@ impl Config {
             polling: PollConfig::default(),
             client: ClientFeatures::default(),
             request_timeout_ms: Some(60_000),
-            max_line_bytes: DEFAULT_MAX_LINE,
-            max_pending_requests: 4096,
+            tools_page_size: 100,
+            limits: Limits::default(),
+            app_methods: Vec::new(),
+            app_capabilities: Map::new(),
+            durability: Durability::Volatile,
         }
+    }
+
+    /// Whether the application answers `method` itself.
+    pub(crate) fn app_serves(&self, method: &str) -> bool {
+        self.app_methods
+            .iter()
+            .any(|pattern| match pattern.strip_suffix('*') {
+                Some(prefix) => method.starts_with(prefix),
+                None => pattern == method,
+            })
     }
 }

@@ -1,48 +1,157 @@
-//! Errors for misuse of the engine's own API. Peer misbehaviour is never an `Err`:
-//! it becomes a JSON-RPC error reply or an [`Event`](crate::Event).
+//! Errors: [`UsageError`] for misuse of the engine's own API, [`PeerErrorKind`] for what a
+//! peer got wrong. Peer misbehaviour is never an `Err`: it becomes a JSON-RPC error reply
+//! and an [`Event::PeerError`](crate::Event::PeerError).
 
 use std::fmt;
 
+use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::RequestId;
 use crate::status::TaskStatus;
+use crate::Role;
 
-/// A command the engine refused; the session is unchanged.
+/// A command the engine refused; nothing changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum UsageError {
-    /// No hosted task has this id (it may have expired).
-    UnknownTask(String),
-    /// No inbound request with this id awaits an answer (it may have been cancelled).
-    UnknownRequest(RequestId),
-    /// The task is terminal; it cannot take this command.
-    TaskTerminal(String, TaskStatus),
+    /// No open session has this id (it was never opened here, or it closed).
+    UnknownSession(SessionId),
+    /// No work awaits an answer under this call (already answered, stopped or expired).
+    UnknownCall(CallId),
+    /// No task has this id for this owner (it may have expired or been removed).
+    UnknownTask(TaskId),
+    /// The task is terminal: it takes no more changes. This is the one answer for every
+    /// command on a finished task (a common race after a cancel; nothing was changed).
+    TaskFinished {
+        /// The task.
+        task: TaskId,
+        /// Its terminal status.
+        status: TaskStatus,
+    },
     /// A task with this id exists already.
-    DuplicateTask(String),
-    /// The task store is full.
-    StoreFull,
+    DuplicateTask(TaskId),
+    /// Creating the task would pass a quota.
+    QuotaExceeded(Quota),
     /// The peer did not declare this capability, or the negotiated version lacks it.
     NotNegotiated(&'static str),
-    /// The handshake has not completed.
-    NotInitialized,
-    /// The session is closed.
-    Closed,
-    /// The command does not fit this session's role or state.
-    Invalid(String),
+    /// The handshake has not completed on this session.
+    NotInitialized(SessionId),
+    /// `initialize` was already sent on this session.
+    AlreadyInitialized(SessionId),
+    /// The command belongs to the other role.
+    WrongRole {
+        /// The role the command needs.
+        needs: Role,
+    },
+    /// A value that must be a JSON object was not.
+    NotAnObject(&'static str),
+    /// The method cannot carry an input request (only `elicitation/create`,
+    /// `sampling/createMessage` and `roots/list` can).
+    NotAnInputMethod(String),
+    /// Progress must be finite (JSON has no NaN or infinity).
+    NonFiniteProgress,
+    /// The call was not offered as a task, or it is one already.
+    NotATaskOffer(CallId),
+    /// No task of ours is followed under this id on this session.
+    UnknownRemoteTask(TaskId),
+    /// No request of the peer awaits our answer under this id.
+    UnknownRequest(RequestId),
+    /// The offered task could not be created (a task limit, or the task id source
+    /// repeating itself). The requestor already got that error as its answer and the call
+    /// is over: answer nothing more on it.
+    TaskRefused {
+        /// The call, now gone.
+        call: CallId,
+        /// Why, as the requestor was told.
+        reason: String,
+    },
+}
+
+/// Which task limit a creation would pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quota {
+    /// [`TaskConfig::max_tasks`](crate::TaskConfig::max_tasks): tasks held by the host.
+    Host(usize),
+    /// [`TaskConfig::max_tasks_per_owner`](crate::TaskConfig::max_tasks_per_owner).
+    Owner(usize),
+}
+
+impl fmt::Display for Quota {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Quota::Host(n) => write!(f, "the server holds its maximum of {n} tasks (max_tasks)"),
+            Quota::Owner(n) => write!(
+                f,
+                "this requestor holds its maximum of {n} tasks (max_tasks_per_owner)"
+            ),
+        }
+    }
 }
 
 impl fmt::Display for UsageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            UsageError::UnknownTask(id) => write!(f, "no task {id:?}"),
-            UsageError::UnknownRequest(id) => write!(f, "no pending inbound request {id}"),
-            UsageError::TaskTerminal(id, s) => write!(f, "task {id:?} is already {s}"),
-            UsageError::DuplicateTask(id) => write!(f, "task {id:?} exists already"),
-            UsageError::StoreFull => f.write_str("the task store is full"),
+            UsageError::UnknownSession(s) => write!(f, "no open {s}"),
+            UsageError::UnknownCall(c) => write!(f, "{c} awaits no answer (answered, stopped or expired)"),
+            UsageError::UnknownTask(t) => write!(f, "no task {t:?}"),
+            UsageError::TaskFinished { task, status } => {
+                write!(f, "task {task:?} is already {status}; nothing was changed")
+            }
+            UsageError::DuplicateTask(t) => write!(f, "task {t:?} exists already"),
+            UsageError::QuotaExceeded(q) => write!(f, "task limit reached: {q}"),
             UsageError::NotNegotiated(what) => write!(f, "{what} was not negotiated with the peer"),
-            UsageError::NotInitialized => f.write_str("the session is not initialized"),
-            UsageError::Closed => f.write_str("the session is closed"),
-            UsageError::Invalid(why) => f.write_str(why),
+            UsageError::NotInitialized(s) => write!(f, "{s} has not completed the handshake"),
+            UsageError::AlreadyInitialized(s) => write!(f, "initialize was already sent on {s}"),
+            UsageError::WrongRole { needs } => write!(f, "only a {needs:?} session can do this"),
+            UsageError::NotAnObject(what) => write!(f, "{what} must be a JSON object"),
+            UsageError::NotAnInputMethod(m) => write!(
+                f,
+                "{m} is not an input request (elicitation/create, sampling/createMessage, roots/list)"
+            ),
+            UsageError::NonFiniteProgress => f.write_str("progress and total must be finite numbers"),
+            UsageError::NotATaskOffer(c) => write!(f, "{c} was not offered as a task"),
+            UsageError::UnknownRemoteTask(t) => write!(f, "we follow no peer task {t:?}"),
+            UsageError::UnknownRequest(r) => write!(f, "no peer request {r} awaits our answer"),
+            UsageError::TaskRefused { call, reason } => write!(
+                f,
+                "the task for {call} was refused ({reason}); the requestor was told and the call is over"
+            ),
         }
     }
 }
 
 impl std::error::Error for UsageError {}
+
+/// What a peer got wrong; carried by [`Event::PeerError`](crate::Event::PeerError) next to
+/// the human-readable message. The JSON-RPC reply, when one is due, is already queued.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PeerErrorKind {
+    /// Not JSON, or not UTF-8 (-32700).
+    Parse,
+    /// JSON, but not a JSON-RPC message we accept (-32600).
+    InvalidRequest,
+    /// A JSON-RPC batch (not part of MCP; -32600).
+    Batch,
+    /// A line longer than [`Limits::max_line_bytes`](crate::Limits::max_line_bytes) (-32600).
+    TooLong,
+    /// JSON nested deeper than [`Limits::max_depth`](crate::Limits::max_depth) (-32600).
+    TooDeep,
+    /// A request id already used by a request in progress (-32600).
+    DuplicateId,
+    /// A request other than `initialize` or `ping` before the handshake (-32600).
+    BeforeInitialize,
+    /// A method this session does not serve (-32601).
+    UnknownMethod(String),
+    /// Parameters that do not fit the method (-32602); `field` names the member when known.
+    InvalidParams {
+        /// The offending member, when the decoder named one.
+        field: Option<String>,
+    },
+    /// More requests awaiting our answer than
+    /// [`Limits::max_pending_requests`](crate::Limits::max_pending_requests) (-32603).
+    TooManyPending,
+    /// A response to no request of ours (nothing is sent back).
+    UnknownResponse,
+    /// A response or notification we could not read (nothing is sent back).
+    Malformed,
+}

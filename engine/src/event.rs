@@ -1,37 +1,160 @@
-//! What the engine hands the caller: messages to send and events for the application.
+//! What the host hands its caller: messages to send, events for the application, and
+//! journal entries for a durable store.
 
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use crate::era::v2025_11_25::{Implementation, ProgressParams};
+use crate::error::PeerErrorKind;
+use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{RequestId, RpcError};
-use crate::status::TaskStatus;
-use crate::wire::v2025_11_25::{Implementation, ProgressParams, Task};
+use crate::task::{TaskInfo, TaskSnapshot};
 
-/// One item drained with [`Session::poll_output`](crate::Session::poll_output), in order.
+/// One item drained with [`Host::poll_output`](crate::Host::poll_output), in order.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Output {
-    /// One compact JSON-RPC message (no newline); a stream transport appends `\n`.
-    Send(String),
+    /// A message for one session's peer.
+    Send(Transmit),
     /// Something for the application.
     Event(Event),
+    /// A task change for a durable store, in order (with [`Durability::Journal`] or
+    /// [`Durability::Confirmed`](crate::Durability)).
+    ///
+    /// [`Durability::Journal`]: crate::Durability::Journal
+    Journal(JournalEntry),
+}
+
+/// One JSON-RPC message for a session's peer, and what it is.
+#[derive(Debug)]
+pub struct Transmit {
+    /// The session whose peer gets it.
+    pub session: SessionId,
+    /// What the message is (so a transport can route it without parsing it).
+    pub kind: MessageKind,
+    /// One compact JSON text (no newline); a stream transport appends `\n`.
+    pub message: String,
+}
+
+/// What an outgoing message is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MessageKind {
+    /// The answer to the peer's request `to`; `error` is the JSON-RPC error code when the
+    /// answer is an error (an HTTP transport maps it to a status without parsing).
+    Reply {
+        /// The peer's request id; `None` for an error about a message whose id could not
+        /// be read.
+        to: Option<RequestId>,
+        /// The error code, for an error reply.
+        error: Option<i64>,
+    },
+    /// A notification; `task` names the task it is about, if any.
+    Notification {
+        /// The method, e.g. `notifications/tasks/status`.
+        method: &'static str,
+        /// The task it is about.
+        task: Option<TaskId>,
+    },
+    /// A request of ours; its answer comes back with this id.
+    Request {
+        /// Our request id.
+        id: RequestId,
+    },
 }
 
 /// Why hosted work must stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum StopReason {
-    /// The requestor called `tasks/cancel`.
+    /// The requestor cancelled (`tasks/cancel`, or `notifications/cancelled` for a plain call).
     Cancelled,
     /// The task's retention ran out.
     Expired,
-    /// The session closed.
+    /// The session the answer was due on closed, or the host shut down.
     Closed,
+    /// The application removed the task.
+    Removed,
+}
+
+/// A change of a hosted task, for a durable store. Entries come in the order the
+/// changes happened; `seq` increases by one each time.
+#[derive(Clone, Debug)]
+pub struct JournalEntry {
+    /// Position in the journal; confirm with [`Host::confirm`](crate::Host::confirm).
+    pub seq: u64,
+    /// What changed.
+    pub change: Change,
+}
+
+/// What a journal entry records.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Change {
+    /// Store this task (insert or replace): it was created, changed status or message,
+    /// or got its outcome.
+    Put(TaskSnapshot),
+    /// Delete this task: it expired or was removed.
+    Delete {
+        /// The task.
+        task: TaskId,
+        /// Why.
+        reason: StopReason,
+    },
+}
+
+/// A tool call for the application to run; answer it with
+/// [`Host::respond`](crate::Host::respond) (a plain call gets the reply, a task its outcome).
+#[derive(Debug)]
+pub struct ToolCall {
+    /// The handle to answer through.
+    pub call: CallId,
+    /// The session it came from.
+    pub session: SessionId,
+    /// The peer's request id (for logs; answers go through `call`).
+    pub request: RequestId,
+    /// The tool name.
+    pub name: String,
+    /// The arguments exactly as sent.
+    pub arguments: Option<Box<RawValue>>,
+    /// The task this call runs as, when it became one.
+    pub task: Option<TaskId>,
+    /// The requestor asked for a task and the tool leaves the decision to the application
+    /// ([`TaskDecision::App`](crate::TaskDecision::App)): call
+    /// [`Host::start_task`](crate::Host::start_task), or answer plainly.
+    pub task_offered: bool,
+}
+
+/// A request for the application: a server-to-client request in the client role
+/// (`sampling/createMessage`, `elicitation/create`, `roots/list`), or any method listed
+/// in [`Config::app_methods`](crate::Config::app_methods). Answer it with
+/// [`Host::respond`](crate::Host::respond).
+#[derive(Debug)]
+pub struct AppRequest {
+    /// The handle to answer through.
+    pub call: CallId,
+    /// The session it came from.
+    pub session: SessionId,
+    /// The peer's request id (for logs; answers go through `call`).
+    pub request: RequestId,
+    /// The method.
+    pub method: String,
+    /// The parameters exactly as sent.
+    pub params: Option<Box<RawValue>>,
+    /// The task this request runs as, when it was task-augmented.
+    pub task: Option<TaskId>,
+    /// The peer's task this request serves (related-task metadata), if any.
+    pub related_task: Option<TaskId>,
 }
 
 /// Something the application should know or act on.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Event {
     /// The handshake completed: the peer's version, identity and capabilities.
     Initialized {
+        /// The session.
+        session: SessionId,
         /// Negotiated protocol version.
         protocol_version: String,
         /// The peer.
@@ -42,102 +165,114 @@ pub enum Event {
     /// Client: the server's `initialize` answer was unusable or did not come within the
     /// request timeout; the session is closed.
     InitializeFailed {
+        /// The session.
+        session: SessionId,
         /// Why.
         error: RpcError,
     },
-    /// Server: run a tool. With `task`, finish it through `complete_task`/`fail_task`;
-    /// without, answer through `respond`.
-    ToolCall {
-        /// The `tools/call` request id.
-        request: RequestId,
-        /// Tool name.
-        name: String,
-        /// Arguments exactly as sent.
-        arguments: Option<Box<RawValue>>,
-        /// The task created for this call, if task-augmented.
-        task: Option<String>,
+    /// The session closed (end of input, [`Host::close`](crate::Host::close), a failed
+    /// handshake). Its plain calls were stopped; its tasks live on.
+    Closed {
+        /// The session.
+        session: SessionId,
     },
-    /// Client: a server-to-client request (`sampling/createMessage`, `elicitation/create`,
-    /// `roots/list`). With `task`, finish it through `complete_task`; without, `respond`.
-    Request {
-        /// The request id.
-        request: RequestId,
+    /// Server: run a tool.
+    ToolCall(ToolCall),
+    /// A request for the application to answer.
+    Request(AppRequest),
+    /// A notification the engine does not act on itself (e.g. `notifications/message`).
+    Notification {
+        /// The session.
+        session: SessionId,
         /// The method.
         method: String,
-        /// Parameters exactly as sent.
+        /// The parameters exactly as sent.
         params: Option<Box<RawValue>>,
-        /// The task created for this request, if task-augmented.
-        task: Option<String>,
-        /// The peer's task this request serves (related-task metadata), if any.
-        related_task: Option<String>,
     },
-    /// The peer cancelled a plain request; its answer will not be sent.
-    RequestCancelled {
-        /// The cancelled request.
-        request: RequestId,
-        /// The peer's reason.
-        reason: Option<String>,
-    },
-    /// Stop the work of a hosted task.
-    StopTask {
-        /// The task.
-        task: String,
+    /// Stop a call's work; its answer will not be sent (a task keeps its new status).
+    Stop {
+        /// The call.
+        call: CallId,
         /// Why.
         reason: StopReason,
+        /// The peer's reason, when it gave one.
+        message: Option<String>,
     },
-    /// The peer answered an input request made with `request_input`.
+    /// A task restored with [`Host::restore`](crate::Host::restore) was still running when
+    /// its host stopped: resume its work under `call`, or finish it with
+    /// [`Host::respond`](crate::Host::respond).
+    Restored {
+        /// The handle of the task's work.
+        call: CallId,
+        /// The task.
+        task: TaskId,
+    },
+    /// The peer answered an input request made with
+    /// [`Host::request_input`](crate::Host::request_input).
     InputResponse {
-        /// The task the input was for.
-        task: String,
-        /// Our request id.
-        request: RequestId,
+        /// The call the input was for.
+        call: CallId,
+        /// Which input request.
+        input: InputId,
         /// The peer's answer.
         outcome: Result<Value, RpcError>,
-    },
-    /// A task's outcome arrived after it became terminal (e.g. after a cancel) and was dropped.
-    OutcomeDropped {
-        /// The task.
-        task: String,
-        /// Its (terminal) status.
-        status: TaskStatus,
     },
     /// The peer answered one of our requests.
     Response {
+        /// The session.
+        session: SessionId,
         /// Our request id.
         request: RequestId,
         /// The peer's answer.
         outcome: Result<Value, RpcError>,
     },
-    /// The peer accepted a task-augmented request.
+    /// The peer accepted a task-augmented request of ours.
     TaskCreated {
+        /// The session.
+        session: SessionId,
         /// Our request id.
         request: RequestId,
         /// The task as created.
-        task: Task,
+        task: TaskInfo,
     },
-    /// A peer-hosted task changed status or message.
+    /// A peer-hosted task of ours changed status or message.
     TaskStatus {
+        /// The session.
+        session: SessionId,
         /// The task as now known.
-        task: Task,
+        task: TaskInfo,
     },
     /// A peer-hosted task's outcome (what `tasks/result` returned); reported once per task.
     TaskResult {
+        /// The session.
+        session: SessionId,
         /// The task.
-        task: String,
+        task: TaskId,
         /// The result, or the error the task ended with.
         outcome: Result<Value, RpcError>,
     },
     /// One of the application's requests timed out locally; `notifications/cancelled` was
     /// sent, and a late answer will be dropped quietly.
     TimedOut {
+        /// The session.
+        session: SessionId,
         /// Our request id.
         request: RequestId,
     },
     /// The peer reported progress.
-    Progress(ProgressParams),
+    Progress {
+        /// The session.
+        session: SessionId,
+        /// The notification's parameters.
+        params: ProgressParams,
+    },
     /// The peer sent something we could not use. Any JSON-RPC error reply is already queued.
     PeerError {
-        /// What was wrong.
+        /// The session.
+        session: SessionId,
+        /// What kind of mistake.
+        kind: PeerErrorKind,
+        /// What was wrong, for people.
         message: String,
     },
 }

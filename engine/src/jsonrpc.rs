@@ -1,14 +1,17 @@
-//! JSON-RPC 2.0 envelopes: request ids, error objects, parsing peer bytes, writing replies.
+//! JSON-RPC 2.0 envelopes: request ids, error objects, parsing peer bytes, writing messages.
 
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{Deserializer, Error as _};
+use serde::de::{self, Deserializer, Error as _, IgnoredAny, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-/// Standard JSON-RPC error codes used by MCP.
+use crate::error::PeerErrorKind;
+use crate::json::{self, Buf};
+
+/// The JSON-RPC error codes MCP uses.
 pub mod code {
     /// Invalid JSON was received.
     pub const PARSE_ERROR: i64 = -32700;
@@ -18,7 +21,7 @@ pub mod code {
     pub const METHOD_NOT_FOUND: i64 = -32601;
     /// Invalid method parameters (also: unknown, expired or terminal tasks).
     pub const INVALID_PARAMS: i64 = -32602;
-    /// Internal error.
+    /// Internal error (also: a task quota was reached).
     pub const INTERNAL_ERROR: i64 = -32603;
     /// Implementation-defined: the connection closed before the request was answered.
     pub const CONNECTION_CLOSED: i64 = -32000;
@@ -74,15 +77,23 @@ impl RpcError {
         self
     }
 
-    pub(crate) fn invalid_params(message: impl Into<String>) -> Self {
+    /// -32602: the parameters do not fit the method.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
         RpcError::new(code::INVALID_PARAMS, message)
     }
 
-    pub(crate) fn invalid_request(message: impl Into<String>) -> Self {
+    /// -32600: not a request we accept.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
         RpcError::new(code::INVALID_REQUEST, message)
     }
 
-    pub(crate) fn method_not_found(method: &str) -> Self {
+    /// -32603: something went wrong on our side.
+    pub fn internal(message: impl Into<String>) -> Self {
+        RpcError::new(code::INTERNAL_ERROR, message)
+    }
+
+    /// -32601 for `method`.
+    pub fn method_not_found(method: &str) -> Self {
         RpcError::new(
             code::METHOD_NOT_FOUND,
             format!("Method not found: {method}"),
@@ -97,6 +108,28 @@ impl fmt::Display for RpcError {
 }
 
 impl std::error::Error for RpcError {}
+
+/// A request we refuse: the error to answer with, and what to report when the peer is at fault.
+#[derive(Debug)]
+pub(crate) struct Reject {
+    pub error: RpcError,
+    pub kind: Option<PeerErrorKind>,
+}
+
+impl From<RpcError> for Reject {
+    fn from(error: RpcError) -> Self {
+        Reject { error, kind: None }
+    }
+}
+
+impl Reject {
+    pub fn peer(kind: PeerErrorKind, error: RpcError) -> Self {
+        Reject {
+            error,
+            kind: Some(kind),
+        }
+    }
+}
 
 /// One parsed inbound message, borrowing from the input line.
 #[derive(Debug)]
@@ -118,11 +151,30 @@ pub(crate) enum Inbound<'a> {
 
 /// Why a line is not a message we can act on.
 #[derive(Debug)]
-pub(crate) enum Malformed {
-    /// Answer with this error (id omitted when it could not be read).
-    Reply(Option<RequestId>, RpcError),
-    /// A malformed response or error report: nothing to answer, only to report.
-    Ignore(String),
+pub(crate) struct Malformed {
+    pub kind: PeerErrorKind,
+    /// The error reply to send, with the request id when it could be read; `None` for a
+    /// malformed response (nothing is answered).
+    pub reply: Option<(Option<RequestId>, RpcError)>,
+    pub message: String,
+}
+
+impl Malformed {
+    fn reply(kind: PeerErrorKind, id: Option<RequestId>, error: RpcError) -> Box<Self> {
+        Box::new(Malformed {
+            kind,
+            message: error.message.clone(),
+            reply: Some((id, error)),
+        })
+    }
+
+    fn ignore(message: String) -> Box<Self> {
+        Box::new(Malformed {
+            kind: PeerErrorKind::Malformed,
+            reply: None,
+            message,
+        })
+    }
 }
 
 /// A JSON member that distinguishes "absent" from "null".
@@ -140,12 +192,67 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Member<T> {
     }
 }
 
+/// The `id` member as read, without failing the envelope on a bad type.
+#[derive(Debug, Default)]
+enum IdField {
+    #[default]
+    Absent,
+    Null,
+    Valid(RequestId),
+    Invalid,
+}
+
+impl<'de> Deserialize<'de> for IdField {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = IdField;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a request id")
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<IdField, E> {
+                Ok(IdField::Valid(RequestId::Number(n)))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<IdField, E> {
+                Ok(i64::try_from(n)
+                    .map_or(IdField::Invalid, |n| IdField::Valid(RequestId::Number(n))))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<IdField, E> {
+                Ok(IdField::Invalid)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<IdField, E> {
+                Ok(IdField::Invalid)
+            }
+            fn visit_str<E>(self, s: &str) -> Result<IdField, E> {
+                Ok(IdField::Valid(RequestId::String(s.to_owned())))
+            }
+            fn visit_string<E>(self, s: String) -> Result<IdField, E> {
+                Ok(IdField::Valid(RequestId::String(s)))
+            }
+            fn visit_unit<E>(self) -> Result<IdField, E> {
+                Ok(IdField::Null)
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<IdField, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(IdField::Invalid)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<IdField, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(IdField::Invalid)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 #[derive(Deserialize)]
 struct Envelope<'a> {
     #[serde(default, borrow)]
     jsonrpc: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    id: Member<&'a RawValue>,
+    #[serde(default)]
+    id: IdField,
+    /// Kept raw so that a method that is not a readable string (a number, a lone
+    /// surrogate escape) is refused with the request's id rather than as a parse error.
     #[serde(default, borrow)]
     method: Option<&'a RawValue>,
     #[serde(default, borrow)]
@@ -157,85 +264,103 @@ struct Envelope<'a> {
 }
 
 /// Parses one line of peer bytes. Never panics; every failure says how to answer.
-pub(crate) fn parse(line: &[u8]) -> Result<Inbound<'_>, Malformed> {
-    let parse_error = |why: String| Malformed::Reply(None, RpcError::new(code::PARSE_ERROR, why));
+/// JSON nested deeper than `max_depth` is refused before anything reads it.
+pub(crate) fn parse(line: &[u8], max_depth: usize) -> Result<Inbound<'_>, Box<Malformed>> {
+    let parse_error = |why: String| {
+        Malformed::reply(
+            PeerErrorKind::Parse,
+            None,
+            RpcError::new(code::PARSE_ERROR, why),
+        )
+    };
     let text = std::str::from_utf8(line)
         .map_err(|e| parse_error(format!("Parse error: invalid UTF-8 ({e})")))?;
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('[') {
-        return Err(match serde_json::from_str::<serde::de::IgnoredAny>(text) {
-            Ok(_) => Malformed::Reply(
+    if text.trim_start().starts_with('[') {
+        return Err(match serde_json::from_str::<IgnoredAny>(text) {
+            Ok(_) => Malformed::reply(
+                PeerErrorKind::Batch,
                 None,
                 RpcError::invalid_request("Invalid Request: JSON-RPC batches are not supported"),
             ),
             Err(e) => parse_error(format!("Parse error: {e}")),
         });
     }
+    let too_deep = nested_deeper_than(line, max_depth);
+    if !too_deep {
+        if let Some(inbound) = parse_canonical(text) {
+            return Ok(inbound);
+        }
+    }
     let env: Envelope<'_> = serde_json::from_str(text).map_err(|e| match e.classify() {
-        serde_json::error::Category::Data => Malformed::Reply(
+        serde_json::error::Category::Data => Malformed::reply(
+            PeerErrorKind::InvalidRequest,
             None,
             RpcError::invalid_request(format!("Invalid Request: {e}")),
         ),
         _ => parse_error(format!("Parse error: {e}")),
     })?;
-    let id = match env.id {
-        Member::Absent => None,
-        Member::Null => Some(Err("id must not be null")),
-        Member::Present(raw) => Some(parse_id(raw).ok_or("id must be a string or an integer")),
-    };
     let is_response = env.method.is_none() && (env.result.is_some() || env.error.is_some());
+    if too_deep {
+        let id = match env.id {
+            IdField::Valid(id) if !is_response => Some(id),
+            _ => None,
+        };
+        let error = RpcError::invalid_request(format!(
+            "Invalid Request: JSON nested deeper than {max_depth} levels"
+        ));
+        return Err(if is_response {
+            Box::new(Malformed {
+                kind: PeerErrorKind::TooDeep,
+                message: error.message,
+                reply: None,
+            })
+        } else {
+            Malformed::reply(PeerErrorKind::TooDeep, id, error)
+        });
+    }
     if is_response {
-        let Some(Ok(id)) = id else {
-            return Err(Malformed::Ignore(format!(
+        let IdField::Valid(id) = env.id else {
+            return Err(Malformed::ignore(format!(
                 "response without a usable id: {}",
                 truncate(text, 200)
             )));
         };
         if env.jsonrpc.as_deref() != Some("2.0") {
-            return Err(Malformed::Ignore(format!(
+            return Err(Malformed::ignore(format!(
                 "response {id} lacks \"jsonrpc\":\"2.0\""
             )));
         }
         let outcome = match (env.result, env.error) {
             (Some(result), None) => Ok(result),
             (None, Some(error)) => Err(serde_json::from_str::<RpcError>(error.get())
-                .unwrap_or_else(|e| {
-                    RpcError::new(code::INTERNAL_ERROR, format!("malformed error object: {e}"))
-                })),
+                .unwrap_or_else(|e| RpcError::internal(format!("malformed error object: {e}")))),
             _ => {
-                return Err(Malformed::Ignore(format!(
+                return Err(Malformed::ignore(format!(
                     "response {id} has both result and error"
                 )))
             }
         };
         return Ok(Inbound::Response { id, outcome });
     }
-    let id = match id {
-        None => None,
-        Some(Ok(id)) => Some(id),
-        Some(Err(why)) => {
-            return Err(Malformed::Reply(
-                None,
-                RpcError::invalid_request(format!("Invalid Request: {why}")),
-            ))
-        }
-    };
-    let reject = |why: &str| {
-        Malformed::Reply(
-            id.clone(),
-            RpcError::invalid_request(format!("Invalid Request: {why}")),
-        )
+    let id = match env.id {
+        IdField::Absent => None,
+        IdField::Valid(id) => Some(id),
+        IdField::Null => return Err(invalid(None, "id must not be null")),
+        IdField::Invalid => return Err(invalid(None, "id must be a string or an integer")),
     };
     if env.jsonrpc.as_deref() != Some("2.0") {
-        return Err(reject("\"jsonrpc\" must be \"2.0\""));
+        return Err(invalid(id, "\"jsonrpc\" must be \"2.0\""));
     }
     let Some(method) = env.method else {
-        return Err(reject("missing \"method\""));
+        return Err(invalid(id, "missing \"method\""));
     };
-    let method: Cow<'_, str> =
-        serde_json::from_str(method.get()).map_err(|_| reject("\"method\" must be a string"))?;
+    let method: Cow<'_, str> = serde_json::from_str(method.get())
+        .map_err(|_| invalid(id.clone(), "\"method\" must be a string"))?;
     if env.result.is_some() || env.error.is_some() {
-        return Err(reject("a request cannot carry \"result\" or \"error\""));
+        return Err(invalid(
+            id,
+            "a request cannot carry \"result\" or \"error\"",
+        ));
     }
     let params = env.params.filter(|p| p.get() != "null");
     Ok(match id {
@@ -244,13 +369,101 @@ pub(crate) fn parse(line: &[u8]) -> Result<Inbound<'_>, Malformed> {
     })
 }
 
-fn parse_id(raw: &RawValue) -> Option<RequestId> {
-    let text = raw.get();
+/// The fast path for the shape most clients write, `{"jsonrpc":"2.0","id":…,"method":"…"}`
+/// with optional `"params":…` last: read without a general JSON parse of the envelope
+/// (params are still checked to be exactly one JSON value). Anything else, including any
+/// escape in the id or method, gets `None` and takes the general path.
+fn parse_canonical(text: &str) -> Option<Inbound<'_>> {
+    let rest = text.strip_prefix(r#"{"jsonrpc":"2.0","#)?;
+    let (id, rest) = match rest.strip_prefix(r#""id":"#) {
+        Some(rest) => {
+            let (id, rest) = canonical_id(rest)?;
+            (Some(id), rest.strip_prefix(',')?)
+        }
+        None => (None, rest),
+    };
+    let (method, rest) = plain_string(rest.strip_prefix(r#""method":"#)?)?;
+    let method = Cow::Borrowed(method);
+    let params = match rest {
+        "}" => None,
+        tail => {
+            let raw = tail.strip_prefix(r#","params":"#)?.strip_suffix('}')?;
+            let params: &RawValue = serde_json::from_str(raw).ok()?;
+            Some(params).filter(|p| p.get() != "null")
+        }
+    };
+    Some(match id {
+        Some(id) => Inbound::Request { id, method, params },
+        None => Inbound::Notification { method, params },
+    })
+}
+
+/// A JSON string without escapes at the start of `text` (which starts with its quote):
+/// its contents and what follows it.
+pub(crate) fn plain_string(text: &str) -> Option<(&str, &str)> {
+    let body = text.strip_prefix('"')?;
+    let end = json::plain_prefix(body.as_bytes());
+    (body.as_bytes().get(end) == Some(&b'"')).then(|| (&body[..end], &body[end + 1..]))
+}
+
+/// A request id at the start of `text`: an integer, or a string without escapes.
+fn canonical_id(text: &str) -> Option<(RequestId, &str)> {
     if text.starts_with('"') {
-        serde_json::from_str(text).ok().map(RequestId::String)
-    } else {
-        text.parse().ok().map(RequestId::Number)
+        let (id, rest) = plain_string(text)?;
+        return Some((RequestId::String(id.to_owned()), rest));
     }
+    let digits = text
+        .bytes()
+        .position(|b| b != b'-' && !b.is_ascii_digit())?;
+    let n: i64 = text[..digits].parse().ok()?;
+    // `-0` and leading zeros are not JSON's integers: let the general path judge them.
+    let canonical = match text.as_bytes() {
+        [b'0', b'0'..=b'9', ..] | [b'-', b'0', ..] => false,
+        _ => digits > 0,
+    };
+    canonical.then(|| (RequestId::Number(n), &text[digits..]))
+}
+
+fn invalid(id: Option<RequestId>, why: &str) -> Box<Malformed> {
+    Malformed::reply(
+        PeerErrorKind::InvalidRequest,
+        id,
+        RpcError::invalid_request(format!("Invalid Request: {why}")),
+    )
+}
+
+/// Whether arrays and objects nest deeper than `max` anywhere in `json` (strings skipped).
+/// A text shorter than `max` bytes cannot, so short messages are not scanned.
+fn nested_deeper_than(json: &[u8], max: usize) -> bool {
+    // Cheap filters first: too short, or too few brackets in all (a counting loop the
+    // compiler vectorizes), and the precise walk never runs.
+    if json.len() <= max || json.iter().filter(|&&b| b == b'[' || b == b'{').count() <= max {
+        return false;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in json {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 fn truncate(text: &str, max: usize) -> &str {
@@ -261,13 +474,23 @@ fn truncate(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-/// Deserializes `params` into `T`, naming the offending field in a -32602 error.
-pub(crate) fn params<'a, T: Deserialize<'a>>(params: Option<&'a RawValue>) -> Result<T, RpcError> {
+/// Deserializes `params` into `T`, naming the offending member in a -32602 error.
+pub(crate) fn params<'a, T: Deserialize<'a>>(params: Option<&'a RawValue>) -> Result<T, Reject> {
     let text = params.map_or("{}", RawValue::get);
     serde_json::from_str(text).map_err(|e| {
         let msg = e.to_string();
-        let msg = msg.split(" at line ").next().unwrap_or(&msg);
-        RpcError::invalid_params(format!("Invalid params: {msg}"))
+        let msg = msg.split(" at line ").next().unwrap_or(&msg).to_owned();
+        // serde names the member only for missing, unknown and duplicate fields (its other
+        // messages quote the offending value instead).
+        let field = ["missing field `", "unknown field `", "duplicate field `"]
+            .iter()
+            .find_map(|prefix| msg.strip_prefix(prefix))
+            .and_then(|rest| rest.split_once('`'))
+            .map(|(name, _)| name.to_owned());
+        Reject::peer(
+            PeerErrorKind::InvalidParams { field },
+            RpcError::invalid_params(format!("Invalid params: {msg}")),
+        )
     })
 }
 
@@ -282,59 +505,51 @@ pub(crate) fn lenient_ms<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>,
     }
 }
 
-#[derive(Serialize)]
-struct ResultMessage<'a, T: Serialize + ?Sized> {
-    jsonrpc: &'static str,
-    id: &'a RequestId,
-    result: &'a T,
+const HEAD: &[u8] = br#"{"jsonrpc":"2.0","#;
+
+/// `{"jsonrpc":"2.0","id":…,"result":…}` with the result written by `body`.
+pub(crate) fn reply_with(id: &RequestId, capacity: usize, body: impl FnOnce(&mut Buf)) -> String {
+    let mut buf = Buf::with_capacity(capacity);
+    buf.extend_from_slice(HEAD);
+    buf.extend_from_slice(br#""id":"#);
+    json::push_id(&mut buf, id);
+    buf.extend_from_slice(br#","result":"#);
+    body(&mut buf);
+    buf.push(b'}');
+    json::finish(buf)
 }
 
-#[derive(Serialize)]
-struct ErrorMessage<'a> {
-    jsonrpc: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<&'a RequestId>,
-    error: &'a RpcError,
-}
-
-#[derive(Serialize)]
-struct RequestMessage<'a, P: Serialize> {
-    jsonrpc: &'static str,
-    id: &'a RequestId,
-    method: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    params: Option<P>,
-}
-
-#[derive(Serialize)]
-struct NotificationMessage<'a, P: Serialize> {
-    jsonrpc: &'static str,
-    method: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    params: Option<P>,
-}
-
-fn to_line(message: &impl Serialize) -> String {
-    // Serializing our own types to a String cannot fail: no maps with non-string keys.
-    serde_json::to_string(message).expect("wire types serialize")
-}
-
-/// `{"jsonrpc":"2.0","id":…,"result":…}` as one compact line.
+/// A reply carrying any serializable result.
 pub(crate) fn result_line<T: Serialize + ?Sized>(id: &RequestId, result: &T) -> String {
-    to_line(&ResultMessage {
-        jsonrpc: "2.0",
-        id,
-        result,
-    })
+    reply_with(id, 128, |buf| json::push_serialized(buf, result))
 }
 
 /// `{"jsonrpc":"2.0","id":…,"error":…}`; the id is omitted when unknown.
 pub(crate) fn error_line(id: Option<&RequestId>, error: &RpcError) -> String {
-    to_line(&ErrorMessage {
-        jsonrpc: "2.0",
-        id,
-        error,
-    })
+    let mut buf = Buf::with_capacity(96 + error.message.len());
+    buf.extend_from_slice(HEAD);
+    if let Some(id) = id {
+        buf.extend_from_slice(br#""id":"#);
+        json::push_id(&mut buf, id);
+        buf.push(b',');
+    }
+    buf.extend_from_slice(br#""error":"#);
+    push_error(&mut buf, error);
+    buf.push(b'}');
+    json::finish(buf)
+}
+
+/// An error object: `{"code":…,"message":…,"data"?:…}`.
+pub(crate) fn push_error(buf: &mut Buf, error: &RpcError) {
+    buf.extend_from_slice(br#"{"code":"#);
+    json::push_i64(buf, error.code);
+    buf.extend_from_slice(br#","message":"#);
+    json::push_str(buf, &error.message);
+    if let Some(data) = &error.data {
+        buf.extend_from_slice(br#","data":"#);
+        json::push_serialized(buf, data);
+    }
+    buf.push(b'}');
 }
 
 /// A request line.
@@ -343,21 +558,43 @@ pub(crate) fn request_line<P: Serialize>(
     method: &str,
     params: Option<P>,
 ) -> String {
-    to_line(&RequestMessage {
-        jsonrpc: "2.0",
-        id,
-        method,
-        params,
-    })
+    let mut buf = Buf::with_capacity(128);
+    buf.extend_from_slice(HEAD);
+    buf.extend_from_slice(br#""id":"#);
+    json::push_id(&mut buf, id);
+    buf.extend_from_slice(br#","method":"#);
+    json::push_str(&mut buf, method);
+    if let Some(params) = params {
+        buf.extend_from_slice(br#","params":"#);
+        json::push_serialized(&mut buf, &params);
+    }
+    buf.push(b'}');
+    json::finish(buf)
 }
 
-/// A notification line.
+/// A notification line with params written by `body` (or none).
+pub(crate) fn notification_with(method: &str, body: Option<&dyn Fn(&mut Buf)>) -> String {
+    let mut buf = Buf::with_capacity(192);
+    buf.extend_from_slice(HEAD);
+    buf.extend_from_slice(br#""method":"#);
+    json::push_str(&mut buf, method);
+    if let Some(body) = body {
+        buf.extend_from_slice(br#","params":"#);
+        body(&mut buf);
+    }
+    buf.push(b'}');
+    json::finish(buf)
+}
+
+/// A notification line with serializable params.
 pub(crate) fn notification_line<P: Serialize>(method: &str, params: Option<P>) -> String {
-    to_line(&NotificationMessage {
-        jsonrpc: "2.0",
-        method,
-        params,
-    })
+    match params {
+        Some(p) => notification_with(
+            method,
+            Some(&|buf: &mut Buf| json::push_serialized(buf, &p)),
+        ),
+        None => notification_with(method, None),
+    }
 }
 
 #[cfg(test)]
@@ -365,8 +602,11 @@ mod tests {
     use super::*;
 
     fn reply_code(line: &str) -> (Option<RequestId>, i64) {
-        match parse(line.as_bytes()) {
-            Err(Malformed::Reply(id, e)) => (id, e.code),
+        match parse(line.as_bytes(), 128).map_err(|m| *m) {
+            Err(Malformed {
+                reply: Some((id, e)),
+                ..
+            }) => (id, e.code),
             other => panic!("{line}: expected an error reply, got {other:?}"),
         }
     }
@@ -374,26 +614,36 @@ mod tests {
     #[test]
     fn classifies_requests_notifications_and_responses() {
         assert!(matches!(
-            parse(br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#),
+            parse(br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#, 128),
             Ok(Inbound::Request { id: RequestId::String(s), .. }) if s == "a"
         ));
         assert!(matches!(
-            parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized","params":null}"#),
+            parse(
+                br#"{"jsonrpc":"2.0","method":"notifications/initialized","params":null}"#,
+                128
+            ),
             Ok(Inbound::Notification { params: None, .. })
         ));
         assert!(matches!(
-            parse(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#),
+            parse(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#, 128),
             Ok(Inbound::Response {
                 id: RequestId::Number(7),
                 outcome: Ok(_)
             })
         ));
         assert!(matches!(
-            parse(br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"no"}}"#),
+            parse(
+                br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"no"}}"#,
+                128
+            ),
             Ok(Inbound::Response {
                 outcome: Err(RpcError { code: -32602, .. }),
                 ..
             })
+        ));
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","id":1,"method":"a\u002fb"}"#, 128),
+            Ok(Inbound::Request { method, .. }) if method == "a/b"
         ));
     }
 
@@ -416,7 +666,15 @@ mod tests {
             (None, code::INVALID_REQUEST)
         );
         assert_eq!(
+            reply_code(r#"{"jsonrpc":"2.0","id":{"a":[1]},"method":"ping"}"#),
+            (None, code::INVALID_REQUEST)
+        );
+        assert_eq!(
             reply_code(r#"{"jsonrpc":"2.0","id":1,"method":7}"#),
+            (Some(RequestId::Number(1)), code::INVALID_REQUEST)
+        );
+        assert_eq!(
+            reply_code(r#"{"jsonrpc":"2.0","id":1,"method":{"x":[]}}"#),
             (Some(RequestId::Number(1)), code::INVALID_REQUEST)
         );
         assert_eq!(
@@ -424,8 +682,12 @@ mod tests {
             (Some(RequestId::Number(1)), code::INVALID_REQUEST)
         );
         assert!(matches!(
-            parse(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700}}"#),
-            Err(Malformed::Ignore(_))
+            parse(
+                br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700}}"#,
+                128
+            )
+            .map_err(|m| *m),
+            Err(Malformed { reply: None, .. })
         ));
         assert_eq!(reply_code("\u{feff}"), (None, code::PARSE_ERROR));
         let deep = "[".repeat(100_000);
@@ -438,16 +700,88 @@ mod tests {
     }
 
     #[test]
+    fn the_canonical_shape_reads_like_the_general_path() {
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":-7,"method":"tasks/get","params":{"taskId":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":"a b","method":"x","params":null}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":[1,{"b":"}"}]}}"#,
+        ];
+        for line in lines {
+            let fast = format!("{:?}", parse_canonical(line).expect(line));
+            let general: Value = serde_json::from_str(line).unwrap();
+            // The same members sorted (serde_json's map order), mostly not the fast path's shape.
+            let mut reordered = serde_json::Map::new();
+            for key in ["method", "params", "id", "jsonrpc"] {
+                if let Some(v) = general.get(key) {
+                    reordered.insert(key.to_owned(), v.clone());
+                }
+            }
+            let reordered = Value::Object(reordered).to_string();
+            let slow = parse(reordered.as_bytes(), 128).expect(line);
+            // Same id, method and params (compared as the parsed forms print).
+            let normalize = |s: String| s.replace("Some(RawValue(null))", "None");
+            assert_eq!(
+                normalize(fast).replace(' ', ""),
+                normalize(format!("{slow:?}")).replace(' ', ""),
+                "{line}"
+            );
+        }
+        for odd in [
+            r#"{"jsonrpc":"2.0","id":007,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":"a\"b","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"p\u0069ng"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{},"id":2}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1}} "#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":}"#,
+            r#"{"jsonrpc":"2.0","id":99999999999999999999,"method":"x"}"#,
+        ] {
+            assert!(parse_canonical(odd).is_none(), "{odd}");
+        }
+        // What the fast path leaves alone still parses, or is refused, on the general path.
+        assert!(parse(br#"{"jsonrpc":"2.0","id":"a\"b","method":"ping"}"#, 128).is_ok());
+        assert!(parse(
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":}"#,
+            128
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_refused_with_the_id() {
+        let nested = |depth: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":9,"method":"x","params":{{"a":{}1{}}}}}"#,
+                "[".repeat(depth),
+                "]".repeat(depth)
+            )
+        };
+        // params is depth 2 and the arrays add `depth`: 126 arrays reach exactly 128.
+        assert!(parse(nested(126).as_bytes(), 128).is_ok());
+        let refused = parse(nested(127).as_bytes(), 128).unwrap_err();
+        assert_eq!(refused.kind, PeerErrorKind::TooDeep);
+        assert_eq!(
+            refused.reply.map(|(id, e)| (id, e.code)),
+            Some((Some(RequestId::Number(9)), -32600))
+        );
+        assert!(parse(nested(10_000).as_bytes(), 128).is_err());
+        // Brackets inside strings do not count.
+        let quoted = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{"s":"{}"}}}}"#,
+            "[".repeat(500)
+        );
+        assert!(parse(quoted.as_bytes(), 128).is_ok());
+    }
+
+    #[test]
     fn invalid_utf8_is_a_parse_error() {
         assert!(matches!(
-            parse(b"{\"a\":\"\xff\"}"),
-            Err(Malformed::Reply(
-                None,
-                RpcError {
-                    code: code::PARSE_ERROR,
-                    ..
-                }
-            ))
+            parse(b"{\"a\":\"\xff\"}", 128).map_err(|m| *m),
+            Err(Malformed {
+                kind: PeerErrorKind::Parse,
+                ..
+            })
         ));
     }
 
@@ -460,7 +794,36 @@ mod tests {
             task_id: String,
         }
         let err = params::<P>(None).unwrap_err();
-        assert_eq!(err.code, code::INVALID_PARAMS);
-        assert!(err.message.contains("taskId"), "{}", err.message);
+        assert_eq!(err.error.code, code::INVALID_PARAMS);
+        assert!(
+            err.error.message.contains("taskId"),
+            "{}",
+            err.error.message
+        );
+        assert_eq!(
+            err.kind,
+            Some(PeerErrorKind::InvalidParams {
+                field: Some("taskId".into())
+            })
+        );
+    }
+
+    #[test]
+    fn writers_match_serde_output() {
+        let id = RequestId::String("a\"b".into());
+        let error = RpcError::invalid_params("no \"such\" task")
+            .with_data(serde_json::json!({"taskId": "t"}));
+        let line: Value = serde_json::from_str(&error_line(Some(&id), &error)).unwrap();
+        assert_eq!(
+            line,
+            serde_json::json!({"jsonrpc":"2.0","id":"a\"b","error":{"code":-32602,"message":"no \"such\" task","data":{"taskId":"t"}}})
+        );
+        let line: Value =
+            serde_json::from_str(&result_line(&RequestId::Number(-3), &serde_json::json!({})))
+                .unwrap();
+        assert_eq!(
+            line,
+            serde_json::json!({"jsonrpc":"2.0","id":-3,"result":{}})
+        );
     }
 }

@@ -10,6 +10,17 @@ pub const MAX_MILLIS: Millis = Millis(253_402_300_799_999);
 
 const MS_PER_DAY: u64 = 86_400_000;
 
+/// Calendar fields of an instant in UTC.
+pub(crate) struct Civil {
+    pub year: u32,
+    pub month: u32,
+    pub day: u32,
+    pub hour: u32,
+    pub minute: u32,
+    pub second: u32,
+    pub milli: u32,
+}
+
 impl Millis {
     /// `self + ms`, saturating at [`MAX_MILLIS`].
     pub fn plus(self, ms: u64) -> Millis {
@@ -18,16 +29,28 @@ impl Millis {
 
     /// RFC 3339 UTC text with milliseconds, e.g. `2026-01-15T09:00:00.000Z`.
     pub fn to_rfc3339(self) -> String {
-        let ms = self.0.min(MAX_MILLIS.0);
-        let (days, rem) = (ms / MS_PER_DAY, ms % MS_PER_DAY);
-        let (y, m, d) = civil_from_days(days as i64);
-        let (secs, milli) = (rem / 1000, rem % 1000);
+        let c = self.civil();
         format!(
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{milli:03}Z",
-            secs / 3600,
-            secs / 60 % 60,
-            secs % 60
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+            c.year, c.month, c.day, c.hour, c.minute, c.second, c.milli
         )
+    }
+
+    /// The calendar fields of this instant in UTC.
+    pub(crate) fn civil(self) -> Civil {
+        let ms = self.0.min(MAX_MILLIS.0);
+        let (days, rem) = (ms / MS_PER_DAY, (ms % MS_PER_DAY) as u32);
+        let (year, month, day) = civil_from_days(days);
+        let secs = rem / 1000;
+        Civil {
+            year,
+            month,
+            day,
+            hour: secs / 3600,
+            minute: secs / 60 % 60,
+            second: secs % 60,
+            milli: rem % 1000,
+        }
     }
 
     /// Parses any RFC 3339 date-time (fractions of any length, `Z` or a numeric offset).
@@ -89,16 +112,18 @@ impl Millis {
 }
 
 /// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
+fn civil_from_days(days: u64) -> (u32, u32, u32) {
+    // Days before the epoch never occur (time is unsigned), so the era arithmetic stays in
+    // unsigned 32-bit parts after the first division.
+    let z = days + 719_468;
+    let era = (z / 146_097) as u32;
+    let doe = (z % 146_097) as u32;
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u32::from(m <= 2);
     (y, m, d)
 }
 

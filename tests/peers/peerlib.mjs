@@ -33,6 +33,11 @@ export function sdk(subpath) {
   return req(`@modelcontextprotocol/sdk/${subpath}`);
 }
 
+/** Loads another package of the pinned npm folder, e.g. dep('zod') (the SDK's schema library). */
+export function dep(name) {
+  return req(name);
+}
+
 /** Prints one JSON line on stdout. */
 export function emit(event, fields = {}) {
   process.stdout.write(JSON.stringify({ event, ...fields }) + '\n');

@@ -3,9 +3,10 @@
 #
 #   $TARGET/peers/venv   Python venv: requirements.txt (mcp==1.30.0, wasmtime==50.0.1, exact transitive pins)
 #   $TARGET/peers/node   npm folder: package.json + package-lock.json from this directory, `npm ci`
+#   $TARGET/peers/rmcp   cargo target dir of ./rmcp (rmcp 3.11.0 echo server, Cargo.lock, --locked)
 #
 # TARGET defaults to <repo>/target. Idempotent: each half is skipped when its stamp file matches
-# the sha256 of its pin files (and the interpreter version) and a smoke import still works.
+# the sha256 of its pin files (and the interpreter or toolchain version) and a smoke check passes.
 # FORCE=1 reinstalls. Exits non-zero with a message on the first failure.
 set -euo pipefail
 
@@ -28,11 +29,15 @@ need "$PYTHON" "Python >= 3.10 is needed for mcp 1.30.0"
 need node "Node >= 18 is needed for @modelcontextprotocol/sdk 1.32.2"
 need npm "npm is needed to install the Node peers"
 need sha256sum "coreutils sha256sum computes the install stamps"
+need cargo "cargo builds the rmcp peer (tests/peers/rmcp)"
+need timeout "coreutils timeout bounds the rmcp peer's smoke check"
 
 "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
   || die "$("$PYTHON" --version 2>&1) is too old: mcp 1.30.0 needs Python >= 3.10"
 node_major="$(node -p 'process.versions.node.split(".")[0]')"
 [ "$node_major" -ge 18 ] || die "node $(node --version) is too old: need >= 18"
+rustc_minor="$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')"
+[ "$rustc_minor" -ge 88 ] 2>/dev/null || die "$(rustc --version) is too old: rmcp 3.11 needs Rust >= 1.88"
 
 mkdir -p "$peers"
 start=$(date +%s)
@@ -92,6 +97,30 @@ else
   echo "$node_key" > "$node_stamp"
 fi
 
+# ---------------------------------------------------------------- rmcp (Rust)
+rmcp_src="$here/rmcp"
+rmcp_dir="$peers/rmcp"
+rmcp_bin="$rmcp_dir/release/rmcp-echo-server"
+rmcp_key="$( { cat "$rmcp_src/Cargo.toml" "$rmcp_src/Cargo.lock" "$rmcp_src/src/main.rs"; cargo --version; rustc --version; } | sha256sum | cut -d' ' -f1)"
+rmcp_stamp="$rmcp_dir/.taskwire-peers-stamp"
+rmcp_init='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"setup.sh","version":"0"}}}'
+# The server answers initialize, then stops at the end of stdin.
+rmcp_smoke() {
+  [ -x "$rmcp_bin" ] && printf '%s\n' "$rmcp_init" | timeout 10 "$rmcp_bin" 2>/dev/null \
+    | grep -q '"protocolVersion":"2025-11-25"'
+}
+if [ "$FORCE" != 1 ] && [ -f "$rmcp_stamp" ] && [ "$(cat "$rmcp_stamp")" = "$rmcp_key" ] && rmcp_smoke; then
+  log "rmcp peer up to date ($rmcp_bin)"
+else
+  log "building the rmcp 3.11 peer into $rmcp_dir (cargo build --release --locked; about 2 minutes cold)"
+  mkdir -p "$rmcp_dir"
+  rm -f "$rmcp_stamp"
+  cargo build --release --locked --quiet --manifest-path "$rmcp_src/Cargo.toml" --target-dir "$rmcp_dir" 1>&2 \
+    || die "cargo build --locked of $rmcp_src failed (is crates.io reachable? does Cargo.lock still match Cargo.toml?)"
+  rmcp_smoke || die "the rmcp peer built, but $rmcp_bin does not answer initialize with protocol 2025-11-25"
+  echo "$rmcp_key" > "$rmcp_stamp"
+fi
+
 elapsed=$(( $(date +%s) - start ))
 cat <<EOF
 peers ready in ${elapsed}s
@@ -99,5 +128,6 @@ peers ready in ${elapsed}s
   PEERS_NODE_DIR=$nodedir          (node_modules: sdk 1.32.2, server-everything 2026.8.31, inspector 2.12.0)
   server-everything: $nodedir/node_modules/.bin/mcp-server-everything stdio
   inspector cli:     $nodedir/node_modules/.bin/inspector --cli <server cmd...> --method tools/list
-  peer scripts:      $here/{py_client.py,ts_client.mjs,ts_server.mjs,tap.py}
+  rmcp echo server:  $rmcp_bin   (rmcp 3.11.0)
+  peer scripts:      $here/{py_client.py,ts_client.mjs,ts_server.mjs,bench_server.mjs,bench_server.py,tap.py}
 EOF

@@ -1,58 +1,73 @@
-//! One engine session driven by a scripted peer: feed lines, drain outputs.
+//! One engine host driven by a scripted peer: feed lines, drain outputs.
 //!
-//! Every line the engine emits is checked by [`Conformance`] before a test sees it; the
-//! scripted peer's own lines are only recorded (they are often malformed on purpose).
+//! The host starts with one session (`session`, owner [`OWNER`]); tests that need more open
+//! them with [`Driver::open`] and feed them with the `*_on` methods. Every line the engine
+//! emits is checked by a [`Conformance`] of its session before a test sees it; the scripted
+//! peer's own lines are only recorded (they are often malformed on purpose).
+
+use std::collections::HashMap;
 
 use serde_json::{json, Value};
-use taskwire_engine::{Config, Event, Millis, Output, Session};
+use taskwire_engine::{CallId, Config, Event, Host, Millis, Output, Role, SessionId, Transmit};
 
 use crate::conformance::{Conformance, Side};
 use crate::msg;
 use crate::pair::MAX_FIRINGS;
 use crate::setup::{counter_ids, full_client_capabilities, initialize_params, T0};
 
-/// A session under test and everything it has produced.
+/// The owner of a driver's first session.
+pub const OWNER: &str = "peer";
+
+/// A host under test and everything it has produced.
 pub struct Driver {
     /// The engine.
-    pub session: Session,
+    pub host: Host,
+    /// The first session.
+    pub session: SessionId,
     /// The test clock; commands use it, feeds pass it.
     pub now: Millis,
-    /// Every line the engine sent, in order.
+    /// Every line the engine sent, in order (all sessions).
     pub lines: Vec<String>,
+    /// Every message the engine sent with its addressing, in order (all sessions).
+    pub transmits: Vec<Transmit>,
     /// Every event the engine raised, in order, not yet taken.
     pub events: Vec<Event>,
+    /// Journal entries reported, in order, not yet taken.
+    pub journal: Vec<taskwire_engine::JournalEntry>,
     side: Side,
-    conformance: Conformance,
+    conformance: HashMap<SessionId, Conformance>,
     next_id: i64,
     /// Peer bytes fed through `feed_bytes` that do not yet end a line.
     stream: Vec<u8>,
 }
 
 impl Driver {
-    /// A server session at [`T0`] with task ids `task-1`, `task-2`, …
+    /// A server host at [`T0`] with task ids `task-1`, `task-2`, … and one session.
     pub fn server(config: Config) -> Driver {
-        Driver::new(
-            Session::server(config, counter_ids("task-"), T0),
-            Side::Server,
-        )
+        Driver::new(Host::new(config, counter_ids("task-"), T0), Side::Server)
     }
 
-    /// A client session at [`T0`] with task ids `ctask-1`, `ctask-2`, …
+    /// A client host at [`T0`] with task ids `ctask-1`, `ctask-2`, … and one session.
     pub fn client(config: Config) -> Driver {
-        Driver::new(
-            Session::client(config, counter_ids("ctask-"), T0),
-            Side::Client,
-        )
+        Driver::new(Host::new(config, counter_ids("ctask-"), T0), Side::Client)
     }
 
-    fn new(session: Session, side: Side) -> Driver {
+    fn new(mut host: Host, side: Side) -> Driver {
+        let role = match side {
+            Side::Server => Role::Server,
+            Side::Client => Role::Client,
+        };
+        let session = host.open(T0, role, OWNER);
         Driver {
+            host,
             session,
             now: T0,
             lines: Vec::new(),
+            transmits: Vec::new(),
             events: Vec::new(),
+            journal: Vec::new(),
             side,
-            conformance: Conformance::default(),
+            conformance: HashMap::new(),
             next_id: 1,
             stream: Vec::new(),
         }
@@ -60,17 +75,12 @@ impl Driver {
 
     /// A server that completed the handshake at 2025-11-25 with a client declaring
     /// elicitation, sampling and their tasks. Outputs and events so far are cleared.
-    pub fn ready_server(config: Config, setup: impl FnOnce(&mut Session)) -> Driver {
+    pub fn ready_server(config: Config, setup: impl FnOnce(&mut Host)) -> Driver {
         let mut d = Driver::server(config);
-        setup(&mut d.session);
-        let reply = d.call(
-            "initialize",
-            initialize_params("2025-11-25", full_client_capabilities()),
-        );
-        assert_eq!(reply["result"]["protocolVersion"], "2025-11-25", "{reply}");
-        d.notify("notifications/initialized", None);
-        d.lines.clear();
-        d.events.clear();
+        setup(&mut d.host);
+        let session = d.session;
+        d.initialize(session);
+        d.clear();
         d
     }
 
@@ -78,27 +88,75 @@ impl Driver {
     /// result is `result`. Outputs and events so far are cleared.
     pub fn ready_client(config: Config, result: Value) -> Driver {
         let mut d = Driver::client(config);
-        d.session.initialize(d.now).expect("initialize");
+        d.host.initialize(d.now, d.session).expect("initialize");
         let out = d.drain();
         let id = out[0]["id"].clone();
         d.feed_json(json!({ "jsonrpc": "2.0", "id": id, "result": result }));
-        assert!(d.session.protocol_version().is_some(), "handshake failed");
-        d.lines.clear();
-        d.events.clear();
+        assert!(
+            d.host.protocol_version(d.session).is_some(),
+            "handshake failed"
+        );
+        d.clear();
         d
     }
 
-    /// Moves outputs into `lines`/`events`; returns the new messages, parsed.
+    /// Opens another session for `owner` (server role: ready after a 2025-11-25 handshake).
+    pub fn open(&mut self, owner: &str) -> SessionId {
+        let role = match self.side {
+            Side::Server => Role::Server,
+            Side::Client => Role::Client,
+        };
+        let session = self.host.open(self.now, role, owner);
+        if self.side == Side::Server {
+            self.initialize(session);
+        }
+        self.drain();
+        session
+    }
+
+    fn initialize(&mut self, session: SessionId) {
+        let reply = self.call_on(
+            session,
+            "initialize",
+            initialize_params("2025-11-25", full_client_capabilities()),
+        );
+        assert_eq!(reply["result"]["protocolVersion"], "2025-11-25", "{reply}");
+        self.notify_on(session, "notifications/initialized", None);
+    }
+
+    /// Forgets what was produced so far.
+    pub fn clear(&mut self) {
+        self.lines.clear();
+        self.transmits.clear();
+        self.events.clear();
+        self.journal.clear();
+    }
+
+    /// Moves outputs into `lines`/`events`; returns the new messages, parsed (all sessions).
     pub fn drain(&mut self) -> Vec<Value> {
+        self.drain_addressed().into_iter().map(|(_, v)| v).collect()
+    }
+
+    /// Like [`Driver::drain`], with the session each message goes to.
+    pub fn drain_addressed(&mut self) -> Vec<(SessionId, Value)> {
         let mut new = Vec::new();
-        while let Some(output) = self.session.poll_output() {
+        while let Some(output) = self.host.poll_output() {
             match output {
-                Output::Send(line) => {
-                    self.conformance.observe(self.side, &line, true);
-                    new.push(serde_json::from_str(&line).expect("checked JSON"));
-                    self.lines.push(line);
+                Output::Send(t) => {
+                    self.conformance
+                        .entry(t.session)
+                        .or_default()
+                        .observe(self.side, &t.message, true);
+                    new.push((
+                        t.session,
+                        serde_json::from_str(&t.message).expect("checked JSON"),
+                    ));
+                    self.lines.push(t.message.clone());
+                    self.transmits.push(t);
                 }
                 Output::Event(event) => self.events.push(event),
+                Output::Journal(entry) => self.journal.push(entry),
+                other => panic!("an output this harness does not know: {other:?}"),
             }
         }
         new
@@ -109,10 +167,18 @@ impl Driver {
         self.feed_raw(line.as_bytes())
     }
 
+    /// Feeds one message on `session` and drains (every session's messages).
+    pub fn feed_on(&mut self, session: SessionId, line: &str) -> Vec<(SessionId, Value)> {
+        self.observe_peer(session, line.as_bytes());
+        self.host.handle_message(self.now, session, line.as_bytes());
+        self.drain_addressed()
+    }
+
     /// Feeds one message that need not be UTF-8 (as `handle_message`) and drains.
     pub fn feed_raw(&mut self, message: &[u8]) -> Vec<Value> {
-        self.observe_peer(message);
-        self.session.handle_message(self.now, message);
+        let session = self.session;
+        self.observe_peer(session, message);
+        self.host.handle_message(self.now, session, message);
         self.drain()
     }
 
@@ -124,25 +190,30 @@ impl Driver {
     /// Feeds raw stream bytes (as `handle_bytes`) and drains.
     pub fn feed_bytes(&mut self, bytes: &[u8]) -> Vec<Value> {
         self.stream.extend_from_slice(bytes);
+        let session = self.session;
         while let Some(nl) = self.stream.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = self.stream.drain(..=nl).collect();
-            self.observe_peer(&line[..nl]);
+            self.observe_peer(session, &line[..nl]);
         }
-        self.session.handle_bytes(self.now, bytes);
+        self.host.handle_bytes(self.now, session, bytes);
         self.drain()
     }
 
     /// Ends the byte stream (as `handle_eof`) and drains.
     pub fn eof(&mut self) -> Vec<Value> {
         let rest = std::mem::take(&mut self.stream);
-        self.observe_peer(&rest);
-        self.session.handle_eof(self.now);
+        let session = self.session;
+        self.observe_peer(session, &rest);
+        self.host.handle_eof(self.now, session);
         self.drain()
     }
 
-    fn observe_peer(&mut self, line: &[u8]) {
+    fn observe_peer(&mut self, session: SessionId, line: &[u8]) {
         if let Ok(text) = std::str::from_utf8(line) {
-            self.conformance.observe(self.side.peer(), text, false);
+            self.conformance
+                .entry(session)
+                .or_default()
+                .observe(self.side.peer(), text, false);
         }
     }
 
@@ -154,30 +225,67 @@ impl Driver {
 
     /// Sends a request with a fresh id; returns its id and everything the engine emitted.
     pub fn send(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
+        let session = self.session;
+        let (id, out) = self.send_on(session, method, params);
+        (id, out.into_iter().map(|(_, v)| v).collect())
+    }
+
+    /// Sends a request on `session`; returns its id and every session's messages.
+    pub fn send_on(
+        &mut self,
+        session: SessionId,
+        method: &str,
+        params: Value,
+    ) -> (Value, Vec<(SessionId, Value)>) {
         let id = self.next_id();
         let mut request = json!({ "jsonrpc": "2.0", "id": id, "method": method });
         if !params.is_null() {
             request["params"] = params;
         }
-        let out = self.feed_json(request);
+        let out = self.feed_on(session, &request.to_string());
         (id, out)
     }
 
     /// Sends a request and returns its immediate answer (panics if it was not answered).
     pub fn call(&mut self, method: &str, params: Value) -> Value {
-        let (id, out) = self.send(method, params);
-        msg::response(&out, &id)
-            .unwrap_or_else(|| panic!("{method} got no immediate answer; sent {out:?}"))
+        let session = self.session;
+        self.call_on(session, method, params)
+    }
+
+    /// Sends a request on `session` and returns its immediate answer there.
+    pub fn call_on(&mut self, session: SessionId, method: &str, params: Value) -> Value {
+        let (id, out) = self.send_on(session, method, params);
+        let mine: Vec<Value> = out
+            .into_iter()
+            .filter(|(s, _)| *s == session)
+            .map(|(_, v)| v)
+            .collect();
+        msg::response(&mine, &id)
+            .unwrap_or_else(|| panic!("{method} got no immediate answer; sent {mine:?}"))
             .clone()
     }
 
     /// Sends a notification.
     pub fn notify(&mut self, method: &str, params: Option<Value>) -> Vec<Value> {
+        let session = self.session;
+        self.notify_on(session, method, params)
+            .into_iter()
+            .map(|(_, v)| v)
+            .collect()
+    }
+
+    /// Sends a notification on `session`.
+    pub fn notify_on(
+        &mut self,
+        session: SessionId,
+        method: &str,
+        params: Option<Value>,
+    ) -> Vec<(SessionId, Value)> {
         let mut n = json!({ "jsonrpc": "2.0", "method": method });
         if let Some(params) = params {
             n["params"] = params;
         }
-        self.feed_json(n)
+        self.feed_on(session, &n.to_string())
     }
 
     /// Answers one of the engine's requests.
@@ -190,18 +298,18 @@ impl Driver {
         let target = self.now.plus(ms);
         let mut out = Vec::new();
         let mut fired = 0;
-        while let Some(at) = self.session.poll_timeout().filter(|&at| at <= target) {
+        while let Some(at) = self.host.poll_timeout().filter(|&at| at <= target) {
             fired += 1;
             assert!(
                 fired < MAX_FIRINGS,
                 "poll_timeout stays at {at:?}: a busy loop"
             );
             self.now = self.now.max(at);
-            self.session.handle_timeout(self.now);
+            self.host.handle_timeout(self.now);
             out.extend(self.drain());
         }
         self.now = target;
-        self.session.handle_timeout(target);
+        self.host.handle_timeout(target);
         out.extend(self.drain());
         out
     }
@@ -209,6 +317,37 @@ impl Driver {
     /// Takes the events raised so far.
     pub fn take_events(&mut self) -> Vec<Event> {
         std::mem::take(&mut self.events)
+    }
+
+    /// The call doing a task's work (panics if there is none).
+    pub fn work(&self, task: &str) -> CallId {
+        self.host
+            .task_call(task)
+            .unwrap_or_else(|| panic!("task {task:?} has no work"))
+    }
+
+    /// The calls of the tool calls raised so far, in order (events are kept).
+    pub fn tool_calls(&self) -> Vec<CallId> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ToolCall(c) => Some(c.call),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The call raised for the peer's request `id` (a tool call or an app request).
+    pub fn call_for(&self, id: &Value) -> CallId {
+        let want: taskwire_engine::RequestId = serde_json::from_value(id.clone()).expect("an id");
+        self.events
+            .iter()
+            .find_map(|e| match e {
+                Event::ToolCall(c) if c.request == want => Some(c.call),
+                Event::Request(r) if r.request == want => Some(r.call),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no call for request {id}"))
     }
 
     /// Asserts the session still answers: a `ping` gets `{}`.

@@ -11,7 +11,10 @@
 //!
 //! The suites live in `tests/tests/`: `engine_*.rs` (receiver rules and bad input) and
 //! `client_*.rs` (the requestor role, through a `Pair`).
+//!
+//! [`bench`] is the end-to-end stdio benchmark behind the `bench` binary.
 
+pub mod bench;
 pub mod conformance;
 pub mod driver;
 pub mod fuzz;

@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 
 use serde_json::Value;
-use taskwire_engine::{Config, Event, Millis, Output, RpcError, Session};
+use taskwire_engine::{CallId, Config, Event, Host, Millis, Output, Role, RpcError, SessionId};
 
 use crate::conformance::{Conformance, Side};
 use crate::setup::{counter_ids, T0};
@@ -39,12 +39,16 @@ pub struct Seen {
     pub event: Event,
 }
 
-/// Two sessions, a clock, and the wire between them.
+/// Two hosts with one session each, a clock, and the wire between them.
 pub struct Pair {
-    /// The client session.
-    pub client: Session,
-    /// The server session.
-    pub server: Session,
+    /// The client host.
+    pub client: Host,
+    /// The server host.
+    pub server: Host,
+    /// The client's session (its connection to the server).
+    pub cs: SessionId,
+    /// The server's session (its connection to the client).
+    pub ss: SessionId,
     /// The shared clock; pass it to commands.
     pub now: Millis,
     /// Every message either side sent, in order.
@@ -62,9 +66,15 @@ pub struct Pair {
 impl Pair {
     /// Two fresh sessions at [`T0`]; the client's task ids are `ctask-N`, the server's `task-N`.
     pub fn new(client: Config, server: Config) -> Pair {
+        let mut client = Host::new(client, counter_ids("ctask-"), T0);
+        let mut server = Host::new(server, counter_ids("task-"), T0);
+        let cs = client.open(T0, Role::Client, "server");
+        let ss = server.open(T0, Role::Server, "client");
         Pair {
-            client: Session::client(client, counter_ids("ctask-"), T0),
-            server: Session::server(server, counter_ids("task-"), T0),
+            client,
+            server,
+            cs,
+            ss,
             now: T0,
             sent: Vec::new(),
             client_events: Vec::new(),
@@ -76,7 +86,7 @@ impl Pair {
     }
 
     /// A pair whose handshake is done; `setup` prepares the server first (e.g. adds tools).
-    pub fn connected(client: Config, server: Config, setup: impl FnOnce(&mut Session)) -> Pair {
+    pub fn connected(client: Config, server: Config, setup: impl FnOnce(&mut Host)) -> Pair {
         let mut pair = Pair::new(client, server);
         setup(&mut pair.server);
         pair.handshake();
@@ -85,7 +95,9 @@ impl Pair {
 
     /// Runs `initialize` and asserts both sides report [`Event::Initialized`].
     pub fn handshake(&mut self) {
-        self.client.initialize(self.now).expect("initialize");
+        self.client
+            .initialize(self.now, self.cs)
+            .expect("initialize");
         self.deliver();
         for side in [Side::Client, Side::Server] {
             let done = self
@@ -96,12 +108,23 @@ impl Pair {
         }
     }
 
-    /// One side's session.
-    pub fn session(&mut self, side: Side) -> &mut Session {
+    /// One side's host and its session.
+    pub fn session(&mut self, side: Side) -> (&mut Host, SessionId) {
         match side {
-            Side::Client => &mut self.client,
-            Side::Server => &mut self.server,
+            Side::Client => (&mut self.client, self.cs),
+            Side::Server => (&mut self.server, self.ss),
         }
+    }
+
+    /// The call doing the work of a task hosted by `side` (panics if there is none). Take
+    /// it before the task ends: the host keeps it until the app answers or the task goes.
+    pub fn work(&self, side: Side, task: &str) -> CallId {
+        let host = match side {
+            Side::Client => &self.client,
+            Side::Server => &self.server,
+        };
+        host.task_call(task)
+            .unwrap_or_else(|| panic!("{side:?} task {task:?} has no work"))
     }
 
     /// One side's events.
@@ -117,10 +140,11 @@ impl Pair {
     pub fn drain(&mut self) -> bool {
         let mut any = false;
         for side in [Side::Client, Side::Server] {
-            while let Some(output) = self.session(side).poll_output() {
+            while let Some(output) = self.session(side).0.poll_output() {
                 any = true;
                 match output {
-                    Output::Send(line) => {
+                    Output::Send(t) => {
+                        let line = t.message;
                         self.conformance.observe(side, &line, true);
                         self.sent.push(Sent {
                             at: self.now,
@@ -140,6 +164,7 @@ impl Pair {
                             Side::Server => self.server_events.push(seen),
                         }
                     }
+                    _ => {}
                 }
             }
         }
@@ -153,8 +178,8 @@ impl Pair {
             return false;
         };
         let now = self.now;
-        self.session(from.peer())
-            .handle_message(now, line.as_bytes());
+        let (host, session) = self.session(from.peer());
+        host.handle_message(now, session, line.as_bytes());
         self.drain();
         true
     }

@@ -2,53 +2,62 @@
 //! and racing its completion in both orders. Whichever reaches the server first wins.
 
 use serde_json::json;
-use taskwire_engine::{Event, RequestId, RpcError, StopReason, TaskStatus, TaskSupport};
+use taskwire_engine::{
+    CallId, Event, RequestId, RpcError, StopReason, TaskStatus, TaskSupport, UsageError,
+};
 use taskwire_tests::setup::{client_config, first_text, server_config, text_result, tool};
 use taskwire_tests::{Pair, Side};
 
-fn started() -> Pair {
+/// A task `task-1` working at the server; returns the pair and the call doing its work.
+fn started() -> (Pair, CallId) {
     let mut pair = Pair::connected(client_config(), server_config(), |s| {
         s.add_tool(tool("job", TaskSupport::Optional))
     });
     pair.client
-        .call_tool_as_task(pair.now, "job", json!({}), None)
+        .call_tool_as_task(pair.now, pair.cs, "job", json!({}), None)
         .unwrap();
     pair.deliver();
     pair.advance(1200);
-    pair
+    let work = pair.work(Side::Server, "task-1");
+    (pair, work)
 }
 
 fn response(pair: &Pair, id: &RequestId) -> Result<serde_json::Value, RpcError> {
     let found = pair.find(Side::Client, |e| match e {
-        Event::Response { request, outcome } if request == id => Some(outcome.clone()),
+        Event::Response {
+            request, outcome, ..
+        } if request == id => Some(outcome.clone()),
         _ => None,
     });
     assert_eq!(found.len(), 1, "one answer to {id}");
     found.into_iter().next().unwrap()
 }
 
-fn stops(pair: &Pair) -> Vec<StopReason> {
+fn stops(pair: &Pair) -> Vec<(CallId, StopReason)> {
     pair.find(Side::Server, |e| match e {
-        Event::StopTask { reason, .. } => Some(*reason),
+        Event::Stop { call, reason, .. } => Some((*call, *reason)),
         _ => None,
     })
 }
 
 fn statuses(pair: &Pair) -> Vec<TaskStatus> {
     pair.find(Side::Client, |e| match e {
-        Event::TaskStatus { task } => Some(task.status),
+        Event::TaskStatus { task, .. } => Some(task.status),
         _ => None,
     })
 }
 
 #[test]
 fn cancel_while_working() {
-    let mut pair = started();
-    let cancel = pair.client.cancel_task(pair.now, "task-1").unwrap();
+    let (mut pair, work) = started();
+    let cancel = pair
+        .client
+        .cancel_task(pair.now, pair.cs, "task-1")
+        .unwrap();
     pair.deliver();
     let answer = response(&pair, &cancel).expect("cancelled");
     assert_eq!(answer["status"], "cancelled");
-    assert_eq!(stops(&pair), [StopReason::Cancelled]);
+    assert_eq!(stops(&pair), [(work, StopReason::Cancelled)]);
     assert_eq!(statuses(&pair), [TaskStatus::Cancelled], "reported once");
     let results = pair.task_results();
     assert_eq!(results.len(), 1);
@@ -62,16 +71,19 @@ fn cancel_while_working() {
         polls,
         "no polling after"
     );
-    assert!(pair.client.remote_task_ids().is_empty());
+    assert!(pair.client.remote_task_ids(pair.cs).is_empty());
 }
 
 #[test]
 fn completion_reaches_the_server_before_the_cancel() {
-    let mut pair = started();
-    let cancel = pair.client.cancel_task(pair.now, "task-1").unwrap();
+    let (mut pair, work) = started();
+    let cancel = pair
+        .client
+        .cancel_task(pair.now, pair.cs, "task-1")
+        .unwrap();
     pair.drain(); // the cancel is on the wire …
     pair.server
-        .complete_task(pair.now, "task-1", text_result("won"))
+        .respond(pair.now, work, Ok(text_result("won")))
         .unwrap(); // … when the work finishes
     pair.deliver();
     pair.advance(2_000);
@@ -88,38 +100,43 @@ fn completion_reaches_the_server_before_the_cancel() {
 
 #[test]
 fn cancel_reaches_the_server_before_the_completion() {
-    let mut pair = started();
-    let cancel = pair.client.cancel_task(pair.now, "task-1").unwrap();
-    pair.deliver();
-    pair.server
-        .complete_task(pair.now, "task-1", text_result("lost"))
+    let (mut pair, work) = started();
+    let cancel = pair
+        .client
+        .cancel_task(pair.now, pair.cs, "task-1")
         .unwrap();
+    pair.deliver();
+    // Intended change: the dropped outcome is no `OutcomeDropped` event but `TaskFinished`.
+    let dropped = pair.server.respond(pair.now, work, Ok(text_result("lost")));
+    assert_eq!(
+        dropped,
+        Err(UsageError::TaskFinished {
+            task: "task-1".into(),
+            status: TaskStatus::Cancelled
+        })
+    );
     pair.deliver();
     pair.advance(2_000);
 
     assert_eq!(response(&pair, &cancel).unwrap()["status"], "cancelled");
-    let dropped = pair.find(Side::Server, |e| match e {
-        Event::OutcomeDropped { task, status } => Some((task.clone(), *status)),
-        _ => None,
-    });
-    assert_eq!(dropped, [("task-1".to_owned(), TaskStatus::Cancelled)]);
+    assert_eq!(stops(&pair), [(work, StopReason::Cancelled)]);
     let results = pair.task_results();
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].as_ref().unwrap_err().code, -32602);
     assert_eq!(
-        pair.server.hosted_task("task-1").unwrap().status,
+        pair.server.task("task-1").unwrap().info.status,
         TaskStatus::Cancelled
     );
 }
 
 #[test]
 fn cancelling_an_unknown_task_reports_the_error() {
-    let mut pair = started();
-    let cancel = pair.client.cancel_task(pair.now, "nope").unwrap();
+    let (mut pair, _) = started();
+    let cancel = pair.client.cancel_task(pair.now, pair.cs, "nope").unwrap();
     pair.deliver();
     assert_eq!(response(&pair, &cancel).unwrap_err().code, -32602);
     assert_eq!(
-        pair.client.remote_task_ids(),
+        pair.client.remote_task_ids(pair.cs),
         ["task-1"],
         "ours is untouched"
     );

@@ -2,7 +2,7 @@
 //! to stop, nothing more is sent or scheduled.
 
 use serde_json::json;
-use taskwire_engine::{Event, ProgressTarget, RequestId, StopReason, TaskSupport};
+use taskwire_engine::{CallId, Event, RequestId, StopReason, TaskSupport, UsageError};
 use taskwire_tests::setup::{client_config, server_config, tool};
 use taskwire_tests::{Pair, Side};
 
@@ -11,9 +11,12 @@ fn busy_pair() -> (Pair, RequestId) {
         s.add_tool(tool("job", TaskSupport::Optional))
     });
     pair.client
-        .call_tool_as_task(pair.now, "job", json!({}), None)
+        .call_tool_as_task(pair.now, pair.cs, "job", json!({}), None)
         .unwrap();
-    let plain = pair.client.call_tool(pair.now, "job", json!({})).unwrap();
+    let plain = pair
+        .client
+        .call_tool(pair.now, pair.cs, "job", json!({}))
+        .unwrap();
     pair.deliver();
     pair.advance(1_000);
     (pair, plain)
@@ -23,14 +26,16 @@ fn busy_pair() -> (Pair, RequestId) {
 fn closing_the_client_reports_everything_pending_once() {
     let (mut pair, plain) = busy_pair();
     let now = pair.now;
-    pair.client.close(now);
-    pair.client.close(now);
+    let cs = pair.cs;
+    pair.client.close(now, cs);
+    pair.client.close(now, cs);
     pair.drain();
     assert!(pair.in_flight.is_empty(), "a closing client sends nothing");
     let failed = pair.find(Side::Client, |e| match e {
         Event::Response {
             request,
             outcome: Err(e),
+            ..
         } => Some((request.clone(), e.code)),
         _ => None,
     });
@@ -39,14 +44,24 @@ fn closing_the_client_reports_everything_pending_once() {
         Event::TaskResult {
             task,
             outcome: Err(e),
+            ..
         } => Some((task.clone(), e.code)),
         _ => None,
     });
-    assert_eq!(results, [("task-1".to_owned(), -32000)]);
+    assert_eq!(results, [("task-1".into(), -32000)]);
+    let closed = pair.find(Side::Client, |e| match e {
+        Event::Closed { session } => Some(*session),
+        _ => None,
+    });
+    assert_eq!(closed, [cs], "closed once");
     assert_eq!(pair.client.poll_timeout(), None);
-    assert!(pair.client.call_tool(now, "job", json!({})).is_err());
+    // Intended change: a closed session is forgotten, so commands on it name it unknown.
+    assert_eq!(
+        pair.client.call_tool(now, cs, "job", json!({})),
+        Err(UsageError::UnknownSession(cs))
+    );
     pair.client
-        .handle_message(now, br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+        .handle_message(now, cs, br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
     pair.drain();
     assert!(
         pair.in_flight.is_empty(),
@@ -58,27 +73,50 @@ fn closing_the_client_reports_everything_pending_once() {
 fn end_of_input_at_the_server_stops_all_work() {
     let (mut pair, plain) = busy_pair();
     let now = pair.now;
-    pair.server.handle_eof(now);
+    let ss = pair.ss;
+    let work = pair.work(Side::Server, "task-1");
+    let plain_call = pair
+        .find(Side::Server, |e| match e {
+            Event::ToolCall(c) if c.request == plain => Some(c.call),
+            _ => None,
+        })
+        .pop()
+        .expect("the plain call reached the server");
+    let stops = |pair: &Pair| {
+        pair.find(Side::Server, |e| match e {
+            Event::Stop { call, reason, .. } => Some((*call, *reason)),
+            _ => None,
+        })
+    };
+
+    // Intended change: end of input closes the session and stops its plain calls only;
+    // its task lives on and the host keeps its expiry deadline ...
+    pair.server.handle_eof(now, ss);
     pair.drain();
     assert!(pair.in_flight.is_empty());
-    let stops = pair.find(Side::Server, |e| match e {
-        Event::StopTask { task, reason } => Some((task.clone(), *reason)),
-        _ => None,
-    });
-    assert_eq!(stops, [("task-1".to_owned(), StopReason::Closed)]);
-    let cancelled = pair.find(Side::Server, |e| match e {
-        Event::RequestCancelled { request, .. } => Some(request.clone()),
-        _ => None,
-    });
-    assert_eq!(cancelled, [plain]);
-    assert!(pair.server.is_closed());
+    assert_eq!(stops(&pair), [(plain_call, StopReason::Closed)]);
+    assert!(pair.server.is_closed(ss));
+    let info = pair.server.task("task-1").expect("the task lives on").info;
+    assert_eq!(
+        pair.server.poll_timeout(),
+        Some(info.created_at.plus(info.ttl_ms.unwrap())),
+        "the task's expiry is kept"
+    );
+
+    // ... and `shutdown` (what the stdio drivers call next) stops the rest.
+    pair.server.shutdown(now);
+    pair.drain();
+    assert!(pair.in_flight.is_empty());
+    let expected: Vec<(CallId, StopReason)> =
+        vec![(plain_call, StopReason::Closed), (work, StopReason::Closed)];
+    assert_eq!(stops(&pair), expected);
     assert_eq!(
         pair.server.poll_timeout(),
         None,
-        "no expiry timers after close"
+        "no expiry timers after shutdown"
     );
     assert!(pair
         .server
-        .notify_progress(now, ProgressTarget::Task("task-1"), 1.0, None, None)
+        .notify_progress(now, work, 1.0, None, None)
         .is_err());
 }

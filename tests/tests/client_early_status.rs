@@ -28,14 +28,15 @@ fn completion_notified_before_creation_is_fetched_at_once() {
         s.add_tool(tool("quick", TaskSupport::Optional))
     });
     pair.client
-        .call_tool_as_task(pair.now, "quick", json!({}), None)
+        .call_tool_as_task(pair.now, pair.cs, "quick", json!({}), None)
         .unwrap();
     assert!(pair.deliver_one(), "the call reaches the server");
+    let work = pair.work(Side::Server, "task-1");
     pair.server
-        .update_task(pair.now, "task-1", Some("almost".into()))
+        .set_task_message(pair.now, work, Some("almost".into()))
         .unwrap();
     pair.server
-        .complete_task(pair.now, "task-1", text_result("fast"))
+        .respond(pair.now, work, Ok(text_result("fast")))
         .unwrap();
     pair.drain();
     // On the wire: CreateTaskResult, status(working), status(completed). Let the
@@ -64,7 +65,7 @@ fn completion_notified_before_creation_is_fetched_at_once() {
         "no poll needed"
     );
     let later = pair.find(Side::Client, |e| match e {
-        Event::TaskStatus { task } => Some(task.status),
+        Event::TaskStatus { task, .. } => Some(task.status),
         _ => None,
     });
     assert!(
@@ -77,8 +78,8 @@ fn completion_notified_before_creation_is_fetched_at_once() {
 fn a_newer_message_before_creation_is_kept_and_not_repeated() {
     let mut d = Driver::ready_client(client_config(), server_init());
     let call = d
-        .session
-        .call_tool_as_task(d.now, "job", json!({}), None)
+        .host
+        .call_tool_as_task(d.now, d.session, "job", json!({}), None)
         .unwrap();
     d.drain();
     d.notify(
@@ -120,8 +121,8 @@ fn status_of_a_task_we_did_not_create_is_not_followed() {
     );
     assert!(d.take_events().is_empty());
     assert!(d.advance(10_000).is_empty(), "never polled");
-    assert!(d.session.remote_task_ids().is_empty());
-    d.session.close(d.now);
+    assert!(d.host.remote_task_ids(d.session).is_empty());
+    d.host.close(d.now, d.session);
     d.drain();
     assert!(
         !d.take_events()

@@ -2,7 +2,7 @@
 //! asks for an elicitation, the client app answers it, the task resumes and finishes.
 
 use serde_json::{json, Value};
-use taskwire_engine::{Event, RequestId, TaskStatus, TaskSupport};
+use taskwire_engine::{CallId, Event, TaskId, TaskStatus, TaskSupport};
 use taskwire_tests::msg::related_task;
 use taskwire_tests::setup::{client_config, first_text, server_config, text_result, tool};
 use taskwire_tests::{Pair, Side};
@@ -19,32 +19,27 @@ fn elicitation_round_trip_in_input_required() {
         s.add_tool(tool("reindex_all", TaskSupport::Required))
     });
     pair.client
-        .call_tool_as_task(pair.now, "reindex_all", json!({}), None)
+        .call_tool_as_task(pair.now, pair.cs, "reindex_all", json!({}), None)
         .unwrap();
     pair.deliver();
     pair.advance(700);
 
+    let work = pair.work(Side::Server, "task-1");
     let asked = pair
         .server
-        .request_input(pair.now, "task-1", "elicitation/create", form())
+        .request_input(pair.now, work, "elicitation/create", form())
         .unwrap();
     pair.deliver();
 
     // The client learns of input_required and parks a tasks/result straight away.
     assert_eq!(pair.sent_method(Side::Client, "tasks/result").len(), 1);
-    let requests: Vec<(RequestId, String, Option<String>, Option<String>)> =
+    let requests: Vec<(CallId, String, Option<TaskId>, Option<TaskId>)> =
         pair.find(Side::Client, |e| match e {
-            Event::Request {
-                request,
-                method,
-                task,
-                related_task,
-                ..
-            } => Some((
-                request.clone(),
-                method.clone(),
-                task.clone(),
-                related_task.clone(),
+            Event::Request(r) => Some((
+                r.call,
+                r.method.clone(),
+                r.task.clone(),
+                r.related_task.clone(),
             )),
             _ => None,
         });
@@ -56,7 +51,7 @@ fn elicitation_round_trip_in_input_required() {
         (None, Some("task-1"))
     );
     let statuses = pair.find(Side::Client, |e| match e {
-        Event::TaskStatus { task } => Some(task.status),
+        Event::TaskStatus { task, .. } => Some(task.status),
         _ => None,
     });
     assert_eq!(statuses, [TaskStatus::InputRequired]);
@@ -65,7 +60,7 @@ fn elicitation_round_trip_in_input_required() {
     pair.client
         .respond(
             pair.now,
-            request,
+            *request,
             Ok(json!({ "action": "accept", "content": { "confirm": true } })),
         )
         .unwrap();
@@ -81,23 +76,23 @@ fn elicitation_round_trip_in_input_required() {
     );
     let inputs = pair.find(Side::Server, |e| match e {
         Event::InputResponse {
-            task,
-            request,
+            call,
+            input,
             outcome,
-        } => Some((task.clone(), request.clone(), outcome.clone())),
+        } => Some((*call, *input, outcome.clone())),
         _ => None,
     });
     assert_eq!(inputs.len(), 1);
-    assert_eq!(inputs[0].0, "task-1");
+    assert_eq!(inputs[0].0, work, "the input is for the task's work");
     assert_eq!(inputs[0].1, asked);
     assert_eq!(inputs[0].2.as_ref().unwrap()["content"]["confirm"], true);
 
     pair.advance(1_000);
     pair.server
-        .complete_task(
+        .respond(
             pair.now,
-            "task-1",
-            text_result("Reindexed 1204331 documents."),
+            work,
+            Ok(text_result("Reindexed 1204331 documents.")),
         )
         .unwrap();
     let results = pair.run_until_task_result(5_000);
@@ -106,7 +101,7 @@ fn elicitation_round_trip_in_input_required() {
         Some("Reindexed 1204331 documents.")
     );
     let statuses = pair.find(Side::Client, |e| match e {
-        Event::TaskStatus { task } => Some(task.status),
+        Event::TaskStatus { task, .. } => Some(task.status),
         _ => None,
     });
     assert_eq!(
@@ -132,23 +127,25 @@ fn a_client_without_elicitation_cannot_be_asked() {
         s.add_tool(tool("job", TaskSupport::Optional))
     });
     pair.client
-        .call_tool_as_task(pair.now, "job", json!({}), None)
+        .call_tool_as_task(pair.now, pair.cs, "job", json!({}), None)
         .unwrap();
     pair.deliver();
+    let work = pair.work(Side::Server, "task-1");
     assert!(pair
         .server
-        .request_input(pair.now, "task-1", "elicitation/create", form())
+        .request_input(pair.now, work, "elicitation/create", form())
         .is_err());
     // A server that sends it anyway gets -32601 from the client.
     let id = pair
         .server
-        .request(pair.now, "elicitation/create", Some(form()))
+        .request(pair.now, pair.ss, "elicitation/create", Some(form()))
         .unwrap();
     pair.deliver();
     let answers = pair.find(Side::Server, |e| match e {
         Event::Response {
             request,
             outcome: Err(e),
+            ..
         } if *request == id => Some(e.code),
         _ => None,
     });

@@ -13,29 +13,27 @@ fn plain_answer(server: Config) {
     });
     let id = pair
         .client
-        .call_tool_as_task(pair.now, "job", json!({}), Some(1_000))
+        .call_tool_as_task(pair.now, pair.cs, "job", json!({}), Some(1_000))
         .unwrap();
     pair.deliver();
     let calls = pair.find(Side::Server, |e| match e {
-        Event::ToolCall {
-            request,
-            task: None,
-            ..
-        } => Some(request.clone()),
+        Event::ToolCall(c) if c.task.is_none() => Some(c.call),
         _ => None,
     });
     assert_eq!(calls.len(), 1, "run plainly:\n{}", pair.transcript());
     pair.server
-        .respond(pair.now, &calls[0], Ok(text_result("plain")))
+        .respond(pair.now, calls[0], Ok(text_result("plain")))
         .unwrap();
     pair.deliver();
     let answers = pair.find(Side::Client, |e| match e {
-        Event::Response { request, outcome } if *request == id => Some(outcome.clone()),
+        Event::Response {
+            request, outcome, ..
+        } if *request == id => Some(outcome.clone()),
         _ => None,
     });
     assert_eq!(answers.len(), 1);
     assert_eq!(answers[0].as_ref().unwrap()["content"][0]["text"], "plain");
-    assert!(pair.client.remote_task_ids().is_empty());
+    assert!(pair.client.remote_task_ids(pair.cs).is_empty());
     assert_eq!(
         pair.client.poll_timeout().map(|_| ()),
         None,
@@ -58,16 +56,21 @@ fn a_server_that_negotiated_an_older_version() {
         json!({ "protocolVersion": "2025-06-18", "capabilities": { "tools": {} },
                 "serverInfo": { "name": "old", "version": "1" } }),
     );
-    assert_eq!(d.session.protocol_version(), Some("2025-06-18"));
+    assert_eq!(d.host.protocol_version(d.session), Some("2025-06-18"));
     // Tasks do not exist in that version: the engine refuses to send `params.task` ...
-    let refused = d.session.call_tool_as_task(d.now, "job", json!({}), None);
+    let refused = d
+        .host
+        .call_tool_as_task(d.now, d.session, "job", json!({}), None);
     assert!(
         matches!(refused, Err(UsageError::NotNegotiated(_))),
         "{refused:?}"
     );
     assert!(d.drain().is_empty(), "nothing goes out");
     // ... and a plain call works as usual.
-    let call = d.session.call_tool(d.now, "job", json!({})).unwrap();
+    let call = d
+        .host
+        .call_tool(d.now, d.session, "job", json!({}))
+        .unwrap();
     d.drain();
     d.reply(
         &taskwire_tests::msg::id_json(&call),

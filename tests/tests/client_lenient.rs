@@ -3,7 +3,7 @@
 //! opaque ids, `execution.task_support`, numbers written as floats.
 
 use serde_json::{json, Value};
-use taskwire_engine::{Event, Task, TaskSupport, Tool};
+use taskwire_engine::{Event, TaskInfo, TaskSupport, Tool};
 use taskwire_tests::msg::{id_json, with_method};
 use taskwire_tests::setup::{client_config, first_text};
 use taskwire_tests::Driver;
@@ -14,10 +14,10 @@ fn server_init() -> Value {
             "serverInfo": { "name": "lenient", "version": "1" }, "instructions": null })
 }
 
-fn created(d: &mut Driver, task: Value) -> Task {
+fn created(d: &mut Driver, task: Value) -> TaskInfo {
     let call = d
-        .session
-        .call_tool_as_task(d.now, "job", json!({}), None)
+        .host
+        .call_tool_as_task(d.now, d.session, "job", json!({}), None)
         .unwrap();
     d.drain();
     d.reply(&id_json(&call), json!({ "task": task, "_meta": null }));
@@ -38,7 +38,7 @@ fn missing_ttl_and_explicit_nulls() {
         "statusMessage": null, "pollInterval": null }),
     );
     assert_eq!(
-        (task.ttl, task.poll_interval, task.status_message),
+        (task.ttl_ms, task.poll_interval_ms, task.status_message),
         (None, None, None)
     );
     // No interval suggested: the client's default (1 s) applies.
@@ -55,7 +55,10 @@ fn float_numbers_are_read_as_milliseconds() {
         "createdAt": "2026-01-15T09:00:00Z", "lastUpdatedAt": "2026-01-15T09:00:00Z",
         "ttl": 60000.0, "pollInterval": 1500.0 }),
     );
-    assert_eq!((task.ttl, task.poll_interval), (Some(60_000), Some(1_500)));
+    assert_eq!(
+        (task.ttl_ms, task.poll_interval_ms),
+        (Some(60_000), Some(1_500))
+    );
     assert!(d.advance(1_499).is_empty());
     assert_eq!(with_method(&d.advance(1), "tasks/get").len(), 1);
 }
@@ -79,7 +82,7 @@ fn timestamps_with_offsets_and_long_fractions_order_updates() {
     ] {
         d.notify("notifications/tasks/status", Some(view(message, updated)));
         for e in d.take_events() {
-            if let Event::TaskStatus { task } = e {
+            if let Event::TaskStatus { task, .. } = e {
                 messages.push(task.status_message.unwrap());
             }
         }
@@ -97,7 +100,7 @@ fn opaque_task_ids_travel_unchanged() {
         "createdAt": "2026-01-15T09:00:00Z", "lastUpdatedAt": "2026-01-15T09:00:00Z",
         "ttl": 1000, "pollInterval": 100 }),
     );
-    assert_eq!(task.task_id, odd);
+    assert_eq!(task.id, odd);
     let out = d.advance(100);
     let get = with_method(&out, "tasks/get");
     assert_eq!(get[0]["params"]["taskId"], odd);
@@ -115,7 +118,7 @@ fn opaque_task_ids_travel_unchanged() {
         .take_events()
         .into_iter()
         .filter_map(|e| match e {
-            Event::TaskResult { task, outcome } => Some((task, outcome.unwrap())),
+            Event::TaskResult { task, outcome, .. } => Some((task, outcome.unwrap())),
             _ => None,
         })
         .collect();
@@ -135,7 +138,7 @@ fn snake_case_task_support_is_read_as_the_spec_says_and_does_not_block_tasks() {
         "the spec's field is taskSupport; unknown spellings are ignored"
     );
     let mut d = Driver::ready_client(client_config(), server_init());
-    let list = d.session.list_tools(d.now, None).unwrap();
+    let list = d.host.list_tools(d.now, d.session, None).unwrap();
     d.drain();
     d.reply(
         &id_json(&list),
@@ -148,8 +151,14 @@ fn snake_case_task_support_is_read_as_the_spec_says_and_does_not_block_tasks() {
     );
     // The application may still ask for a task; the engine does not second-guess it.
     let call = d
-        .session
-        .call_tool_as_task(d.now, "long_running_task", json!({}), Some(60_000))
+        .host
+        .call_tool_as_task(
+            d.now,
+            d.session,
+            "long_running_task",
+            json!({}),
+            Some(60_000),
+        )
         .unwrap();
     let out = d.drain();
     assert_eq!(out[0]["id"], id_json(&call));
@@ -177,7 +186,9 @@ fn a_task_view_with_wrong_types_is_reported_not_trusted() {
         "{events:?}"
     );
     assert_eq!(
-        d.session.remote_task("t").map(|t| t.status.as_str()),
+        d.host
+            .remote_task(d.session, "t")
+            .map(|t| t.status.as_str()),
         Some("working")
     );
     let out = d.advance(100);

@@ -7,7 +7,7 @@ use taskwire_engine::{Config, Millis, TaskSupport};
 use taskwire_tests::setup::{client_config, server_config, text_result, tool};
 use taskwire_tests::{Pair, Side};
 
-fn pair(server_poll: Option<u64>) -> Pair {
+fn pair(server_poll: Option<u32>) -> Pair {
     let mut server: Config = server_config();
     server.tasks.poll_interval_ms = server_poll;
     Pair::connected(client_config(), server, |s| {
@@ -18,9 +18,10 @@ fn pair(server_poll: Option<u64>) -> Pair {
 /// Starts a task, keeps it working for `ms` with a status change every 300 ms, completes it.
 fn run(pair: &mut Pair, ms: u64) -> Millis {
     pair.client
-        .call_tool_as_task(pair.now, "job", json!({}), None)
+        .call_tool_as_task(pair.now, pair.cs, "job", json!({}), None)
         .unwrap();
     pair.deliver();
+    let work = pair.work(Side::Server, "task-1");
     let created = pair.now;
     let mut elapsed = 0;
     while elapsed < ms {
@@ -28,11 +29,11 @@ fn run(pair: &mut Pair, ms: u64) -> Millis {
         pair.advance(step);
         elapsed += step;
         pair.server
-            .update_task(pair.now, "task-1", Some(format!("at {elapsed}")))
+            .set_task_message(pair.now, work, Some(format!("at {elapsed}")))
             .unwrap();
     }
     pair.server
-        .complete_task(pair.now, "task-1", text_result("ok"))
+        .respond(pair.now, work, Ok(text_result("ok")))
         .unwrap();
     pair.run_until_task_result(60_000);
     created
@@ -92,24 +93,27 @@ fn without_a_suggestion_the_default_interval_applies() {
 fn the_application_can_stop_and_resume_polling() {
     let mut pair = pair(Some(500));
     pair.client
-        .call_tool_as_task(pair.now, "job", json!({}), None)
+        .call_tool_as_task(pair.now, pair.cs, "job", json!({}), None)
         .unwrap();
     pair.deliver();
-    pair.client.set_auto_poll("task-1", false).unwrap();
+    let work = pair.work(Side::Server, "task-1");
+    pair.client.set_auto_poll(pair.cs, "task-1", false).unwrap();
     pair.advance(5_000);
     assert!(poll_times(&pair).is_empty());
     // Off, the client still learns of changes from notifications, but fetches nothing.
     pair.server
-        .complete_task(pair.now, "task-1", text_result("ok"))
+        .respond(pair.now, work, Ok(text_result("ok")))
         .unwrap();
     pair.advance(5_000);
     assert!(pair.sent_method(Side::Client, "tasks/result").is_empty());
     assert_eq!(
-        pair.client.remote_task("task-1").map(|t| t.status.as_str()),
+        pair.client
+            .remote_task(pair.cs, "task-1")
+            .map(|t| t.status.as_str()),
         Some("completed")
     );
-    pair.client.set_auto_poll("task-1", true).unwrap();
+    pair.client.set_auto_poll(pair.cs, "task-1", true).unwrap();
     pair.deliver();
     assert_eq!(pair.sent_method(Side::Client, "tasks/result").len(), 1);
-    assert!(pair.client.set_auto_poll("nope", true).is_err());
+    assert!(pair.client.set_auto_poll(pair.cs, "nope", true).is_err());
 }

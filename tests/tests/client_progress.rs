@@ -2,7 +2,7 @@
 //! keeps working after `CreateTaskResult` and goes quiet once the task is terminal.
 
 use serde_json::json;
-use taskwire_engine::{Event, ProgressTarget, TaskSupport};
+use taskwire_engine::{Event, TaskSupport, UsageError};
 use taskwire_tests::setup::{client_config, server_config, text_result, tool};
 use taskwire_tests::{Pair, Side};
 
@@ -14,39 +14,33 @@ fn task_progress_reaches_the_client_until_terminal() {
     pair.client
         .request_as_task(
             pair.now,
+            pair.cs,
             "tools/call",
             json!({ "name": "job", "arguments": {}, "_meta": { "progressToken": "p-1" } }),
             None,
         )
         .unwrap();
     pair.deliver();
+    let work = pair.work(Side::Server, "task-1");
     for step in 1..=3 {
         pair.advance(300);
         pair.server
-            .notify_progress(
-                pair.now,
-                ProgressTarget::Task("task-1"),
-                f64::from(step),
-                Some(3.0),
-                None,
-            )
+            .notify_progress(pair.now, work, f64::from(step), Some(3.0), None)
             .unwrap();
     }
     pair.server
-        .complete_task(pair.now, "task-1", text_result("ok"))
+        .respond(pair.now, work, Ok(text_result("ok")))
         .unwrap();
-    pair.server
-        .notify_progress(
-            pair.now,
-            ProgressTarget::Task("task-1"),
-            4.0,
-            Some(3.0),
-            None,
-        )
-        .unwrap();
+    // Intended change: the answered call's handle is used up, so later progress on it is
+    // refused (it used to be dropped silently); either way nothing reaches the client.
+    assert_eq!(
+        pair.server
+            .notify_progress(pair.now, work, 4.0, Some(3.0), None),
+        Err(UsageError::UnknownCall(work))
+    );
     pair.run_until_task_result(5_000);
     let progress = pair.find(Side::Client, |e| match e {
-        Event::Progress(p) => Some((p.progress_token.clone(), p.progress)),
+        Event::Progress { params: p, .. } => Some((p.progress_token.clone(), p.progress)),
         _ => None,
     });
     assert_eq!(

@@ -19,14 +19,15 @@ fn ready() -> Driver {
 fn tool_calls_carry_name_arguments_and_task() {
     let mut d = ready();
     let now = d.now;
-    d.session
-        .call_tool(now, "echo", json!({ "text": "hi" }))
+    let s = d.session;
+    d.host
+        .call_tool(now, s, "echo", json!({ "text": "hi" }))
         .unwrap();
-    d.session
-        .call_tool_as_task(now, "echo", json!({}), Some(5_000))
+    d.host
+        .call_tool_as_task(now, s, "echo", json!({}), Some(5_000))
         .unwrap();
-    d.session
-        .call_tool_as_task(now, "echo", json!({}), None)
+    d.host
+        .call_tool_as_task(now, s, "echo", json!({}), None)
         .unwrap();
     let out = d.drain();
     assert_eq!(
@@ -41,21 +42,23 @@ fn tool_calls_carry_name_arguments_and_task() {
 fn absent_arguments_are_omitted_and_non_objects_refused() {
     let mut d = ready();
     let now = d.now;
-    d.session.call_tool(now, "noargs", Value::Null).unwrap();
-    d.session
-        .call_tool_as_task(now, "noargs", Value::Null, None)
+    let s = d.session;
+    d.host.call_tool(now, s, "noargs", Value::Null).unwrap();
+    d.host
+        .call_tool_as_task(now, s, "noargs", Value::Null, None)
         .unwrap();
     let out = d.drain();
     assert_eq!(out[0]["params"], json!({ "name": "noargs" }));
     assert_eq!(out[1]["params"], json!({ "name": "noargs", "task": {} }));
+    // Intended change: `UsageError::Invalid(_)` became the precise `NotAnObject`.
     for bad in [json!([1]), json!("x"), json!(3)] {
         assert!(matches!(
-            d.session.call_tool(now, "t", bad.clone()),
-            Err(UsageError::Invalid(_))
+            d.host.call_tool(now, s, "t", bad.clone()),
+            Err(UsageError::NotAnObject(_))
         ));
         assert!(matches!(
-            d.session.call_tool_as_task(now, "t", bad, None),
-            Err(UsageError::Invalid(_))
+            d.host.call_tool_as_task(now, s, "t", bad, None),
+            Err(UsageError::NotAnObject(_))
         ));
     }
     assert!(d.drain().is_empty(), "refused commands send nothing");
@@ -65,13 +68,15 @@ fn absent_arguments_are_omitted_and_non_objects_refused() {
 fn commands_before_the_handshake_are_refused() {
     let mut d = Driver::client(client_config());
     let now = d.now;
+    let s = d.session;
+    // Intended change: `NotInitialized` names the session.
     assert_eq!(
-        d.session.call_tool(now, "x", json!({})),
-        Err(UsageError::NotInitialized)
+        d.host.call_tool(now, s, "x", json!({})),
+        Err(UsageError::NotInitialized(s))
     );
     assert_eq!(
-        d.session.get_task(now, "t"),
-        Err(UsageError::NotInitialized)
+        d.host.get_task(now, s, "t"),
+        Err(UsageError::NotInitialized(s))
     );
     assert!(d.drain().is_empty());
 }

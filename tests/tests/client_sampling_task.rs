@@ -2,7 +2,7 @@
 //! task to a client that declared sampling tasks, then polls the client for it.
 
 use serde_json::{json, Value};
-use taskwire_engine::{Event, RpcError, TaskStatus};
+use taskwire_engine::{Event, RpcError, StopReason, TaskId, TaskStatus};
 use taskwire_tests::msg::related_task;
 use taskwire_tests::setup::{client_config, server_config};
 use taskwire_tests::{Pair, Side};
@@ -17,9 +17,9 @@ fn sampled() -> Value {
             "model": "test-model", "stopReason": "endTurn" })
 }
 
-fn server_results(pair: &Pair) -> Vec<(String, Result<Value, RpcError>)> {
+fn server_results(pair: &Pair) -> Vec<(TaskId, Result<Value, RpcError>)> {
     pair.find(Side::Server, |e| match e {
-        Event::TaskResult { task, outcome } => Some((task.clone(), outcome.clone())),
+        Event::TaskResult { task, outcome, .. } => Some((task.clone(), outcome.clone())),
         _ => None,
     })
 }
@@ -29,6 +29,7 @@ fn ask(pair: &mut Pair) -> String {
     pair.server
         .request_as_task(
             pair.now,
+            pair.ss,
             "sampling/createMessage",
             sampling_params(),
             Some(120_000),
@@ -40,18 +41,13 @@ fn ask(pair: &mut Pair) -> String {
         _ => None,
     });
     assert_eq!(created.len(), 1, "{}", pair.transcript());
-    assert_eq!(created[0].task_id, "ctask-1", "the client chose the id");
-    assert_eq!(created[0].ttl, Some(120_000));
+    assert_eq!(created[0].id, "ctask-1", "the client chose the id");
+    assert_eq!(created[0].ttl_ms, Some(120_000));
     let requests = pair.find(Side::Client, |e| match e {
-        Event::Request {
-            method,
-            task,
-            params,
-            ..
-        } => Some((
-            method.clone(),
-            task.clone(),
-            params.as_ref().map(|p| p.get().to_owned()),
+        Event::Request(r) => Some((
+            r.method.clone(),
+            r.task.clone(),
+            r.params.as_ref().map(|p| p.get().to_owned()),
         )),
         _ => None,
     });
@@ -66,14 +62,13 @@ fn ask(pair: &mut Pair) -> String {
 fn the_server_polls_a_client_hosted_sampling_task() {
     let mut pair = Pair::connected(client_config(), server_config(), |_| {});
     let task = ask(&mut pair);
+    let work = pair.work(Side::Client, &task);
     pair.advance(2_500);
     pair.client
-        .update_task(pair.now, &task, Some("waiting for the model".into()))
+        .set_task_message(pair.now, work, Some("waiting for the model".into()))
         .unwrap();
     pair.advance(2_500);
-    pair.client
-        .complete_task(pair.now, &task, sampled())
-        .unwrap();
+    pair.client.respond(pair.now, work, Ok(sampled())).unwrap();
     pair.run_until(10_000, |p| !server_results(p).is_empty());
 
     assert!(
@@ -86,7 +81,7 @@ fn the_server_polls_a_client_hosted_sampling_task() {
     assert_eq!(result["content"]["text"], "A summary.");
     assert_eq!(related_task(result), Some("ctask-1"));
     let changes = pair.find(Side::Server, |e| match e {
-        Event::TaskStatus { task } => Some((task.status, task.status_message.clone())),
+        Event::TaskStatus { task, .. } => Some((task.status, task.status_message.clone())),
         _ => None,
     });
     assert_eq!(
@@ -108,13 +103,14 @@ fn the_server_polls_a_client_hosted_sampling_task() {
 fn the_server_can_cancel_a_client_hosted_task() {
     let mut pair = Pair::connected(client_config(), server_config(), |_| {});
     let task = ask(&mut pair);
-    pair.server.cancel_task(pair.now, &task).unwrap();
+    let work = pair.work(Side::Client, &task);
+    pair.server.cancel_task(pair.now, pair.ss, &task).unwrap();
     pair.deliver();
     let stops = pair.find(Side::Client, |e| match e {
-        Event::StopTask { task, .. } => Some(task.clone()),
+        Event::Stop { call, reason, .. } => Some((*call, *reason)),
         _ => None,
     });
-    assert_eq!(stops, [task.as_str()]);
+    assert_eq!(stops, [(work, StopReason::Cancelled)]);
     pair.advance(1_000);
     let results = server_results(&pair);
     assert_eq!(results.len(), 1);
@@ -128,24 +124,28 @@ fn a_client_without_sampling_tasks_runs_the_request_plainly() {
     let mut pair = Pair::connected(client, server_config(), |_| {});
     let id = pair
         .server
-        .request_as_task(pair.now, "sampling/createMessage", sampling_params(), None)
+        .request_as_task(
+            pair.now,
+            pair.ss,
+            "sampling/createMessage",
+            sampling_params(),
+            None,
+        )
         .unwrap();
     pair.deliver();
     let request = pair.find(Side::Client, |e| match e {
-        Event::Request {
-            request,
-            task: None,
-            ..
-        } => Some(request.clone()),
+        Event::Request(r) if r.task.is_none() => Some(r.call),
         _ => None,
     });
     assert_eq!(request.len(), 1, "params.task ignored");
     pair.client
-        .respond(pair.now, &request[0], Ok(sampled()))
+        .respond(pair.now, request[0], Ok(sampled()))
         .unwrap();
     pair.deliver();
     let answers = pair.find(Side::Server, |e| match e {
-        Event::Response { request, outcome } if *request == id => Some(outcome.clone()),
+        Event::Response {
+            request, outcome, ..
+        } if *request == id => Some(outcome.clone()),
         _ => None,
     });
     assert_eq!(answers.len(), 1, "a plain answer, not TaskCreated");

@@ -21,12 +21,13 @@ fn seed_pair() -> Pair {
 
 /// Runs the seed's flow; returns the pair after the client got its result.
 fn run_seed(pair: &mut Pair) {
-    let list = pair.client.list_tools(pair.now, None).unwrap();
+    let list = pair.client.list_tools(pair.now, pair.cs, None).unwrap();
     pair.deliver();
     let tools = pair.find(Side::Client, |e| match e {
         Event::Response {
             request,
             outcome: Ok(v),
+            ..
         } if *request == list => Some(v.clone()),
         _ => None,
     });
@@ -34,30 +35,33 @@ fn run_seed(pair: &mut Pair) {
     assert_eq!(tools[0]["tools"][0]["execution"]["taskSupport"], "optional");
 
     pair.client
-        .call_tool_as_task(pair.now, "long_running_task", json!({}), Some(60_000))
+        .call_tool_as_task(
+            pair.now,
+            pair.cs,
+            "long_running_task",
+            json!({}),
+            Some(60_000),
+        )
         .unwrap();
     pair.deliver();
     let calls = pair.find(Side::Server, |e| match e {
-        Event::ToolCall {
-            task: Some(task),
-            name,
-            ..
-        } => Some((task.clone(), name.clone())),
+        Event::ToolCall(c) => Some((c.task.clone(), c.name.clone())),
         _ => None,
     });
     assert_eq!(
         calls,
-        [("task-1".to_owned(), "long_running_task".to_owned())]
+        [(Some("task-1".into()), "long_running_task".to_owned())]
     );
 
+    let work = pair.work(Side::Server, "task-1");
     for step in STEPS {
         pair.server
-            .update_task(pair.now, "task-1", Some(step.into()))
+            .set_task_message(pair.now, work, Some(step.into()))
             .unwrap();
         pair.advance(1000);
     }
     pair.server
-        .complete_task(pair.now, "task-1", text_result("任务完成！"))
+        .respond(pair.now, work, Ok(text_result("任务完成！")))
         .unwrap();
     pair.run_until_task_result(10_000);
     pair.advance(5_000);
@@ -73,11 +77,11 @@ fn the_client_sees_creation_each_status_once_and_the_result() {
         _ => None,
     });
     assert_eq!(created.len(), 1);
-    assert_eq!(created[0].task_id, "task-1");
-    assert_eq!(created[0].ttl, Some(60_000));
+    assert_eq!(created[0].id, "task-1");
+    assert_eq!(created[0].ttl_ms, Some(60_000));
 
     let changes = pair.find(Side::Client, |e| match e {
-        Event::TaskStatus { task } => Some((task.status, task.status_message.clone())),
+        Event::TaskStatus { task, .. } => Some((task.status, task.status_message.clone())),
         _ => None,
     });
     let expected: Vec<_> = STEPS
@@ -88,7 +92,7 @@ fn the_client_sees_creation_each_status_once_and_the_result() {
     assert_eq!(changes, expected);
 
     let results = pair.find(Side::Client, |e| match e {
-        Event::TaskResult { task, outcome } => Some((task.clone(), outcome.clone())),
+        Event::TaskResult { task, outcome, .. } => Some((task.clone(), outcome.clone())),
         _ => None,
     });
     assert_eq!(results.len(), 1, "reported once");
@@ -99,12 +103,12 @@ fn the_client_sees_creation_each_status_once_and_the_result() {
     assert_eq!(related_task(result), Some("task-1"));
 
     assert!(
-        pair.client.remote_task_ids().is_empty(),
+        pair.client.remote_task_ids(pair.cs).is_empty(),
         "forgotten once reported"
     );
     assert!(pair
         .find(Side::Client, |e| match e {
-            Event::PeerError { message } => Some(message.clone()),
+            Event::PeerError { message, .. } => Some(message.clone()),
             _ => None,
         })
         .is_empty());
@@ -142,14 +146,8 @@ fn the_client_polls_while_working_and_fetches_the_result_once() {
 fn the_server_keeps_the_finished_task_until_its_ttl() {
     let mut pair = seed_pair();
     run_seed(&mut pair);
-    let task = pair
-        .server
-        .hosted_task("task-1")
-        .expect("kept after completion");
-    assert_eq!(task.status, TaskStatus::Completed);
+    let task = pair.server.task("task-1").expect("kept after completion");
+    assert_eq!(task.info.status, TaskStatus::Completed);
     pair.run_until_quiet();
-    assert!(
-        pair.server.hosted_task("task-1").is_none(),
-        "gone after 60 s"
-    );
+    assert!(pair.server.task("task-1").is_none(), "gone after 60 s");
 }

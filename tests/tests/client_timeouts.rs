@@ -3,7 +3,7 @@
 //! `tasks/result` calls never time out.
 
 use serde_json::{json, Value};
-use taskwire_engine::{Config, Event, TaskSupport, UsageError};
+use taskwire_engine::{Config, Event, StopReason, TaskSupport, UsageError};
 use taskwire_tests::msg::{id_json, with_method};
 use taskwire_tests::setup::{client_config, server_config, tool};
 use taskwire_tests::{Driver, Pair, Side};
@@ -24,7 +24,7 @@ fn timed_out(events: &[Event]) -> Vec<Value> {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::TimedOut { request } => Some(id_json(request)),
+            Event::TimedOut { request, .. } => Some(id_json(request)),
             _ => None,
         })
         .collect()
@@ -35,7 +35,10 @@ fn a_timed_out_call_is_cancelled_at_the_server() {
     let mut pair = Pair::connected(client(5_000), server_config(), |s| {
         s.add_tool(tool("slow", TaskSupport::Optional))
     });
-    let id = pair.client.call_tool(pair.now, "slow", json!({})).unwrap();
+    let id = pair
+        .client
+        .call_tool(pair.now, pair.cs, "slow", json!({}))
+        .unwrap();
     pair.deliver();
     pair.advance(4_999);
     assert!(pair
@@ -47,28 +50,43 @@ fn a_timed_out_call_is_cancelled_at_the_server() {
     assert_eq!(cancels[0].json["params"]["requestId"], id_json(&id));
     assert!(cancels[0].json["params"]["reason"].is_string());
     let timed: Vec<_> = pair.find(Side::Client, |e| match e {
-        Event::TimedOut { request } => Some(request.clone()),
+        Event::TimedOut { request, .. } => Some(request.clone()),
         _ => None,
     });
     assert_eq!(timed.len(), 1);
     assert_eq!(timed[0], id);
+    let call = pair
+        .find(Side::Server, |e| match e {
+            Event::ToolCall(c) if c.request == id => Some(c.call),
+            _ => None,
+        })
+        .pop()
+        .expect("the call reached the server");
     let server_saw = pair.find(Side::Server, |e| match e {
-        Event::RequestCancelled { request, .. } => Some(request.clone()),
+        Event::Stop {
+            call,
+            reason: StopReason::Cancelled,
+            ..
+        } => Some(*call),
         _ => None,
     });
     assert_eq!(server_saw.len(), 1);
-    assert_eq!(server_saw[0], id);
-    assert!(matches!(
+    assert_eq!(server_saw[0], call);
+    // Intended change: answers go through the call, so a stopped one is `UnknownCall`.
+    assert_eq!(
         pair.server
-            .respond(pair.now, &id, Ok(json!({ "content": [] }))),
-        Err(UsageError::UnknownRequest(_))
-    ));
+            .respond(pair.now, call, Ok(json!({ "content": [] }))),
+        Err(UsageError::UnknownCall(call))
+    );
 }
 
 #[test]
 fn a_late_answer_is_ignored() {
     let mut d = Driver::ready_client(client(5_000), server_init());
-    let id = d.session.call_tool(d.now, "slow", json!({})).unwrap();
+    let id = d
+        .host
+        .call_tool(d.now, d.session, "slow", json!({}))
+        .unwrap();
     d.drain();
     let out = d.advance(5_000);
     assert_eq!(with_method(&out, "notifications/cancelled").len(), 1);
@@ -91,8 +109,8 @@ fn a_late_answer_is_ignored() {
 fn an_unanswered_poll_times_out_and_polling_goes_on() {
     let mut d = Driver::ready_client(client(3_000), server_init());
     let call = d
-        .session
-        .call_tool_as_task(d.now, "job", json!({}), None)
+        .host
+        .call_tool_as_task(d.now, d.session, "job", json!({}), None)
         .unwrap();
     d.drain();
     let task = json!({ "taskId": "t-1", "status": "working", "createdAt": "2026-01-15T09:00:00Z",
@@ -122,11 +140,12 @@ fn a_parked_result_never_times_out() {
         s.add_tool(tool("job", TaskSupport::Optional))
     });
     pair.client
-        .call_tool_as_task(pair.now, "job", json!({}), None)
+        .call_tool_as_task(pair.now, pair.cs, "job", json!({}), None)
         .unwrap();
     pair.deliver();
+    let work = pair.work(Side::Server, "task-1");
     pair.server
-        .request_input(pair.now, "task-1", "elicitation/create",
+        .request_input(pair.now, work, "elicitation/create",
             json!({ "mode": "form", "message": "?", "requestedSchema": { "type": "object", "properties": {} } }))
         .unwrap();
     pair.deliver();

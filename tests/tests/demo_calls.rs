@@ -65,10 +65,10 @@ fn tasks_list(server: Rt, client: Rt) {
             .iter()
             .map(|t| {
                 (
-                    t.task_id.as_str(),
+                    t.id.as_str(),
                     t.status,
                     t.status_message.as_deref(),
-                    t.ttl,
+                    t.ttl_ms,
                 )
             })
             .collect();
@@ -91,14 +91,14 @@ fn tasks_list(server: Rt, client: Rt) {
             .call_tool_as_task(TOOL, json!({}), None)
             .await
             .expect("the call is accepted");
-        let id = call.task.as_ref().expect("a task").task_id.clone();
+        let id = call.task.as_ref().expect("a task").id.to_string();
         call.result().await.expect("the task completes");
         let mut ids: Vec<String> = c
             .list_tasks()
             .await
             .expect("tasks/list")
             .into_iter()
-            .map(|t| t.task_id)
+            .map(|t| t.id.to_string())
             .collect();
         ids.sort();
         let mut expected = vec![DEMO_TASK.to_owned(), id];

@@ -27,7 +27,7 @@ fn cancel_demo_task(server: Rt, client: Rt) {
             .call_tool_as_task(TOOL, json!({}), None)
             .await
             .expect("the call is accepted");
-        let id = call.task.as_ref().expect("a task").task_id.clone();
+        let id = call.task.as_ref().expect("a task").id.to_string();
         let first = call.updates.recv().await.expect("a first update");
         assert_eq!(procs::describe(&first), format!("working: {}", STEPS[0]));
 
@@ -74,7 +74,7 @@ fn cancel_stops_work(server: Rt, client: Rt) {
             .call_tool_as_task("ticker", args, None)
             .await
             .expect("the call is accepted");
-        let id = call.task.as_ref().expect("a task").task_id.clone();
+        let id = call.task.as_ref().expect("a task").id.to_string();
         let start = Instant::now();
         while ticks(&file) < 3 {
             assert!(start.elapsed() < Duration::from_secs(10), "the ticker runs");

@@ -81,20 +81,20 @@ fn task_updates(server: Rt, client: Rt) {
         let task = call.task.clone().expect("the server created a task");
         assert_eq!(task.status, TaskStatus::Working);
         assert_eq!(task.status_message, None);
-        assert_eq!(task.ttl, Some(TTL_MS));
-        assert_eq!(task.poll_interval, Some(500));
+        assert_eq!(task.ttl_ms, Some(TTL_MS));
+        assert_eq!(task.poll_interval_ms, Some(500));
 
         let mut expected: Vec<String> = STEPS.map(|s| format!("working: {s}")).into();
         expected.push(format!("completed: {}", STEPS[2]));
         expected.push(format!("result: {RESULT_TEXT}"));
         assert_eq!(procs::updates(&call).await, expected);
 
-        let got = c.get_task(&task.task_id).await.expect("tasks/get");
+        let got = c.get_task(&task.id).await.expect("tasks/get");
         assert_eq!(
             (got.status, got.status_message.as_deref()),
             (TaskStatus::Completed, Some(STEPS[2]))
         );
-        let result = c.task_result(&task.task_id).await.expect("tasks/result");
+        let result = c.task_result(&task.id).await.expect("tasks/result");
         assert_eq!(
             result["content"],
             json!([{ "type": "text", "text": RESULT_TEXT }])
@@ -102,7 +102,7 @@ fn task_updates(server: Rt, client: Rt) {
         assert_eq!(result.get("isError"), None);
         assert_eq!(
             result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
-            task.task_id.as_str()
+            task.id.as_str()
         );
         c.close().await;
     });

@@ -26,7 +26,7 @@ fn panicking_tool(server: Rt, client: Rt) {
             .call_tool_as_task("panic", json!({}), None)
             .await
             .expect("the call is accepted");
-        let id = call.task.as_ref().expect("a task").task_id.clone();
+        let id = call.task.as_ref().expect("a task").id.to_string();
         assert_eq!(
             procs::updates(&call).await,
             [
@@ -55,7 +55,7 @@ fn panicking_tool(server: Rt, client: Rt) {
             .call_tool_as_task(TOOL, json!({}), None)
             .await
             .expect("the call is accepted");
-        let done = call.task.as_ref().expect("a task").task_id.clone();
+        let done = call.task.as_ref().expect("a task").id.to_string();
         let result = call.result().await.expect("the task completes");
         assert_eq!(taskwire_demo::flow::result_text(&result), RESULT_TEXT);
         let mut tasks: Vec<_> = c
@@ -63,7 +63,7 @@ fn panicking_tool(server: Rt, client: Rt) {
             .await
             .expect("tasks/list")
             .into_iter()
-            .map(|t| (t.task_id, t.status.to_string()))
+            .map(|t| (t.id.to_string(), t.status.to_string()))
             .collect();
         tasks.sort();
         let mut expected = vec![

@@ -93,7 +93,7 @@ fn server_crash_mid_task(server: Rt, client: Rt) {
     client.block_on(LIMIT, async {
         let (c, mut child, call) = task_in_progress(server, client).await;
         let pending = c.clone();
-        let id = call.task.as_ref().expect("a task").task_id.clone();
+        let id = call.task.as_ref().expect("a task").id.to_string();
         child.kill();
         let outcome = client.timeout(HANG, call.result()).await;
         assert_closed(outcome.expect("the call ends"), "the running task");

@@ -3,7 +3,7 @@
 //! session keeps working: each case is followed by a ping that must be answered.
 
 use serde_json::{json, Value};
-use taskwire_engine::{Event, TaskSupport};
+use taskwire_engine::{Config, Event, PeerErrorKind, TaskSupport, ToolCall};
 use taskwire_tests::msg::{error_code, error_message};
 use taskwire_tests::setup::{server_config, text_result, tool};
 use taskwire_tests::Driver;
@@ -24,9 +24,11 @@ enum Expect {
 use Expect::*;
 
 fn ready() -> Driver {
-    Driver::ready_server(server_config(), |s| {
-        s.add_tool(tool("job", TaskSupport::Optional))
-    })
+    ready_with(server_config())
+}
+
+fn ready_with(config: Config) -> Driver {
+    Driver::ready_server(config, |s| s.add_tool(tool("job", TaskSupport::Optional)))
 }
 
 fn nested(depth: usize) -> String {
@@ -73,8 +75,9 @@ fn cases() -> Vec<(&'static str, Vec<u8>, Expect)> {
         ("deeply nested truncated params", format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{}"#, r#"{"a":"#.repeat(100_000)).into_bytes(), NoId(-32700)),
         ("deeply nested batch", format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)).into_bytes(), NoId(-32600)),
         ("deeply nested id", format!(r#"{{"jsonrpc":"2.0","id":{}1{},"method":"ping"}}"#, "[".repeat(100_000), "]".repeat(100_000)).into_bytes(), NoId(-32600)),
-        ("deeply nested progress token", format!(r#"{{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{{"name":"job","task":{{}},"_meta":{{"progressToken":{}1{}}}}}}}"#, "[".repeat(100_000), "]".repeat(100_000)).into_bytes(), WithId(-32602, json!(14))),
-        ("deeply nested unknown member", format!(r#"{{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{{"name":"job","extra":{}1{}}}}}"#, "[".repeat(100_000), "]".repeat(100_000)).into_bytes(), WithId(-32602, json!(15))),
+        // Nesting deeper than `limits.max_depth` is refused as -32600 before it is read (intended).
+        ("deeply nested progress token", format!(r#"{{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{{"name":"job","task":{{}},"_meta":{{"progressToken":{}1{}}}}}}}"#, "[".repeat(100_000), "]".repeat(100_000)).into_bytes(), WithId(-32600, json!(14))),
+        ("deeply nested unknown member", format!(r#"{{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{{"name":"job","extra":{}1{}}}}}"#, "[".repeat(100_000), "]".repeat(100_000)).into_bytes(), WithId(-32600, json!(15))),
         ("response to an unknown id", br#"{"jsonrpc":"2.0","id":999,"result":{}}"#.to_vec(), Silent),
         ("error response to an unknown id", br#"{"jsonrpc":"2.0","id":998,"error":{"code":-1,"message":"x"}}"#.to_vec(), Silent),
         ("response with result and error", br#"{"jsonrpc":"2.0","id":997,"result":{},"error":{"code":1,"message":"x"}}"#.to_vec(), Silent),
@@ -100,6 +103,11 @@ fn every_bad_message_gets_the_right_answer_and_the_session_lives_on() {
             }
             NoId(code) | WithId(code, _) | Naming(code, _, _) => {
                 assert_eq!(out.len(), 1, "{name}: one reply, got {out:?}");
+                // Refused requests now also raise a PeerError (intended change).
+                assert!(
+                    matches!(&events[..], [Event::PeerError { .. }]),
+                    "{name}: {events:?}"
+                );
                 let reply = &out[0];
                 assert_eq!(error_code(reply), Some(*code), "{name}: {reply}");
                 match &expect {
@@ -119,24 +127,79 @@ fn every_bad_message_gets_the_right_answer_and_the_session_lives_on() {
 
 #[test]
 fn deep_but_well_formed_arguments_pass_through_opaquely() {
-    for depth in [100, 100_000] {
-        let mut d = ready();
+    // 100 levels is within the default `limits.max_depth` (128); 100,000 now needs a raised
+    // limit (deeper input is refused by default: see the next test).
+    for (depth, max_depth) in [(100, None), (100_000, Some(200_000))] {
+        let mut config = server_config();
+        if let Some(max) = max_depth {
+            config.limits.max_depth = max;
+        }
+        let mut d = ready_with(config);
         let out = d.feed(&nested(depth));
         assert!(out.is_empty(), "a plain call waits for the app: {out:?}");
         let events = d.take_events();
-        let [Event::ToolCall {
-            request,
+        let [Event::ToolCall(ToolCall {
+            call,
             arguments: Some(raw),
             ..
-        }] = &events[..]
+        })] = &events[..]
         else {
             panic!("{events:?}");
         };
         assert_eq!(raw.get().len(), 6 * depth + 1);
-        d.session
-            .respond(d.now, request, Ok(text_result("deep")))
+        d.host
+            .respond(d.now, *call, Ok(text_result("deep")))
             .unwrap();
         assert_eq!(d.drain()[0]["result"]["content"][0]["text"], "deep");
+    }
+}
+
+#[test]
+fn arguments_nested_past_the_limit_never_reach_the_app() {
+    // New: JSON deeper than `limits.max_depth` (default 128) is refused (issue 11, §6).
+    let mut d = ready();
+    let out = d.feed(&nested(100_000));
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(
+        (error_code(&out[0]), &out[0]["id"]),
+        (Some(-32600), &json!(1))
+    );
+    let events = d.take_events();
+    assert!(
+        matches!(
+            &events[..],
+            [Event::PeerError {
+                kind: PeerErrorKind::TooDeep,
+                ..
+            }]
+        ),
+        "{events:?}"
+    );
+    d.assert_alive();
+}
+
+#[test]
+fn invalid_params_errors_name_the_member_not_the_value() {
+    // New: PeerError carries a kind; `field` names the offending member when known.
+    let mut d = ready();
+    for (params, member) in [
+        (json!({}), "taskId"),
+        (json!({ "taskId": false }), "taskId"),
+    ] {
+        let reply = d.call("tasks/get", params.clone());
+        assert_eq!(error_code(&reply), Some(-32602), "{reply}");
+        let events = d.take_events();
+        let [Event::PeerError {
+            kind: PeerErrorKind::InvalidParams { field },
+            ..
+        }] = &events[..]
+        else {
+            panic!("{params}: {events:?}");
+        };
+        assert!(
+            field.is_none() || field.as_deref() == Some(member),
+            "{params}: field {field:?} is not a member name"
+        );
     }
 }
 
@@ -148,7 +211,7 @@ fn a_batch_is_not_executed() {
     assert!(
         !d.take_events()
             .iter()
-            .any(|e| matches!(e, Event::ToolCall { .. })),
+            .any(|e| matches!(e, Event::ToolCall(_))),
         "no call inside a batch runs"
     );
 }
@@ -156,14 +219,17 @@ fn a_batch_is_not_executed() {
 #[test]
 fn a_duplicate_in_flight_id_is_refused_and_the_original_still_answered() {
     let mut d = ready();
-    let call = json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call",
+    let request = json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call",
                        "params": { "name": "job", "arguments": {} } });
-    assert!(d.feed_json(call.clone()).is_empty());
-    let request = match &d.take_events()[..] {
-        [Event::ToolCall { request, .. }] => request.clone(),
+    assert!(d.feed_json(request.clone()).is_empty());
+    let call = match &d.take_events()[..] {
+        [Event::ToolCall(ToolCall { call, .. })] => *call,
         other => panic!("{other:?}"),
     };
-    for again in [call, json!({ "jsonrpc": "2.0", "id": 5, "method": "ping" })] {
+    for again in [
+        request,
+        json!({ "jsonrpc": "2.0", "id": 5, "method": "ping" }),
+    ] {
         let out = d.feed_json(again);
         assert_eq!(out.len(), 1, "{out:?}");
         assert_eq!(
@@ -174,11 +240,11 @@ fn a_duplicate_in_flight_id_is_refused_and_the_original_still_answered() {
     assert!(
         !d.take_events()
             .iter()
-            .any(|e| matches!(e, Event::ToolCall { .. })),
+            .any(|e| matches!(e, Event::ToolCall(_))),
         "the duplicate never reaches the app"
     );
-    d.session
-        .respond(d.now, &request, Ok(text_result("first")))
+    d.host
+        .respond(d.now, call, Ok(text_result("first")))
         .unwrap();
     let out = d.drain();
     assert_eq!(out[0]["id"], 5);
@@ -191,7 +257,7 @@ fn a_duplicate_in_flight_id_is_refused_and_the_original_still_answered() {
 #[test]
 fn over_long_lines_on_a_byte_stream_are_refused_and_skipped() {
     let mut config = server_config();
-    config.max_line_bytes = 1024;
+    config.limits.max_line_bytes = 1024;
     let mut d = Driver::ready_server(config, |_| {});
     let long = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,

@@ -2,7 +2,7 @@
 //! suppresses its answer; it never touches a task; unknown or malformed ones are ignored.
 
 use serde_json::json;
-use taskwire_engine::{Event, RequestId, TaskSupport, UsageError};
+use taskwire_engine::{Event, StopReason, TaskSupport, UsageError};
 use taskwire_tests::setup::{server_config, text_result, tool};
 use taskwire_tests::Driver;
 
@@ -16,22 +16,22 @@ fn server() -> Driver {
 fn a_cancelled_plain_request_is_never_answered() {
     let mut d = server();
     let (id, _) = d.send("tools/call", json!({ "name": "job", "arguments": {} }));
+    let call = d.call_for(&id);
     d.take_events();
     let out = d.notify(
         "notifications/cancelled",
         Some(json!({ "requestId": id, "reason": "user pressed stop" })),
     );
     assert!(out.is_empty(), "no reply to a notification: {out:?}");
-    let request: RequestId = serde_json::from_value(id).unwrap();
     let events = d.take_events();
     assert!(
-        matches!(&events[..], [Event::RequestCancelled { request: r, reason: Some(why) }]
-            if *r == request && why == "user pressed stop"),
+        matches!(&events[..], [Event::Stop { call: c, reason: StopReason::Cancelled, message: Some(why) }]
+            if *c == call && why == "user pressed stop"),
         "{events:?}"
     );
     assert_eq!(
-        d.session.respond(d.now, &request, Ok(text_result("late"))),
-        Err(UsageError::UnknownRequest(request.clone()))
+        d.host.respond(d.now, call, Ok(text_result("late"))),
+        Err(UsageError::UnknownCall(call))
     );
     assert!(d.drain().is_empty());
     d.assert_alive();
@@ -82,5 +82,17 @@ fn unknown_notifications_are_ignored_silently() {
     assert!(d
         .notify("notifications/roots/list_changed", None)
         .is_empty());
-    assert!(d.take_events().is_empty());
+    // Notifications the engine does not handle now reach the app (intended change 7).
+    let methods: Vec<String> = d
+        .take_events()
+        .into_iter()
+        .map(|e| match e {
+            Event::Notification { method, .. } => method,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        methods,
+        ["notifications/whatever", "notifications/roots/list_changed"]
+    );
 }

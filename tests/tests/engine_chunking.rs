@@ -53,14 +53,15 @@ fn transcript() -> Vec<u8> {
 /// Feeds the transcript in the given pieces, completes the task, then ends the stream.
 fn run(pieces: &[&[u8]]) -> (Vec<String>, Vec<String>) {
     let mut config = server_config();
-    config.max_line_bytes = 512;
+    config.limits.max_line_bytes = 512;
     let mut d = Driver::server(config);
-    d.session.add_tool(tool("长任务", TaskSupport::Optional));
+    d.host.add_tool(tool("长任务", TaskSupport::Optional));
     for piece in pieces {
         d.feed_bytes(piece);
     }
-    d.session
-        .complete_task(d.now, "task-1", text_result("任务完成！"))
+    let work = d.work("task-1");
+    d.host
+        .respond(d.now, work, Ok(text_result("任务完成！")))
         .unwrap();
     d.drain();
     d.eof();

@@ -2,7 +2,10 @@
 //! and a `ttl` that is always written: requested, clamped, defaulted or `null`.
 
 use serde_json::{json, Value};
-use taskwire_engine::{Config, Event, TaskSupport, ToolDef};
+use taskwire_engine::{
+    Config, Event, Owner, TaskDecision, TaskSupport, ToolCall, ToolDef, UsageError,
+};
+use taskwire_tests::driver::OWNER;
 use taskwire_tests::setup::{server_config, stamp, tool};
 use taskwire_tests::Driver;
 
@@ -63,7 +66,7 @@ fn ttl_defaults_and_unlimited_retention() {
         create(&mut d, json!({ "ttl": 4_200 }))["task"]["ttl"],
         4_200
     );
-    assert_eq!(d.session.poll_timeout(), Some(d.now.plus(4_200)));
+    assert_eq!(d.host.poll_timeout(), Some(d.now.plus(4_200)));
     // A retention below the minimum (1 s by default) is raised to it: ttl 0 does not
     // create a task that is gone before the requestor can poll it.
     assert_eq!(create(&mut d, json!({ "ttl": 0 }))["task"]["ttl"], 1_000);
@@ -94,6 +97,7 @@ fn model_immediate_response_rides_in_meta() {
         s.add_tool(ToolDef {
             tool: tool("report", TaskSupport::Optional),
             immediate_response: Some("Started; poll for the result.".into()),
+            decision: TaskDecision::Policy,
         })
     });
     let reply = d.call(
@@ -112,7 +116,9 @@ fn model_immediate_response_rides_in_meta() {
 #[test]
 fn task_ids_come_from_the_source_and_never_repeat() {
     let mut d = server(server_config());
-    d.session.create_task(d.now, "task-2", None).unwrap();
+    d.host
+        .create_task(d.now, &Owner::from(OWNER), "task-2", None)
+        .unwrap();
     assert_eq!(create(&mut d, json!({}))["task"]["taskId"], "task-1");
     // The source's next id, task-2, is taken: the engine draws again.
     assert_eq!(create(&mut d, json!({}))["task"]["taskId"], "task-3");
@@ -120,7 +126,7 @@ fn task_ids_come_from_the_source_and_never_repeat() {
     let ids: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
-            Event::ToolCall { task, .. } => task.clone(),
+            Event::ToolCall(ToolCall { task, .. }) => task.clone(),
             _ => None,
         })
         .collect();
@@ -130,13 +136,22 @@ fn task_ids_come_from_the_source_and_never_repeat() {
 #[test]
 fn app_created_task_is_served_like_any_other() {
     let mut d = server(server_config());
-    let created = d
-        .session
-        .create_task(d.now, "demo-task", Some(300_000))
+    let owner = Owner::from(OWNER);
+    let work = d
+        .host
+        .create_task(d.now, &owner, "demo-task", Some(300_000))
         .unwrap();
-    assert_eq!(created.task_id, "demo-task");
-    assert_eq!(created.ttl, Some(300_000));
-    assert!(d.session.create_task(d.now, "demo-task", None).is_err());
+    assert_eq!(
+        d.host.call_task(work).map(|t| t.as_str()),
+        Some("demo-task")
+    );
+    let created = d.host.task("demo-task").expect("created").info;
+    assert_eq!(created.id, "demo-task");
+    assert_eq!(created.ttl_ms, Some(300_000));
+    assert_eq!(
+        d.host.create_task(d.now, &owner, "demo-task", None),
+        Err(UsageError::DuplicateTask("demo-task".into()))
+    );
     let reply = d.call("tasks/get", json!({ "taskId": "demo-task" }));
     assert_eq!(reply["result"]["status"], "working");
     assert_eq!(reply["result"]["ttl"], 300_000);

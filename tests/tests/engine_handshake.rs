@@ -2,7 +2,7 @@
 //! requests, and ping.
 
 use serde_json::{json, Value};
-use taskwire_engine::{ClientFeatures, Event, TaskSupport};
+use taskwire_engine::{ClientFeatures, Event, PeerErrorKind, TaskSupport, ToolCall};
 use taskwire_tests::msg::{error_code, response};
 use taskwire_tests::setup::{
     client_config, full_client_capabilities, initialize_params, server_config, tool,
@@ -58,7 +58,7 @@ fn server_capabilities_follow_the_configuration() {
 #[test]
 fn client_declares_what_it_answers_and_hosts() {
     let mut d = Driver::client(client_config());
-    d.session.initialize(d.now).unwrap();
+    d.host.initialize(d.now, d.session).unwrap();
     let out = d.drain();
     let caps = &out[0]["params"]["capabilities"];
     assert_eq!(out[0]["params"]["protocolVersion"], "2025-11-25");
@@ -72,7 +72,7 @@ fn client_declares_what_it_answers_and_hosts() {
     let mut plain = client_config();
     plain.client = ClientFeatures::default();
     let mut d = Driver::client(plain);
-    d.session.initialize(d.now).unwrap();
+    d.host.initialize(d.now, d.session).unwrap();
     let out = d.drain();
     assert_eq!(out[0]["params"]["capabilities"], json!({}));
 }
@@ -81,8 +81,8 @@ fn client_declares_what_it_answers_and_hosts() {
 fn older_versions_are_echoed_and_have_no_tasks() {
     for version in ["2025-06-18", "2025-03-26", "2024-11-05"] {
         let mut d = Driver::server(server_config());
-        d.session.add_tool(tool("opt", TaskSupport::Optional));
-        d.session.add_tool(tool("req", TaskSupport::Required));
+        d.host.add_tool(tool("opt", TaskSupport::Optional));
+        d.host.add_tool(tool("req", TaskSupport::Required));
         let reply = initialize(&mut d, version);
         assert_eq!(reply["result"]["protocolVersion"], version);
         assert!(reply["result"]["capabilities"].get("tasks").is_none());
@@ -97,6 +97,23 @@ fn older_versions_are_echoed_and_have_no_tasks() {
                 "{version} {method}: {reply}"
             );
         }
+        // Unknown methods now also raise a PeerError (intended change 6).
+        let events = d.take_events();
+        let kinds: Vec<_> = events
+            .iter()
+            .map(|e| match e {
+                Event::PeerError {
+                    kind: PeerErrorKind::UnknownMethod(m),
+                    ..
+                } => m.as_str(),
+                other => panic!("{version}: {other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            ["tasks/get", "tasks/result", "tasks/cancel", "tasks/list"],
+            "{version}"
+        );
         // params.task is ignored: both calls run plainly, even the "required" tool.
         for name in ["opt", "req"] {
             let (id, out) = d.send(
@@ -106,11 +123,11 @@ fn older_versions_are_echoed_and_have_no_tasks() {
             assert!(response(&out, &id).is_none(), "{version}: {out:?}");
             let events = d.take_events();
             assert!(
-                matches!(&events[..], [Event::ToolCall { task: None, name: n, .. }] if n == name),
+                matches!(&events[..], [Event::ToolCall(ToolCall { task: None, name: n, .. })] if n == name),
                 "{version}: {events:?}"
             );
         }
-        assert_eq!(d.session.hosted_task_count(), 0);
+        assert_eq!(d.host.task_count(), 0);
     }
 }
 
@@ -119,30 +136,31 @@ fn unknown_version_gets_the_latest() {
     let mut d = Driver::server(server_config());
     let reply = initialize(&mut d, "2099-01-01");
     assert_eq!(reply["result"]["protocolVersion"], "2025-11-25");
-    assert_eq!(d.session.protocol_version(), Some("2025-11-25"));
+    assert_eq!(d.host.protocol_version(d.session), Some("2025-11-25"));
 }
 
 #[test]
 fn client_gives_up_on_a_version_it_does_not_speak() {
     let mut d = Driver::client(client_config());
-    let id = d.session.initialize(d.now).unwrap();
+    let id = d.host.initialize(d.now, d.session).unwrap();
     d.drain();
     let out = d.feed_json(json!({ "jsonrpc": "2.0", "id": id, "result": {
         "protocolVersion": "1999-01-01", "capabilities": {},
         "serverInfo": { "name": "old", "version": "1" } } }));
     assert!(out.is_empty(), "no notifications/initialized: {out:?}");
     let events = d.take_events();
+    // A failed handshake now also reports the session's close (the new Closed event).
     assert!(
-        matches!(&events[..], [Event::InitializeFailed { error }] if error.code == -32602),
+        matches!(&events[..], [Event::InitializeFailed { error, .. }, Event::Closed { .. }] if error.code == -32602),
         "{events:?}"
     );
-    assert!(d.session.is_closed());
+    assert!(d.host.is_closed(d.session));
 }
 
 #[test]
 fn client_confirms_the_handshake_with_initialized() {
     let mut d = Driver::client(client_config());
-    let id = d.session.initialize(d.now).unwrap();
+    let id = d.host.initialize(d.now, d.session).unwrap();
     d.drain();
     let out = d.feed_json(json!({ "jsonrpc": "2.0", "id": id, "result": {
         "protocolVersion": "2025-06-18", "capabilities": {},
@@ -151,7 +169,7 @@ fn client_confirms_the_handshake_with_initialized() {
         out,
         [json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })]
     );
-    assert_eq!(d.session.protocol_version(), Some("2025-06-18"));
+    assert_eq!(d.host.protocol_version(d.session), Some("2025-06-18"));
 }
 
 #[test]
@@ -177,7 +195,7 @@ fn a_second_initialize_is_refused_and_changes_nothing() {
     initialize(&mut d, "2025-11-25");
     let reply = initialize(&mut d, "2024-11-05");
     assert_eq!(error_code(&reply), Some(-32600));
-    assert_eq!(d.session.protocol_version(), Some("2025-11-25"));
+    assert_eq!(d.host.protocol_version(d.session), Some("2025-11-25"));
     d.assert_alive();
 }
 
@@ -203,7 +221,7 @@ fn an_unanswered_initialize_is_never_cancelled_the_session_gives_up() {
     let mut config = client_config();
     config.request_timeout_ms = Some(1_000);
     let mut d = Driver::client(config);
-    d.session.initialize(d.now).unwrap();
+    d.host.initialize(d.now, d.session).unwrap();
     d.drain();
     let out = d.advance(1_000);
     assert!(
@@ -211,29 +229,31 @@ fn an_unanswered_initialize_is_never_cancelled_the_session_gives_up() {
         "the client MUST NOT cancel initialize (§3.2): {out:?}"
     );
     let events = d.take_events();
+    // A failed handshake now also reports the session's close (the new Closed event).
     assert!(
-        matches!(&events[..], [Event::InitializeFailed { error }] if error.code == -32001),
+        matches!(&events[..], [Event::InitializeFailed { error, .. }, Event::Closed { .. }] if error.code == -32001),
         "{events:?}"
     );
-    assert!(d.session.is_closed());
-    assert_eq!(d.session.poll_timeout(), None);
+    assert!(d.host.is_closed(d.session));
+    assert_eq!(d.host.poll_timeout(), None);
 }
 
 #[test]
 fn an_initialize_error_fails_the_handshake() {
     let mut d = Driver::client(client_config());
-    let id = d.session.initialize(d.now).unwrap();
+    let id = d.host.initialize(d.now, d.session).unwrap();
     d.drain();
     d.feed_json(json!({ "jsonrpc": "2.0", "id": id,
         "error": { "code": -32602, "message": "Unsupported protocol version",
                    "data": { "supported": ["2024-11-05"], "requested": "2025-11-25" } } }));
     let events = d.take_events();
+    // A failed handshake now also reports the session's close (the new Closed event).
     assert!(
-        matches!(&events[..], [Event::InitializeFailed { error }]
+        matches!(&events[..], [Event::InitializeFailed { error, .. }, Event::Closed { .. }]
             if error.code == -32602 && error.data.as_ref().unwrap()["supported"][0] == "2024-11-05"),
         "{events:?}"
     );
-    assert!(d.session.is_closed());
+    assert!(d.host.is_closed(d.session));
 }
 
 #[test]
@@ -251,7 +271,7 @@ fn a_malformed_initialize_can_be_retried() {
             .contains("clientInfo"),
         "{reply}"
     );
-    assert_eq!(d.session.protocol_version(), None);
+    assert_eq!(d.host.protocol_version(d.session), None);
     let reply = initialize(&mut d, "2025-11-25");
     assert_eq!(reply["result"]["protocolVersion"], "2025-11-25");
 }

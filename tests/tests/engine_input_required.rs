@@ -3,8 +3,8 @@
 //! `input_required` until every answer is in, then goes back to `working`.
 
 use serde_json::{json, Value};
-use taskwire_engine::{Event, RpcError, TaskSupport, UsageError};
-use taskwire_tests::msg::{id_json, related_task, response, statuses, with_method};
+use taskwire_engine::{CallId, Event, InputId, RpcError, TaskStatus, TaskSupport, UsageError};
+use taskwire_tests::msg::{related_task, response, statuses, with_method};
 use taskwire_tests::setup::{initialize_params, server_config, text_result, tool};
 use taskwire_tests::Driver;
 
@@ -35,42 +35,56 @@ fn status(d: &mut Driver) -> String {
     reply["result"]["status"].as_str().unwrap().to_owned()
 }
 
-fn inputs(events: Vec<Event>) -> Vec<(String, Result<Value, RpcError>)> {
+type Answered = (CallId, InputId, Result<Value, RpcError>);
+
+fn inputs(events: Vec<Event>) -> Vec<Answered> {
     events
         .into_iter()
         .filter_map(|e| match e {
-            Event::InputResponse { task, outcome, .. } => Some((task, outcome)),
+            Event::InputResponse {
+                call,
+                input,
+                outcome,
+            } => Some((call, input, outcome)),
             _ => None,
         })
         .collect()
+}
+
+/// The wire id of the only request with `method` in `out`.
+fn sent_id(out: &[Value], method: &str) -> Value {
+    let sent = with_method(out, method);
+    assert_eq!(sent.len(), 1, "{out:?}");
+    sent[0]["id"].clone()
 }
 
 #[test]
 fn elicitation_round_trip() {
     let mut d = with_task();
     let (parked, _) = d.send("tasks/result", json!({ "taskId": "task-1" }));
-    let id = d
-        .session
-        .request_input(d.now, "task-1", "elicitation/create", elicit("Reindex?"))
+    let work = d.work("task-1");
+    let input = d
+        .host
+        .request_input(d.now, work, "elicitation/create", elicit("Reindex?"))
         .unwrap();
     let out = d.drain();
     assert_eq!(statuses(&out), ["input_required"]);
     let request = with_method(&out, "elicitation/create");
     assert_eq!(request.len(), 1);
-    assert_eq!(request[0]["id"], id_json(&id));
+    let id = request[0]["id"].clone();
     assert_eq!(request[0]["params"]["message"], "Reindex?");
     assert_eq!(related_task(&request[0]["params"]), Some("task-1"));
     assert_eq!(status(&mut d), "input_required");
 
     let answer = json!({ "action": "accept", "content": { "ok": true },
         "_meta": { "io.modelcontextprotocol/related-task": { "taskId": "task-1" } } });
-    let out = d.reply(&id_json(&id), answer.clone());
+    let out = d.reply(&id, answer.clone());
     assert_eq!(statuses(&out), ["working"]);
-    assert_eq!(inputs(d.take_events()), [("task-1".to_owned(), Ok(answer))]);
+    assert_eq!(inputs(d.take_events()), [(work, input, Ok(answer))]);
     assert_eq!(status(&mut d), "working");
 
-    d.session
-        .complete_task(d.now, "task-1", text_result("Reindexed"))
+    d.host
+        .respond(d.now, work, Ok(text_result("Reindexed")))
         .unwrap();
     let out = d.drain();
     let result = response(&out, &parked).expect("the parked tasks/result is answered");
@@ -81,15 +95,20 @@ fn elicitation_round_trip() {
 fn stays_input_required_until_every_answer_is_in() {
     let mut d = with_task();
     let now = d.now;
+    let work = d.work("task-1");
     let a = d
-        .session
-        .request_input(now, "task-1", "elicitation/create", elicit("a"))
+        .host
+        .request_input(now, work, "elicitation/create", elicit("a"))
         .unwrap();
     let b = d
-        .session
-        .request_input(now, "task-1", "sampling/createMessage", sample())
+        .host
+        .request_input(now, work, "sampling/createMessage", sample())
         .unwrap();
     let out = d.drain();
+    let (a_id, b_id) = (
+        sent_id(&out, "elicitation/create"),
+        sent_id(&out, "sampling/createMessage"),
+    );
     assert_eq!(
         statuses(&out),
         ["input_required"],
@@ -101,20 +120,22 @@ fn stays_input_required_until_every_answer_is_in() {
     );
 
     let out = d.reply(
-        &id_json(&b),
+        &b_id,
         json!({ "role": "assistant",
         "content": { "type": "text", "text": "yo" }, "model": "m" }),
     );
     assert!(statuses(&out).is_empty());
     assert_eq!(status(&mut d), "input_required");
-    let out = d.feed_json(json!({ "jsonrpc": "2.0", "id": id_json(&a),
+    let out = d.feed_json(json!({ "jsonrpc": "2.0", "id": a_id,
         "error": { "code": -1, "message": "user closed the dialog" } }));
     assert_eq!(statuses(&out), ["working"]);
     let got = inputs(d.take_events());
     assert_eq!(got.len(), 2);
-    assert!(got[0].1.is_ok());
+    assert_eq!((got[0].0, got[0].1), (work, b));
+    assert!(got[0].2.is_ok());
+    assert_eq!((got[1].0, got[1].1), (work, a));
     assert_eq!(
-        got[1].1.as_ref().unwrap_err().message,
+        got[1].2.as_ref().unwrap_err().message,
         "user closed the dialog"
     );
 }
@@ -122,8 +143,9 @@ fn stays_input_required_until_every_answer_is_in() {
 #[test]
 fn input_requests_never_time_out() {
     let mut d = with_task();
-    d.session
-        .request_input(d.now, "task-1", "elicitation/create", elicit("slow human"))
+    let work = d.work("task-1");
+    d.host
+        .request_input(d.now, work, "elicitation/create", elicit("slow human"))
         .unwrap();
     d.drain();
     let out = d.advance(200_000);
@@ -141,71 +163,92 @@ fn input_requests_never_time_out() {
 #[test]
 fn refused_when_not_negotiated_unknown_or_terminal() {
     let mut d = Driver::server(server_config());
-    d.session.add_tool(tool("job", TaskSupport::Optional));
+    d.host.add_tool(tool("job", TaskSupport::Optional));
     d.call("initialize", initialize_params("2025-11-25", json!({})));
     d.call(
         "tools/call",
         json!({ "name": "job", "arguments": {}, "task": {} }),
     );
     let now = d.now;
+    let work = d.work("task-1");
     assert_eq!(
-        d.session
-            .request_input(now, "task-1", "elicitation/create", elicit("x")),
+        d.host
+            .request_input(now, work, "elicitation/create", elicit("x")),
         Err(UsageError::NotNegotiated("elicitation"))
     );
     assert_eq!(
-        d.session
-            .request_input(now, "task-1", "sampling/createMessage", sample()),
+        d.host
+            .request_input(now, work, "sampling/createMessage", sample()),
         Err(UsageError::NotNegotiated("sampling"))
     );
 
     let mut d = with_task();
     let now = d.now;
-    assert!(matches!(
-        d.session
-            .request_input(now, "task-1", "roots/list", json!({})),
-        Err(UsageError::Invalid(_))
-    ));
-    assert!(matches!(
-        d.session
-            .request_input(now, "nope", "elicitation/create", elicit("x")),
-        Err(UsageError::UnknownTask(_))
-    ));
-    d.session
-        .complete_task(now, "task-1", text_result("done"))
+    let work = d.work("task-1");
+    // roots/list is now an input method too (precise errors, intended change 3): this peer
+    // did not declare roots; a method that carries no input is refused as such.
+    assert_eq!(
+        d.host.request_input(now, work, "roots/list", json!({})),
+        Err(UsageError::NotNegotiated("roots"))
+    );
+    assert_eq!(
+        d.host.request_input(now, work, "tools/list", json!({})),
+        Err(UsageError::NotAnInputMethod("tools/list".into()))
+    );
+    // Unknown work: a plain call already answered.
+    let (plain, _) = d.send("tools/call", json!({ "name": "job", "arguments": {} }));
+    let plain = d.call_for(&plain);
+    d.host
+        .respond(now, plain, Ok(text_result("plain")))
         .unwrap();
-    assert!(matches!(
-        d.session
-            .request_input(now, "task-1", "elicitation/create", elicit("x")),
-        Err(UsageError::TaskTerminal(..))
-    ));
+    d.drain();
+    assert_eq!(
+        d.host
+            .request_input(now, plain, "elicitation/create", elicit("x")),
+        Err(UsageError::UnknownCall(plain))
+    );
+    d.host.respond(now, work, Ok(text_result("done"))).unwrap();
+    // Once the app answered, its call awaits nothing more.
+    assert_eq!(
+        d.host
+            .request_input(now, work, "elicitation/create", elicit("x")),
+        Err(UsageError::UnknownCall(work))
+    );
     assert_eq!(statuses(&d.drain()), ["completed"], "refusals send nothing");
+
+    // A task finished under the app (cancelled) refuses input with the one "finished" rule.
+    let mut d = with_task();
+    let work = d.work("task-1");
+    d.call("tasks/cancel", json!({ "taskId": "task-1" }));
+    let now = d.now;
+    assert_eq!(
+        d.host
+            .request_input(now, work, "elicitation/create", elicit("x")),
+        Err(UsageError::TaskFinished {
+            task: "task-1".into(),
+            status: TaskStatus::Cancelled
+        })
+    );
+    assert!(d.drain().is_empty(), "refusals send nothing");
 }
 
 #[test]
 fn finishing_withdraws_unanswered_input_requests() {
     let mut d = with_task();
-    let id = d
-        .session
-        .request_input(
-            d.now,
-            "task-1",
-            "elicitation/create",
-            elicit("still there?"),
-        )
+    let work = d.work("task-1");
+    d.host
+        .request_input(d.now, work, "elicitation/create", elicit("still there?"))
         .unwrap();
-    d.drain();
-    d.session
-        .complete_task(d.now, "task-1", text_result("done without you"))
+    let id = sent_id(&d.drain(), "elicitation/create");
+    d.host
+        .respond(d.now, work, Ok(text_result("done without you")))
         .unwrap();
     let out = d.drain();
     assert_eq!(statuses(&out), ["completed"]);
     let withdrawn = with_method(&out, "notifications/cancelled");
     assert_eq!(withdrawn.len(), 1, "{out:?}");
-    assert_eq!(withdrawn[0]["params"]["requestId"], id_json(&id));
-    assert!(d
-        .reply(&id_json(&id), json!({ "action": "cancel" }))
-        .is_empty());
+    assert_eq!(withdrawn[0]["params"]["requestId"], id);
+    assert!(d.reply(&id, json!({ "action": "cancel" })).is_empty());
     assert!(
         inputs(d.take_events()).is_empty(),
         "the late answer is dropped"
@@ -215,7 +258,7 @@ fn finishing_withdraws_unanswered_input_requests() {
 #[test]
 fn capability_leaves_written_as_true_count() {
     let mut d = Driver::server(server_config());
-    d.session.add_tool(tool("job", TaskSupport::Optional));
+    d.host.add_tool(tool("job", TaskSupport::Optional));
     d.call(
         "initialize",
         initialize_params("2025-11-25", json!({ "elicitation": true })),
@@ -224,8 +267,9 @@ fn capability_leaves_written_as_true_count() {
         "tools/call",
         json!({ "name": "job", "arguments": {}, "task": {} }),
     );
+    let work = d.work("task-1");
     assert!(d
-        .session
-        .request_input(d.now, "task-1", "elicitation/create", elicit("ok?"))
+        .host
+        .request_input(d.now, work, "elicitation/create", elicit("ok?"))
         .is_ok());
 }

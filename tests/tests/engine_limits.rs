@@ -2,7 +2,7 @@
 //! session does not use (spec §2.1 rule 10: ignored, even when malformed).
 
 use serde_json::json;
-use taskwire_engine::{Event, TaskSupport};
+use taskwire_engine::{Event, TaskSupport, ToolCall};
 use taskwire_tests::msg::{error_code, error_message, response};
 use taskwire_tests::setup::{initialize_params, server_config, text_result, tool};
 use taskwire_tests::Driver;
@@ -10,7 +10,7 @@ use taskwire_tests::Driver;
 #[test]
 fn requests_waiting_on_us_are_capped_and_the_cap_frees_up() {
     let mut config = server_config();
-    config.max_pending_requests = 2;
+    config.limits.max_pending_requests = 2;
     let mut d = Driver::ready_server(config, |s| s.add_tool(tool("slow", TaskSupport::Optional)));
     let plain = json!({ "name": "slow", "arguments": {} });
     let (first, _) = d.send("tools/call", plain.clone());
@@ -31,14 +31,14 @@ fn requests_waiting_on_us_are_capped_and_the_cap_frees_up() {
         .take_events()
         .into_iter()
         .filter_map(|e| match e {
-            Event::ToolCall { request, .. } => Some(request),
+            Event::ToolCall(c) => Some((c.call, c.request)),
             _ => None,
         })
         .collect();
     assert_eq!(calls.len(), 2, "the refused call never reached the app");
-    assert_eq!(taskwire_tests::msg::id_json(&calls[0]), first);
-    d.session
-        .respond(d.now, &calls[0], Ok(text_result("done")))
+    assert_eq!(taskwire_tests::msg::id_json(&calls[0].1), first);
+    d.host
+        .respond(d.now, calls[0].0, Ok(text_result("done")))
         .unwrap();
     d.drain();
     let (fourth, out) = d.send("tools/call", plain);
@@ -61,7 +61,7 @@ fn malformed_task_metadata_is_invalid_params_only_where_tasks_apply() {
     // With an older protocol version there are no tasks: `params.task` is ignored, even
     // malformed, and the call runs plainly.
     let mut d = Driver::server(server_config());
-    d.session.add_tool(tool("job", TaskSupport::Optional));
+    d.host.add_tool(tool("job", TaskSupport::Optional));
     d.call("initialize", initialize_params("2025-06-18", json!({})));
     let (id, out) = d.send("tools/call", bad);
     assert!(response(&out, &id).is_none(), "runs plainly: {out:?}");
@@ -69,7 +69,7 @@ fn malformed_task_metadata_is_invalid_params_only_where_tasks_apply() {
     assert!(
         events
             .iter()
-            .any(|e| matches!(e, Event::ToolCall { task: None, .. })),
+            .any(|e| matches!(e, Event::ToolCall(ToolCall { task: None, .. }))),
         "{events:?}"
     );
 }

@@ -2,8 +2,8 @@
 //! terminal; task progress carries related-task `_meta`; no token, no notification.
 
 use serde_json::json;
-use taskwire_engine::{ProgressTarget, TaskSupport, UsageError};
-use taskwire_tests::msg::{id_json, with_method};
+use taskwire_engine::{TaskStatus, TaskSupport, UsageError};
+use taskwire_tests::msg::with_method;
 use taskwire_tests::setup::{server_config, text_result, tool};
 use taskwire_tests::Driver;
 
@@ -21,11 +21,11 @@ fn task_progress_uses_the_original_token_until_terminal() {
         json!({ "name": "job", "arguments": {}, "task": {}, "_meta": { "progressToken": "p-2" } }),
     );
     d.advance(1000);
-    let target = ProgressTarget::Task("task-1");
-    d.session
+    let target = d.work("task-1");
+    d.host
         .notify_progress(d.now, target, 1.0, Some(4.0), Some("Loading data".into()))
         .unwrap();
-    d.session
+    d.host
         .notify_progress(d.now, target, 2.5, None, None)
         .unwrap();
     let out = d.drain();
@@ -37,13 +37,35 @@ fn task_progress_uses_the_original_token_until_terminal() {
     );
     assert_eq!(notes[1]["params"]["progress"], 2.5);
 
-    d.session
-        .complete_task(d.now, "task-1", text_result("ok"))
+    d.host
+        .respond(d.now, target, Ok(text_result("ok")))
         .unwrap();
     d.drain();
-    d.session
-        .notify_progress(d.now, target, 3.0, None, None)
-        .unwrap();
+    // The answer consumes the call: progress on it is refused (it used to be a silent no-op).
+    assert_eq!(
+        d.host.notify_progress(d.now, target, 3.0, None, None),
+        Err(UsageError::UnknownCall(target))
+    );
+    assert!(d.drain().is_empty(), "no progress after the end");
+}
+
+#[test]
+fn no_progress_for_a_task_finished_under_the_app() {
+    let mut d = server();
+    d.call(
+        "tools/call",
+        json!({ "name": "job", "arguments": {}, "task": {}, "_meta": { "progressToken": "p" } }),
+    );
+    let work = d.work("task-1");
+    d.call("tasks/cancel", json!({ "taskId": "task-1" }));
+    // The one rule for every command on a finished task (intended change).
+    assert_eq!(
+        d.host.notify_progress(d.now, work, 1.0, None, None),
+        Err(UsageError::TaskFinished {
+            task: "task-1".into(),
+            status: TaskStatus::Cancelled
+        })
+    );
     assert!(d.drain().is_empty(), "no progress after the end");
 }
 
@@ -54,8 +76,9 @@ fn integer_tokens_are_kept_as_integers() {
         "tools/call",
         json!({ "name": "job", "arguments": {}, "task": {}, "_meta": { "progressToken": 7 } }),
     );
-    d.session
-        .notify_progress(d.now, ProgressTarget::Task("task-1"), 1.0, None, None)
+    let work = d.work("task-1");
+    d.host
+        .notify_progress(d.now, work, 1.0, None, None)
         .unwrap();
     let out = d.drain();
     assert_eq!(out[0]["params"]["progressToken"], 7);
@@ -68,15 +91,22 @@ fn without_a_token_nothing_is_sent() {
         "tools/call",
         json!({ "name": "job", "arguments": {}, "task": {} }),
     );
-    d.session
-        .notify_progress(d.now, ProgressTarget::Task("task-1"), 1.0, None, None)
+    let work = d.work("task-1");
+    d.host
+        .notify_progress(d.now, work, 1.0, None, None)
         .unwrap();
     assert!(d.drain().is_empty());
-    assert!(matches!(
-        d.session
-            .notify_progress(d.now, ProgressTarget::Task("nope"), 1.0, None, None),
-        Err(UsageError::UnknownTask(_))
-    ));
+    // Unknown work: a plain call already answered.
+    let (id, _) = d.send("tools/call", json!({ "name": "job", "arguments": {} }));
+    let gone = d.call_for(&id);
+    d.host
+        .respond(d.now, gone, Ok(text_result("done")))
+        .unwrap();
+    d.drain();
+    assert_eq!(
+        d.host.notify_progress(d.now, gone, 1.0, None, None),
+        Err(UsageError::UnknownCall(gone))
+    );
 }
 
 #[test]
@@ -86,29 +116,21 @@ fn plain_request_progress_ends_with_the_answer() {
         "tools/call",
         json!({ "name": "job", "arguments": {}, "_meta": { "progressToken": "plain" } }),
     );
-    let request = serde_json::from_value(id.clone()).unwrap();
-    d.session
-        .notify_progress(
-            d.now,
-            ProgressTarget::Request(&request),
-            0.5,
-            Some(1.0),
-            None,
-        )
+    let call = d.call_for(&id);
+    d.host
+        .notify_progress(d.now, call, 0.5, Some(1.0), None)
         .unwrap();
     let out = d.drain();
     assert_eq!(
         out[0]["params"],
         json!({ "progressToken": "plain", "progress": 0.5, "total": 1.0 })
     );
-    d.session
-        .respond(d.now, &request, Ok(text_result("done")))
+    d.host
+        .respond(d.now, call, Ok(text_result("done")))
         .unwrap();
-    d.drain();
+    assert_eq!(d.drain()[0]["id"], id);
     assert_eq!(
-        d.session
-            .notify_progress(d.now, ProgressTarget::Request(&request), 1.0, None, None),
-        Err(UsageError::UnknownRequest(request.clone()))
+        d.host.notify_progress(d.now, call, 1.0, None, None),
+        Err(UsageError::UnknownCall(call))
     );
-    assert_eq!(id_json(&request), id);
 }

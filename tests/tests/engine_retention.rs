@@ -3,8 +3,9 @@
 //! store.
 
 use serde_json::{json, Value};
-use taskwire_engine::{Event, StopReason, TaskSupport, UsageError};
-use taskwire_tests::msg::{error_code, error_message, id_json, response, with_method};
+use taskwire_engine::{Event, Owner, Quota, StopReason, TaskSupport, UsageError};
+use taskwire_tests::driver::OWNER;
+use taskwire_tests::msg::{error_code, error_message, response, with_method};
 use taskwire_tests::setup::{server_config, text_result, tool};
 use taskwire_tests::Driver;
 
@@ -27,13 +28,13 @@ fn a_working_task_expires_on_time_and_its_waiters_are_answered() {
     start(&mut d, 10_000);
     d.take_events();
     let (parked, _) = d.send("tasks/result", json!({ "taskId": "task-1" }));
-    let input = d
-        .session
-        .request_input(d.now, "task-1", "elicitation/create",
+    let work = d.work("task-1");
+    d.host
+        .request_input(d.now, work, "elicitation/create",
             json!({ "mode": "form", "message": "?", "requestedSchema": { "type": "object", "properties": {} } }))
         .unwrap();
-    d.drain();
-    assert_eq!(d.session.poll_timeout(), Some(d.now.plus(10_000)));
+    let input = with_method(&d.drain(), "elicitation/create")[0]["id"].clone();
+    assert_eq!(d.host.poll_timeout(), Some(d.now.plus(10_000)));
 
     assert!(d.advance(9_999).is_empty());
     let out = d.advance(1);
@@ -46,37 +47,40 @@ fn a_working_task_expires_on_time_and_its_waiters_are_answered() {
         1,
         "the input request is withdrawn: {out:?}"
     );
-    assert_eq!(withdrawn[0]["params"]["requestId"], id_json(&input));
+    assert_eq!(withdrawn[0]["params"]["requestId"], input);
     let stops: Vec<_> = d
         .take_events()
         .into_iter()
         .filter_map(|e| match e {
-            Event::StopTask { task, reason } => Some((task, reason)),
+            Event::Stop {
+                call,
+                reason,
+                message,
+            } => Some((call, reason, message)),
             _ => None,
         })
         .collect();
-    assert_eq!(stops, [("task-1".to_owned(), StopReason::Expired)]);
+    assert_eq!(stops, [(work, StopReason::Expired, None)]);
 
     for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
         let reply = d.call(method, json!({ "taskId": "task-1" }));
         assert_eq!(error_code(&reply), Some(-32602), "{method}: {reply}");
     }
+    // The expired task's work call is gone with it (answers go through calls now).
     assert_eq!(
-        d.session
-            .complete_task(d.now, "task-1", text_result("too late")),
-        Err(UsageError::UnknownTask("task-1".into()))
+        d.host.respond(d.now, work, Ok(text_result("too late"))),
+        Err(UsageError::UnknownCall(work))
     );
-    assert_eq!(d.session.hosted_task_count(), 0);
-    assert_eq!(d.session.poll_timeout(), None);
+    assert_eq!(d.host.task_count(), 0);
+    assert_eq!(d.host.poll_timeout(), None);
 }
 
 #[test]
 fn a_finished_task_and_its_result_are_deleted_too() {
     let mut d = server(10);
     start(&mut d, 5_000);
-    d.session
-        .complete_task(d.now, "task-1", text_result("ok"))
-        .unwrap();
+    let work = d.work("task-1");
+    d.host.respond(d.now, work, Ok(text_result("ok"))).unwrap();
     d.drain();
     d.take_events();
     let reply = d.call("tasks/result", json!({ "taskId": "task-1" }));
@@ -87,7 +91,7 @@ fn a_finished_task_and_its_result_are_deleted_too() {
     assert!(
         !d.take_events()
             .iter()
-            .any(|e| matches!(e, Event::StopTask { .. })),
+            .any(|e| matches!(e, Event::Stop { .. })),
         "nothing was running"
     );
 }
@@ -114,11 +118,13 @@ fn the_store_is_capped_and_frees_slots_on_expiry() {
         d.take_events().is_empty(),
         "a refused call never reaches the app"
     );
+    // StoreFull became QuotaExceeded naming the limit (intended change 3).
     assert_eq!(
-        d.session.create_task(d.now, "extra", None),
-        Err(UsageError::StoreFull)
+        d.host
+            .create_task(d.now, &Owner::from(OWNER), "extra", None),
+        Err(UsageError::QuotaExceeded(Quota::Host(2)))
     );
-    assert_eq!(d.session.hosted_task_count(), 2);
+    assert_eq!(d.host.task_count(), 2);
 
     d.advance(1_000);
     let reply = start(&mut d, 60_000);

@@ -2,7 +2,7 @@
 //! no related-task `_meta`, nothing once terminal, nothing when switched off.
 
 use serde_json::{json, Value};
-use taskwire_engine::{Config, TaskSupport};
+use taskwire_engine::{Config, TaskSupport, UsageError};
 use taskwire_tests::msg::{statuses, with_method};
 use taskwire_tests::setup::{server_config, stamp, text_result, tool};
 use taskwire_tests::Driver;
@@ -28,32 +28,32 @@ fn elicit() -> Value {
 fn every_change_is_announced_once_with_the_whole_task() {
     let mut d = with_task(server_config());
     let mut out = Vec::new();
+    let work = d.work("task-1");
     d.now = d.now.plus(1000);
-    d.session
-        .update_task(d.now, "task-1", Some("step 1".into()))
+    d.host
+        .set_task_message(d.now, work, Some("step 1".into()))
         .unwrap();
-    d.session
-        .update_task(d.now, "task-1", Some("step 1".into()))
+    d.host
+        .set_task_message(d.now, work, Some("step 1".into()))
         .unwrap();
     out.extend(d.drain());
     d.now = d.now.plus(1000);
-    let input = d
-        .session
-        .request_input(d.now, "task-1", "elicitation/create", elicit())
+    d.host
+        .request_input(d.now, work, "elicitation/create", elicit())
         .unwrap();
-    out.extend(d.drain());
+    let sent = d.drain();
+    let input = with_method(&sent, "elicitation/create")[0]["id"].clone();
+    out.extend(sent);
     d.now = d.now.plus(1000);
-    out.extend(d.reply(
-        &serde_json::to_value(&input).unwrap(),
-        json!({ "action": "decline" }),
-    ));
+    out.extend(d.reply(&input, json!({ "action": "decline" })));
     d.now = d.now.plus(1000);
-    d.session
-        .complete_task(d.now, "task-1", text_result("ok"))
-        .unwrap();
-    d.session
-        .update_task(d.now, "task-1", Some("after the end".into()))
-        .unwrap();
+    d.host.respond(d.now, work, Ok(text_result("ok"))).unwrap();
+    // The answer consumed the call: a later message is refused (it used to be a no-op).
+    assert_eq!(
+        d.host
+            .set_task_message(d.now, work, Some("after the end".into())),
+        Err(UsageError::UnknownCall(work))
+    );
     out.extend(d.drain());
 
     assert_eq!(
@@ -83,12 +83,11 @@ fn switched_off_nothing_is_sent_but_the_state_still_moves() {
     let mut config = server_config();
     config.tasks.status_notifications = false;
     let mut d = with_task(config);
-    d.session
-        .update_task(d.now, "task-1", Some("busy".into()))
+    let work = d.work("task-1");
+    d.host
+        .set_task_message(d.now, work, Some("busy".into()))
         .unwrap();
-    d.session
-        .complete_task(d.now, "task-1", text_result("ok"))
-        .unwrap();
+    d.host.respond(d.now, work, Ok(text_result("ok"))).unwrap();
     assert!(d.drain().is_empty());
     let task = d.call("tasks/get", json!({ "taskId": "task-1" }));
     assert_eq!(task["result"]["status"], "completed");
@@ -103,10 +102,11 @@ fn switched_off_nothing_is_sent_but_the_state_still_moves() {
 #[test]
 fn clearing_the_message_is_a_change() {
     let mut d = with_task(server_config());
-    d.session
-        .update_task(d.now, "task-1", Some("busy".into()))
+    let work = d.work("task-1");
+    d.host
+        .set_task_message(d.now, work, Some("busy".into()))
         .unwrap();
-    d.session.update_task(d.now, "task-1", None).unwrap();
+    d.host.set_task_message(d.now, work, None).unwrap();
     let out = d.drain();
     let notes = with_method(&out, "notifications/tasks/status");
     assert_eq!(notes.len(), 2);

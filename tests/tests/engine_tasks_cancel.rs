@@ -3,7 +3,10 @@
 //! stop; a later outcome is dropped.
 
 use serde_json::{json, Value};
-use taskwire_engine::{Event, ProgressTarget, RpcError, StopReason, TaskStatus, TaskSupport};
+use taskwire_engine::{
+    CallId, Event, Owner, RpcError, StopReason, TaskStatus, TaskSupport, UsageError,
+};
+use taskwire_tests::driver::OWNER;
 use taskwire_tests::msg::{error_code, error_message, response, statuses, with_method};
 use taskwire_tests::setup::{server_config, stamp, text_result, tool};
 use taskwire_tests::Driver;
@@ -20,11 +23,11 @@ fn with_task() -> Driver {
     d
 }
 
-fn stops(events: &[Event]) -> Vec<(String, StopReason)> {
+fn stops(events: &[Event]) -> Vec<(CallId, StopReason)> {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::StopTask { task, reason } => Some((task.clone(), *reason)),
+            Event::Stop { call, reason, .. } => Some((*call, *reason)),
             _ => None,
         })
         .collect()
@@ -33,6 +36,7 @@ fn stops(events: &[Event]) -> Vec<(String, StopReason)> {
 #[test]
 fn cancelling_a_working_task() {
     let mut d = with_task();
+    let work = d.work("task-1");
     let (parked, _) = d.send("tasks/result", json!({ "taskId": "task-1" }));
     d.advance(3000);
     let (id, out) = d.send("tasks/cancel", json!({ "taskId": "task-1" }));
@@ -48,10 +52,7 @@ fn cancelling_a_working_task() {
     let parked = response(&out, &parked).expect("the parked result is answered");
     assert_eq!(error_code(parked), Some(-32602));
     assert_eq!(parked["error"]["data"]["taskId"], "task-1");
-    assert_eq!(
-        stops(&d.take_events()),
-        [("task-1".to_owned(), StopReason::Cancelled)]
-    );
+    assert_eq!(stops(&d.take_events()), [(work, StopReason::Cancelled)]);
 
     let reply = d.call("tasks/result", json!({ "taskId": "task-1" }));
     assert_eq!(error_code(&reply), Some(-32602));
@@ -63,46 +64,60 @@ fn cancelling_a_working_task() {
 #[test]
 fn completion_after_cancel_is_dropped_and_reported() {
     let mut d = with_task();
-    d.call("tasks/cancel", json!({ "taskId": "task-1" }));
+    d.call(
+        "tools/call",
+        json!({ "name": "job", "arguments": {}, "task": {} }),
+    );
+    let work = [d.work("task-1"), d.work("task-2")];
+    for task in ["task-1", "task-2"] {
+        d.call("tasks/cancel", json!({ "taskId": task }));
+    }
     d.take_events();
     let now = d.now.plus(10);
-    d.session
-        .complete_task(now, "task-1", text_result("late"))
-        .unwrap();
-    d.session
-        .fail_task(now, "task-1", RpcError::new(-32603, "late"))
-        .unwrap();
+    // OutcomeDropped is gone: the late answer is refused with TaskFinished (intended change).
+    let late: [Result<Value, RpcError>; 2] =
+        [Ok(text_result("late")), Err(RpcError::new(-32603, "late"))];
+    for ((call, task), outcome) in work.into_iter().zip(["task-1", "task-2"]).zip(late) {
+        assert_eq!(
+            d.host.respond(now, call, outcome),
+            Err(UsageError::TaskFinished {
+                task: task.into(),
+                status: TaskStatus::Cancelled
+            })
+        );
+        // That answer used the call up.
+        assert_eq!(
+            d.host.respond(now, call, Ok(text_result("again"))),
+            Err(UsageError::UnknownCall(call))
+        );
+    }
     let out = d.drain();
     assert!(out.is_empty(), "nothing reaches the peer: {out:?}");
-    let dropped: Vec<_> = d
-        .take_events()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::OutcomeDropped { task, status } => Some((task, status)),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(dropped.len(), 2);
-    assert!(dropped
-        .iter()
-        .all(|(t, s)| t == "task-1" && *s == TaskStatus::Cancelled));
-    let reply = d.call("tasks/get", json!({ "taskId": "task-1" }));
-    assert_eq!(reply["result"]["status"], "cancelled");
-    assert_eq!(reply["result"]["lastUpdatedAt"], stamp(0));
+    let events = d.take_events();
+    assert!(events.is_empty(), "{events:?}");
+    for task in ["task-1", "task-2"] {
+        let reply = d.call("tasks/get", json!({ "taskId": task }));
+        assert_eq!(reply["result"]["status"], "cancelled");
+        assert_eq!(reply["result"]["lastUpdatedAt"], stamp(0));
+    }
 }
 
 #[test]
 fn progress_stops_at_cancellation() {
     let mut d = with_task();
     let now = d.now;
-    d.session
-        .notify_progress(now, ProgressTarget::Task("task-1"), 1.0, None, None)
-        .unwrap();
+    let work = d.work("task-1");
+    d.host.notify_progress(now, work, 1.0, None, None).unwrap();
     assert_eq!(with_method(&d.drain(), "notifications/progress").len(), 1);
     d.call("tasks/cancel", json!({ "taskId": "task-1" }));
-    d.session
-        .notify_progress(now, ProgressTarget::Task("task-1"), 2.0, None, None)
-        .unwrap();
+    // One rule for every command on a finished task (it used to be a silent no-op).
+    assert_eq!(
+        d.host.notify_progress(now, work, 2.0, None, None),
+        Err(UsageError::TaskFinished {
+            task: "task-1".into(),
+            status: TaskStatus::Cancelled
+        })
+    );
     assert!(d.drain().is_empty());
 }
 
@@ -110,14 +125,14 @@ fn progress_stops_at_cancellation() {
 fn terminal_tasks_cannot_be_cancelled() {
     let mut d = Driver::ready_server(server_config(), |_| {});
     let now = d.now;
+    let owner = Owner::from(OWNER);
+    let mut work = Vec::new();
     for id in ["done", "broken", "gone"] {
-        d.session.create_task(now, id, None).unwrap();
+        work.push(d.host.create_task(now, &owner, id, None).unwrap());
     }
-    d.session
-        .complete_task(now, "done", text_result("ok"))
-        .unwrap();
-    d.session
-        .fail_task(now, "broken", RpcError::new(-32603, "no"))
+    d.host.respond(now, work[0], Ok(text_result("ok"))).unwrap();
+    d.host
+        .respond(now, work[1], Err(RpcError::new(-32603, "no")))
         .unwrap();
     d.drain();
     d.call("tasks/cancel", json!({ "taskId": "gone" }));
@@ -150,12 +165,12 @@ fn unknown_task_cannot_be_cancelled() {
 fn cancelling_during_input_required_withdraws_the_input_request() {
     let mut d = with_task();
     let now = d.now;
-    let input = d
-        .session
-        .request_input(now, "task-1", "elicitation/create",
+    let work = d.work("task-1");
+    d.host
+        .request_input(now, work, "elicitation/create",
             json!({ "mode": "form", "message": "ok?", "requestedSchema": { "type": "object", "properties": {} } }))
         .unwrap();
-    d.drain();
+    let input = with_method(&d.drain(), "elicitation/create")[0]["id"].clone();
     let out = {
         let (_, out) = d.send("tasks/cancel", json!({ "taskId": "task-1" }));
         out
@@ -163,16 +178,10 @@ fn cancelling_during_input_required_withdraws_the_input_request() {
     assert_eq!(out[0]["result"]["status"], "cancelled");
     let withdrawn = with_method(&out, "notifications/cancelled");
     assert_eq!(withdrawn.len(), 1, "{out:?}");
-    assert_eq!(
-        withdrawn[0]["params"]["requestId"],
-        serde_json::to_value(&input).unwrap()
-    );
+    assert_eq!(withdrawn[0]["params"]["requestId"], input);
     // The peer's late answer changes nothing and is no error.
     d.take_events();
-    let late = d.reply(
-        &serde_json::to_value(&input).unwrap(),
-        json!({ "action": "accept" }),
-    );
+    let late = d.reply(&input, json!({ "action": "accept" }));
     assert!(late.is_empty(), "{late:?}");
     let events = d.take_events();
     assert!(events.is_empty(), "dropped quietly: {events:?}");
@@ -185,7 +194,9 @@ fn without_the_cancel_capability_it_is_method_not_found() {
     let mut config = server_config();
     config.tasks.cancel = false;
     let mut d = Driver::ready_server(config, |_| {});
-    d.session.create_task(d.now, "t", None).unwrap();
+    d.host
+        .create_task(d.now, &Owner::from(OWNER), "t", None)
+        .unwrap();
     let reply = d.call("tasks/cancel", json!({ "taskId": "t" }));
     assert_eq!(error_code(&reply), Some(-32601));
     let reply = d.call("tasks/get", json!({ "taskId": "t" }));

@@ -4,7 +4,8 @@
 use std::collections::HashSet;
 
 use serde_json::{json, Value};
-use taskwire_engine::{Config, RpcError};
+use taskwire_engine::{CallId, Config, Millis, Owner, RpcError};
+use taskwire_tests::driver::OWNER;
 use taskwire_tests::msg::error_code;
 use taskwire_tests::setup::{server_config, text_result};
 use taskwire_tests::Driver;
@@ -38,6 +39,13 @@ fn all_pages(d: &mut Driver) -> Vec<Vec<String>> {
     }
 }
 
+/// An app-created task of the driver's owner; returns its work.
+fn create(d: &mut Driver, now: Millis, id: &str, ttl_ms: Option<u64>) -> CallId {
+    d.host
+        .create_task(now, &Owner::from(OWNER), id, ttl_ms)
+        .unwrap()
+}
+
 fn server(page_size: usize) -> Driver {
     let mut config: Config = server_config();
     config.tasks.page_size = page_size;
@@ -48,16 +56,14 @@ fn server(page_size: usize) -> Driver {
 fn lists_by_creation_time_then_id_in_every_status() {
     let mut d = server(50);
     let t = d.now;
-    d.session.create_task(t, "b", None).unwrap();
-    d.session.create_task(t, "a", None).unwrap();
-    d.session.create_task(t.plus(10), "0", None).unwrap();
-    d.session.create_task(t.plus(20), "c", None).unwrap();
-    d.session.create_task(t.plus(30), "d", None).unwrap();
-    d.session
-        .complete_task(t.plus(40), "a", text_result("x"))
-        .unwrap();
-    d.session
-        .fail_task(t.plus(40), "0", RpcError::new(-32603, "no"))
+    create(&mut d, t, "b", None);
+    let a = create(&mut d, t, "a", None);
+    let zero = create(&mut d, t.plus(10), "0", None);
+    create(&mut d, t.plus(20), "c", None);
+    create(&mut d, t.plus(30), "d", None);
+    d.host.respond(t.plus(40), a, Ok(text_result("x"))).unwrap();
+    d.host
+        .respond(t.plus(40), zero, Err(RpcError::new(-32603, "no")))
         .unwrap();
     d.drain();
     d.call("tasks/cancel", json!({ "taskId": "c" }));
@@ -86,7 +92,7 @@ fn pages_cover_every_task_once_and_the_last_has_no_cursor() {
     let mut d = server(2);
     for i in 0..5 {
         let now = d.now.plus(i);
-        d.session.create_task(now, &format!("t{i}"), None).unwrap();
+        create(&mut d, now, &format!("t{i}"), None);
     }
     let pages = all_pages(&mut d);
     assert_eq!(pages, [vec!["t0", "t1"], vec!["t2", "t3"], vec!["t4"]]);
@@ -94,9 +100,8 @@ fn pages_cover_every_task_once_and_the_last_has_no_cursor() {
     // Exactly one full page: no cursor promising more.
     let mut d = server(5);
     for i in 0..5 {
-        d.session
-            .create_task(d.now, &format!("t{i}"), None)
-            .unwrap();
+        let now = d.now;
+        create(&mut d, now, &format!("t{i}"), None);
     }
     let (ids, next) = listing(&mut d, None);
     assert_eq!((ids.len(), next), (5, None));
@@ -107,12 +112,13 @@ fn a_cursor_survives_changes_without_repeating_or_skipping_older_tasks() {
     let mut d = server(2);
     for i in 0..4 {
         let now = d.now.plus(i);
-        d.session.create_task(now, &format!("t{i}"), None).unwrap();
+        create(&mut d, now, &format!("t{i}"), None);
     }
     let (first, cursor) = listing(&mut d, None);
     assert_eq!(first, ["t0", "t1"]);
     d.call("tasks/cancel", json!({ "taskId": "t1" }));
-    d.session.create_task(d.now.plus(100), "t9", None).unwrap();
+    let later = d.now.plus(100);
+    create(&mut d, later, "t9", None);
     let mut rest = Vec::new();
     let mut cursor = cursor;
     while let Some(c) = cursor {
@@ -128,7 +134,8 @@ fn a_cursor_survives_changes_without_repeating_or_skipping_older_tasks() {
 #[test]
 fn bad_cursors_are_invalid_params() {
     let mut d = server(2);
-    d.session.create_task(d.now, "t0", None).unwrap();
+    let now = d.now;
+    create(&mut d, now, "t0", None);
     for bad in [
         json!("garbage"),
         json!(""),
@@ -145,8 +152,9 @@ fn bad_cursors_are_invalid_params() {
 #[test]
 fn expired_tasks_leave_the_list() {
     let mut d = server(50);
-    d.session.create_task(d.now, "short", Some(1000)).unwrap();
-    d.session.create_task(d.now, "long", None).unwrap();
+    let now = d.now;
+    create(&mut d, now, "short", Some(1000));
+    create(&mut d, now, "long", None);
     assert_eq!(listing(&mut d, None).0, ["long", "short"]);
     d.advance(1000);
     assert_eq!(listing(&mut d, None).0, ["long"]);

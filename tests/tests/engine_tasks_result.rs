@@ -2,7 +2,7 @@
 //! parked results, replay, related-task `_meta`, and how each kind of outcome is answered.
 
 use serde_json::{json, Value};
-use taskwire_engine::{Event, RpcError, TaskStatus, TaskSupport};
+use taskwire_engine::{Outcome, RpcError, TaskStatus, TaskSupport, UsageError};
 use taskwire_tests::msg::{error_code, error_message, related_task, response, statuses};
 use taskwire_tests::setup::{error_result, server_config, stamp, text_result, tool};
 use taskwire_tests::Driver;
@@ -29,8 +29,9 @@ fn get(d: &mut Driver, task: &str) -> Value {
 fn tasks_get_returns_the_flat_task_as_it_changes() {
     let mut d = with_task();
     d.advance(2000);
-    d.session
-        .update_task(d.now, "task-1", Some("2 of 4 steps".into()))
+    let work = d.work("task-1");
+    d.host
+        .set_task_message(d.now, work, Some("2 of 4 steps".into()))
         .unwrap();
     d.drain();
     d.advance(500);
@@ -82,8 +83,9 @@ fn tasks_result_parks_until_terminal_then_answers_every_waiter_in_order() {
     assert_eq!(get(&mut d, "task-1")["result"]["status"], "working");
 
     d.advance(4000);
-    d.session
-        .complete_task(d.now, "task-1", text_result("done"))
+    let work = d.work("task-1");
+    d.host
+        .respond(d.now, work, Ok(text_result("done")))
         .unwrap();
     let out = d.drain();
     let answers: Vec<_> = out.iter().filter(|m| m.get("id").is_some()).collect();
@@ -113,7 +115,8 @@ fn result_meta_keeps_the_apps_keys() {
     let mut result = text_result("x");
     result["_meta"] = json!({ "app/key": 1 });
     result["structuredContent"] = json!({ "rows": 3 });
-    d.session.complete_task(d.now, "task-1", result).unwrap();
+    let work = d.work("task-1");
+    d.host.respond(d.now, work, Ok(result)).unwrap();
     d.drain();
     let reply = d.call("tasks/result", json!({ "taskId": "task-1" }));
     assert_eq!(reply["result"]["_meta"]["app/key"], 1);
@@ -125,8 +128,9 @@ fn result_meta_keeps_the_apps_keys() {
 fn is_error_result_fails_the_task_but_is_replayed_as_a_success_response() {
     let mut d = with_task();
     let (parked, _) = d.send("tasks/result", json!({ "taskId": "task-1" }));
-    d.session
-        .complete_task(d.now, "task-1", error_result("disk full"))
+    let work = d.work("task-1");
+    d.host
+        .respond(d.now, work, Ok(error_result("disk full")))
         .unwrap();
     let out = d.drain();
     let answer = response(&out, &parked).unwrap();
@@ -139,6 +143,13 @@ fn is_error_result_fails_the_task_but_is_replayed_as_a_success_response() {
         task["statusMessage"], "disk full",
         "a diagnostic message (§2.6.5)"
     );
+    // Stored era-neutral: `completed` with a tool error; only the 2025-11-25 wire says failed.
+    let stored = d.host.task("task-1").unwrap();
+    assert_eq!(stored.info.status, TaskStatus::Completed);
+    assert!(
+        matches!(stored.outcome, Some(Outcome::Result { is_error: true, .. })),
+        "{stored:?}"
+    );
 }
 
 #[test]
@@ -147,7 +158,8 @@ fn json_rpc_error_fails_the_task_and_the_same_error_is_replayed() {
     let (parked, _) = d.send("tasks/result", json!({ "taskId": "task-1" }));
     let error =
         RpcError::new(-32603, "Upstream index unavailable").with_data(json!({ "retry": 30 }));
-    d.session.fail_task(d.now, "task-1", error).unwrap();
+    let work = d.work("task-1");
+    d.host.respond(d.now, work, Err(error)).unwrap();
     let out = d.drain();
     let expected = json!({ "code": -32603, "message": "Upstream index unavailable",
                            "data": { "retry": 30 } });
@@ -162,31 +174,20 @@ fn json_rpc_error_fails_the_task_and_the_same_error_is_replayed() {
 #[test]
 fn a_second_outcome_is_dropped_and_reported() {
     let mut d = with_task();
-    d.session
-        .complete_task(d.now, "task-1", text_result("first"))
+    let work = d.work("task-1");
+    d.host
+        .respond(d.now, work, Ok(text_result("first")))
         .unwrap();
-    d.session
-        .fail_task(d.now, "task-1", RpcError::new(-1, "late"))
-        .unwrap();
-    d.session
-        .complete_task(d.now, "task-1", text_result("second"))
-        .unwrap();
-    d.drain();
-    let dropped: Vec<_> = d
-        .take_events()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::OutcomeDropped { task, status } => Some((task, status)),
-            _ => None,
-        })
-        .collect();
+    // OutcomeDropped is gone: the first answer used the call up, later ones are refused.
     assert_eq!(
-        dropped,
-        [
-            ("task-1".to_owned(), TaskStatus::Completed),
-            ("task-1".to_owned(), TaskStatus::Completed)
-        ]
+        d.host.respond(d.now, work, Err(RpcError::new(-1, "late"))),
+        Err(UsageError::UnknownCall(work))
     );
+    assert_eq!(
+        d.host.respond(d.now, work, Ok(text_result("second"))),
+        Err(UsageError::UnknownCall(work))
+    );
+    assert_eq!(statuses(&d.drain()), ["completed"], "one change only");
     let reply = d.call("tasks/result", json!({ "taskId": "task-1" }));
     assert_eq!(reply["result"]["content"][0]["text"], "first");
 }
@@ -206,9 +207,8 @@ fn cancelled_notification_drops_only_that_parked_result() {
         "working",
         "the task lives on"
     );
-    d.session
-        .complete_task(d.now, "task-1", text_result("ok"))
-        .unwrap();
+    let work = d.work("task-1");
+    d.host.respond(d.now, work, Ok(text_result("ok"))).unwrap();
     let out = d.drain();
     assert!(response(&out, &dropped).is_none(), "{out:?}");
     assert!(response(&out, &kept).is_some(), "{out:?}");
@@ -218,19 +218,28 @@ fn cancelled_notification_drops_only_that_parked_result() {
 fn commands_on_unknown_tasks_are_usage_errors() {
     let mut d = with_task();
     let now = d.now;
-    assert!(d
-        .session
-        .complete_task(now, "nope", text_result("x"))
-        .is_err());
-    assert!(d
-        .session
-        .fail_task(now, "nope", RpcError::new(-1, "x"))
-        .is_err());
-    assert!(d.session.update_task(now, "nope", None).is_err());
-    assert!(d
-        .session
-        .complete_task(now, "task-1", json!("not an object"))
-        .is_err());
+    // Unknown work: a plain call already answered (answers go through calls now).
+    let (id, _) = d.send("tools/call", json!({ "name": "job", "arguments": {} }));
+    let gone = d.call_for(&id);
+    d.host.respond(now, gone, Ok(text_result("x"))).unwrap();
+    d.drain();
+    assert_eq!(
+        d.host.respond(now, gone, Ok(text_result("x"))),
+        Err(UsageError::UnknownCall(gone))
+    );
+    assert_eq!(
+        d.host.respond(now, gone, Err(RpcError::new(-1, "x"))),
+        Err(UsageError::UnknownCall(gone))
+    );
+    assert_eq!(
+        d.host.set_task_message(now, gone, None),
+        Err(UsageError::UnknownCall(gone))
+    );
+    let work = d.work("task-1");
+    assert!(matches!(
+        d.host.respond(now, work, Ok(json!("not an object"))),
+        Err(UsageError::NotAnObject(_))
+    ));
     assert!(d.drain().is_empty());
     assert_eq!(get(&mut d, "task-1")["result"]["status"], "working");
 }

@@ -17,17 +17,18 @@ fn time_that_goes_back_is_clamped() {
         json!({ "name": "job", "arguments": {}, "task": {} }),
     );
     d.now = T0; // the caller's clock jumps back
-    d.session
-        .update_task(d.now, "task-1", Some("back".into()))
+    let work = d.work("task-1");
+    d.host
+        .set_task_message(d.now, work, Some("back".into()))
         .unwrap();
-    d.session
-        .complete_task(Millis(0), "task-1", text_result("ok"))
+    d.host
+        .respond(Millis(0), work, Ok(text_result("ok")))
         .unwrap();
     d.drain();
     let task = d.call("tasks/get", json!({ "taskId": "task-1" }));
     assert_eq!(task["result"]["createdAt"], stamp(5_000));
     assert_eq!(task["result"]["lastUpdatedAt"], stamp(5_000));
-    assert_eq!(d.session.now(), T0.plus(5_000));
+    assert_eq!(d.host.now(), T0.plus(5_000));
 }
 
 #[test]
@@ -61,6 +62,6 @@ fn handled_deadlines_always_move_on() {
     }
     // Driver::advance panics if a deadline stays due after handle_timeout.
     d.advance(2_000);
-    assert_eq!(d.session.hosted_task_count(), 0);
-    assert_eq!(d.session.poll_timeout(), None);
+    assert_eq!(d.host.task_count(), 0);
+    assert_eq!(d.host.poll_timeout(), None);
 }

@@ -2,7 +2,7 @@
 //! tasks, which run plainly, and which are refused before any task exists.
 
 use serde_json::{json, Value};
-use taskwire_engine::{Event, RpcError, TaskSupport};
+use taskwire_engine::{Event, RpcError, TaskSupport, ToolCall};
 use taskwire_tests::msg::{error_code, error_message, id_json, response};
 use taskwire_tests::setup::{server_config, text_result, tool};
 use taskwire_tests::Driver;
@@ -29,7 +29,7 @@ fn forbidden_tool_called_as_task_is_method_not_found() {
     let reply = d.call("tools/call", call("never", Some(json!({ "ttl": 1000 }))));
     assert_eq!(error_code(&reply), Some(-32601), "{reply}");
     assert!(error_message(&reply).contains("never"), "{reply}");
-    assert_eq!(d.session.hosted_task_count(), 0);
+    assert_eq!(d.host.task_count(), 0);
     assert!(d.take_events().is_empty());
 }
 
@@ -53,16 +53,16 @@ fn optional_tool_runs_either_way() {
         "a plain call waits for the app"
     );
     let events = d.take_events();
-    let [Event::ToolCall {
-        request,
+    let [Event::ToolCall(ToolCall {
+        call: work,
         task: None,
         ..
-    }] = &events[..]
+    })] = &events[..]
     else {
         panic!("{events:?}");
     };
-    d.session
-        .respond(d.now, request, Ok(text_result("plain")))
+    d.host
+        .respond(d.now, *work, Ok(text_result("plain")))
         .unwrap();
     let out = d.drain();
     assert_eq!(response(&out, &id).unwrap()["result"], text_result("plain"));
@@ -71,7 +71,7 @@ fn optional_tool_runs_either_way() {
     assert_eq!(reply["result"]["task"]["status"], "working");
     let events = d.take_events();
     assert!(
-        matches!(&events[..], [Event::ToolCall { task: Some(t), .. }] if t == "task-1"),
+        matches!(&events[..], [Event::ToolCall(ToolCall { task: Some(t), .. })] if t == "task-1"),
         "{events:?}"
     );
 }
@@ -81,7 +81,7 @@ fn required_tool_called_as_task_is_accepted() {
     let mut d = server();
     let reply = d.call("tools/call", call("always", Some(json!({}))));
     assert_eq!(reply["result"]["task"]["taskId"], "task-1");
-    assert_eq!(d.session.hosted_task_count(), 1);
+    assert_eq!(d.host.task_count(), 1);
 }
 
 #[test]
@@ -92,14 +92,14 @@ fn unknown_tool_is_invalid_params_and_creates_no_task() {
         assert_eq!(error_code(&reply), Some(-32602), "{reply}");
         assert!(error_message(&reply).contains("nope"));
     }
-    assert_eq!(d.session.hosted_task_count(), 0);
+    assert_eq!(d.host.task_count(), 0);
     assert!(d.take_events().is_empty());
 }
 
 #[test]
 fn accepting_unknown_tools_hands_them_to_the_app() {
     let mut d = server();
-    d.session.accept_unknown_tools(true);
+    d.host.accept_unknown_tools(true);
     let reply = d.call("tools/call", call("dynamic", Some(json!({}))));
     assert_eq!(reply["result"]["task"]["status"], "working");
     let (_, out) = d.send("tools/call", call("dynamic", None));
@@ -108,7 +108,7 @@ fn accepting_unknown_tools_hands_them_to_the_app() {
         .take_events()
         .into_iter()
         .filter_map(|e| match e {
-            Event::ToolCall { name, task, .. } => Some((name, task.is_some())),
+            Event::ToolCall(ToolCall { name, task, .. }) => Some((name, task.is_some())),
             _ => None,
         })
         .collect();
@@ -136,10 +136,10 @@ fn without_task_hosting_params_task_is_ignored() {
     let plain = d
         .take_events()
         .iter()
-        .filter(|e| matches!(e, Event::ToolCall { task: None, .. }))
+        .filter(|e| matches!(e, Event::ToolCall(ToolCall { task: None, .. })))
         .count();
     assert_eq!(plain, 4);
-    assert_eq!(d.session.hosted_task_count(), 0);
+    assert_eq!(d.host.task_count(), 0);
     let reply = d.call("tasks/get", json!({ "taskId": "task-1" }));
     assert_eq!(error_code(&reply), Some(-32601));
 }
@@ -163,7 +163,7 @@ fn malformed_call_params_are_invalid_params_naming_the_field() {
         json!({ "name": "maybe", "task": { "ttl": "soon" } }),
     );
     assert_eq!(error_code(&reply), Some(-32602), "{reply}");
-    assert_eq!(d.session.hosted_task_count(), 0);
+    assert_eq!(d.host.task_count(), 0);
     d.assert_alive();
 }
 
@@ -171,17 +171,17 @@ fn malformed_call_params_are_invalid_params_naming_the_field() {
 fn plain_call_can_be_answered_with_an_error() {
     let mut d = server();
     let (id, _) = d.send("tools/call", call("maybe", None));
-    let request = match &d.take_events()[..] {
-        [Event::ToolCall { request, .. }] => request.clone(),
+    let (work, request) = match &d.take_events()[..] {
+        [Event::ToolCall(c)] => (c.call, c.request.clone()),
         other => panic!("{other:?}"),
     };
     assert_eq!(id_json(&request), id);
     let error = RpcError::new(-32603, "tool crashed");
-    d.session.respond(d.now, &request, Err(error)).unwrap();
+    d.host.respond(d.now, work, Err(error)).unwrap();
     let out = d.drain();
     assert_eq!(error_code(response(&out, &id).unwrap()), Some(-32603));
     assert!(
-        d.session.respond(d.now, &request, Ok(json!({}))).is_err(),
+        d.host.respond(d.now, work, Ok(json!({}))).is_err(),
         "answered twice"
     );
 }
@@ -189,7 +189,8 @@ fn plain_call_can_be_answered_with_an_error() {
 #[test]
 fn tools_list_writes_task_support_and_pages() {
     let mut config = server_config();
-    config.tasks.page_size = 2;
+    // tools/list pages by its own size now (intended change 4).
+    config.tools_page_size = 2;
     let mut d = Driver::ready_server(config, |s| {
         s.add_tool(tool("never", TaskSupport::Forbidden));
         s.add_tool(tool("maybe", TaskSupport::Optional));

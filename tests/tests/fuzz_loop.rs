@@ -7,7 +7,11 @@
 use std::path::PathBuf;
 
 use taskwire_tests::fuzz::check::Schema;
-use taskwire_tests::fuzz::{framing, pair_faults, server_ops, Rng};
+use taskwire_tests::fuzz::{framing, pair_faults, server_ops, Record, Rng};
+
+/// The oracle of the seeded loop and of replays: every message validated, every input
+/// run twice.
+const FULL: Schema = Schema::Full;
 
 fn scale() -> usize {
     std::env::var("TASKWIRE_FUZZ_ITERS")
@@ -34,7 +38,14 @@ fn seeded(target: &str, salt: u64, iters: usize, max_len: usize, body: fn(&[u8])
     files.sort();
     for file in files {
         let data = std::fs::read(&file).expect("corpus file");
-        body(&data);
+        if let Err(panic) = std::panic::catch_unwind(|| body(&data)) {
+            eprintln!(
+                "{target}: corpus file {} fails (replay: TASKWIRE_FUZZ_REPLAY={target}:{0} \
+                 cargo test --test fuzz_loop replay -- --nocapture)",
+                file.display()
+            );
+            std::panic::resume_unwind(panic);
+        }
     }
     let mut rng = Rng::new(seed() ^ salt);
     for _ in 0..iters * scale() {
@@ -63,26 +74,51 @@ fn replay() {
     let (target, file) = spec.split_once(':').expect("<target>:<file>");
     let data = std::fs::read(file).expect("replay input");
     match target {
-        "framing" => framing::run(&data),
-        "server_ops" => server_ops::run(&data),
-        "pair_faults" => pair_faults::run(&data),
+        "framing" => framing::run_with(&data, FULL),
+        "server_ops" => server_ops::run_with(&data, FULL),
+        "pair_faults" => pair_faults::run_with(&data, FULL),
         other => panic!("no target {other}"),
     }
 }
 
 #[test]
 fn framing_seeded() {
-    seeded("framing", 1, 1500, 600, framing::run);
+    seeded("framing", 1, 800, 600, |d| framing::run_with(d, FULL));
 }
 
 #[test]
 fn server_ops_seeded() {
-    seeded("server_ops", 2, 900, 1500, server_ops::run);
+    seeded("server_ops", 2, 350, 1500, |d| {
+        server_ops::run_with(d, FULL)
+    });
+    // The multi-session invariants were reached, not only defined.
+    let s = server_ops::stats();
+    eprintln!("server_ops: {s:?}");
+    for (what, n) in [
+        ("another owner's task asked for", s.foreign),
+        (
+            "exact per-owner tasks/list with another owner's tasks",
+            s.lists,
+        ),
+        ("reconnects", s.reconnects),
+        (
+            "status changes heard by a non-creating session",
+            s.notified_elsewhere,
+        ),
+        (
+            "parked results answered on a non-creating session",
+            s.parked_elsewhere,
+        ),
+    ] {
+        assert!(n >= 5, "the seeded loop reached {what} only {n} times");
+    }
 }
 
 #[test]
 fn pair_faults_seeded() {
-    seeded("pair_faults", 3, 400, 1200, pair_faults::run);
+    seeded("pair_faults", 3, 150, 1200, |d| {
+        pair_faults::run_with(d, FULL)
+    });
 }
 
 /// Rewrites the checked-in seed corpus (`fuzz/corpus/<target>/`):
@@ -145,10 +181,16 @@ fn write_seed_corpus() {
         "related-task\":{\"taskId\"",
         "reason: Expired",
         "\"nextCursor\"",
-        "OutcomeDropped",
+        "TaskFinished",
         "InputResponse",
         "already used",
-        "close\n",
+        "close ",
+        "open ",
+        "Task not found",
+        "Task limit reached",
+        "start_task -> Ok",
+        "remove_task -> Ok",
+        "shutdown",
     ];
     let features_pair: &[&str] = &[
         "TaskCreated",
@@ -167,6 +209,9 @@ fn write_seed_corpus() {
         "finish (client hosts=true) -> Ok",
         "converge 1",
         "outcomes checked 1",
+        "(foreign=true) -> Ok",
+        "bob call_tool_as_task -> Ok",
+        "outcomes checked 1 (dir 2)",
     ];
     let pick = |salt: u64, max_len: usize, drive: fn(&[u8]) -> String, features: &[&str]| {
         let mut rng = Rng::new(salt);
@@ -174,13 +219,21 @@ fn write_seed_corpus() {
         for _ in 0..20_000 {
             let len = 64 + rng.below(max_len as u64) as usize;
             let data = rng.bytes(len);
-            let t = drive(&data);
+            let t = match std::panic::catch_unwind(|| drive(&data)) {
+                Ok(t) => t,
+                Err(panic) => {
+                    let path = std::env::temp_dir().join("taskwire-fuzz-corpus-writer.bin");
+                    std::fs::write(&path, &data).unwrap();
+                    eprintln!("failing input saved to {}", path.display());
+                    std::panic::resume_unwind(panic);
+                }
+            };
             let hits: Vec<bool> = features.iter().map(|f| t.contains(f)).collect();
             candidates.push((data, hits));
         }
         let mut covered = vec![false; features.len()];
         let mut chosen = Vec::new();
-        for _ in 0..6 {
+        for _ in 0..8 {
             let best = candidates
                 .iter()
                 .enumerate()
@@ -202,7 +255,7 @@ fn write_seed_corpus() {
     for (i, d) in pick(
         21,
         1500,
-        |d| server_ops::drive(d, Schema::Structural),
+        |d| server_ops::drive(d, Schema::Structural, Record::Text).into_text(),
         features_server,
     )
     .iter()
@@ -214,7 +267,7 @@ fn write_seed_corpus() {
     for (i, d) in pick(
         22,
         1200,
-        |d| pair_faults::drive(d, Schema::Structural),
+        |d| pair_faults::drive(d, Schema::Structural, Record::Text).into_text(),
         features_pair,
     )
     .iter()
@@ -229,7 +282,8 @@ fn write_seed_corpus() {
 mod regressions {
     use serde_json::json;
     use taskwire_engine::{
-        Config, Event, Millis, Output, ProgressTarget, Session, TaskSupport, Tool, UsageError,
+        Config, Event, Host, Millis, Output, Owner, Role, SessionId, StopReason, TaskSupport, Tool,
+        UsageError,
     };
 
     const T0: Millis = Millis(1_768_467_600_000);
@@ -242,49 +296,60 @@ mod regressions {
         })
     }
 
-    fn outputs(s: &mut Session) -> (Vec<String>, Vec<Event>) {
+    fn outputs(h: &mut Host) -> (Vec<(SessionId, String)>, Vec<Event>) {
         let (mut sends, mut events) = (Vec::new(), Vec::new());
-        while let Some(o) = s.poll_output() {
+        while let Some(o) = h.poll_output() {
             match o {
-                Output::Send(line) => sends.push(line),
+                Output::Send(t) => sends.push((t.session, t.message)),
                 Output::Event(e) => events.push(e),
+                other => panic!("unexpected {other:?}"),
             }
         }
         (sends, events)
     }
 
-    fn server_with_tool() -> Session {
-        let mut s = Session::server(Config::new("s", "1"), ids("task-"), T0);
-        s.add_tool(Tool::new("opt", TaskSupport::Optional));
-        s
+    const INIT: &[u8] = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+
+    fn server_with_tool() -> (Host, SessionId) {
+        let mut h = Host::new(Config::new("s", "1"), ids("task-"), T0);
+        h.add_tool(Tool::new("opt", TaskSupport::Optional));
+        let s = h.open(T0, Role::Server, "alice");
+        (h, s)
     }
 
-    fn server() -> Session {
-        let mut s = server_with_tool();
-        s.handle_message(
-            T0,
-            br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
-        );
-        outputs(&mut s);
-        s
+    fn server() -> (Host, SessionId) {
+        let (mut h, s) = server_with_tool();
+        h.handle_message(T0, s, INIT);
+        outputs(&mut h);
+        (h, s)
+    }
+
+    fn client() -> (Host, SessionId) {
+        let mut h = Host::new(Config::new("c", "1"), ids("c-"), T0);
+        let s = h.open(T0, Role::Client, "server");
+        (h, s)
     }
 
     /// Moves messages both ways until neither side has anything to say; returns the
     /// client's events.
-    fn pump(client: &mut Session, server: &mut Session, now: Millis) -> Vec<Event> {
+    fn pump(
+        client: &mut (Host, SessionId),
+        server: &mut (Host, SessionId),
+        now: Millis,
+    ) -> Vec<Event> {
         let mut events = Vec::new();
         loop {
-            let (to_server, mut ev) = outputs(client);
+            let (to_server, mut ev) = outputs(&mut client.0);
             events.append(&mut ev);
-            for line in &to_server {
-                server.handle_message(now, line.as_bytes());
+            for (_, line) in &to_server {
+                server.0.handle_message(now, server.1, line.as_bytes());
             }
-            let (to_client, _) = outputs(server);
-            for line in &to_client {
-                client.handle_message(now, line.as_bytes());
+            let (to_client, _) = outputs(&mut server.0);
+            for (_, line) in &to_client {
+                client.0.handle_message(now, client.1, line.as_bytes());
             }
             if to_server.is_empty() && to_client.is_empty() {
-                let (_, mut ev) = outputs(client);
+                let (_, mut ev) = outputs(&mut client.0);
                 events.append(&mut ev);
                 return events;
             }
@@ -302,81 +367,103 @@ mod regressions {
     /// had only heard of through `notifications/tasks/status`, never created.
     #[test]
     fn close_reports_results_only_for_tasks_we_created() {
-        let mut client = Session::client(Config::new("c", "1"), ids("c-"), T0);
-        let mut server = server();
-        client.initialize(T0).unwrap();
+        let mut c = client();
+        let mut s = server();
+        c.0.initialize(T0, c.1).unwrap();
         // The server's handshake was already done above; answer the client's by hand.
-        let (init, _) = outputs(&mut client);
+        let (init, _) = outputs(&mut c.0);
         assert_eq!(init.len(), 1);
-        client.handle_message(
+        c.0.handle_message(
             T0,
+            c.1,
             br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"s","version":"1"}}}"#,
         );
-        outputs(&mut client);
-        client.handle_message(
+        outputs(&mut c.0);
+        c.0.handle_message(
             T0,
+            c.1,
             br#"{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"stranger","status":"working","createdAt":"2026-01-15T09:00:00Z","lastUpdatedAt":"2026-01-15T09:00:00Z","ttl":null}}"#,
         );
-        client
-            .call_tool_as_task(T0, "opt", json!({}), None)
+        c.0.call_tool_as_task(T0, c.1, "opt", json!({}), None)
             .unwrap();
-        let events = pump(&mut client, &mut server, T0);
+        let events = pump(&mut c, &mut s, T0);
         assert!(events
             .iter()
             .any(|e| matches!(e, Event::TaskCreated { .. })));
-        client.close(T0);
-        let (_, events) = outputs(&mut client);
+        c.0.close(T0, c.1);
+        let (_, events) = outputs(&mut c.0);
         assert_eq!(results_for(&events, "stranger"), 0, "{events:?}");
         assert_eq!(results_for(&events, "task-1"), 1, "{events:?}");
     }
 
-    /// server_ops: after `close`, a task's expiry still ran and raised
-    /// `StopTask { reason: Expired }` for a task already stopped with `Closed`.
+    /// server_ops: after `close`, a task's expiry raised a second `Stop` for work already
+    /// stopped. Closing a session no longer stops its tasks (issue 11): the task lives on,
+    /// its expiry stops the work exactly once, and nothing is sent to the closed session;
+    /// after `shutdown` nothing is scheduled and everything is silent.
     #[test]
     fn a_closed_session_says_nothing_when_tasks_expire() {
-        let mut s = server();
-        s.create_task(T0, "a", Some(10)).unwrap();
-        s.close(T0);
-        let (sends, events) = outputs(&mut s);
+        let (mut h, s) = server();
+        let owner = Owner::from("alice");
+        let work = h.create_task(T0, &owner, "a", Some(10)).unwrap();
+        let other = h.create_task(T0, &owner, "b", Some(1000)).unwrap();
+        h.close(T0, s);
+        let (sends, events) = outputs(&mut h);
         assert!(sends.is_empty());
-        assert_eq!(events.len(), 1, "one StopTask(Closed): {events:?}");
-        assert_eq!(s.poll_timeout(), None);
-        s.handle_timeout(Millis(T0.0 + 100));
-        s.handle_message(
+        assert!(
+            matches!(&events[..], [Event::Closed { session }] if *session == s),
+            "only Closed: {events:?}"
+        );
+        assert_eq!(h.task_count(), 2, "the tasks live on");
+        h.handle_timeout(Millis(T0.0 + 100));
+        let (sends, events) = outputs(&mut h);
+        assert!(sends.is_empty());
+        assert!(
+            matches!(&events[..], [Event::Stop { call, reason: StopReason::Expired, .. }] if *call == work),
+            "{events:?}"
+        );
+        h.handle_message(
             Millis(T0.0 + 200),
+            s,
             br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
         );
-        assert!(s.poll_output().is_none(), "a closed session stays silent");
+        assert!(h.poll_output().is_none(), "a closed session stays silent");
+        h.shutdown(Millis(T0.0 + 200));
+        let (sends, events) = outputs(&mut h);
+        assert!(sends.is_empty());
+        assert!(
+            matches!(&events[..], [Event::Stop { call, reason: StopReason::Closed, .. }] if *call == other),
+            "{events:?}"
+        );
+        assert_eq!(h.poll_timeout(), None);
+        h.handle_timeout(Millis(T0.0 + 10_000));
+        assert!(h.poll_output().is_none(), "a shut-down host stays silent");
     }
 
     /// server_ops: `notify_progress` with a NaN or infinite progress sent
-    /// `"progress":null`, which the schema rejects; it is now refused.
+    /// `"progress":null`, which the schema rejects; it is refused.
     #[test]
     fn progress_must_be_a_finite_number() {
-        let mut s = server();
-        s.handle_message(
+        let (mut h, s) = server();
+        h.handle_message(
             T0,
+            s,
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"opt","task":{},"_meta":{"progressToken":"p"}}}"#,
         );
-        outputs(&mut s);
+        outputs(&mut h);
+        let work = h.task_call("task-1").expect("the task's work");
         for (progress, total) in [
             (f64::NAN, None),
             (f64::INFINITY, None),
             (1.0, Some(f64::NAN)),
         ] {
-            let refused =
-                s.notify_progress(T0, ProgressTarget::Task("task-1"), progress, total, None);
-            assert!(
-                matches!(refused, Err(UsageError::Invalid(_))),
-                "{refused:?}"
-            );
-            assert!(s.poll_output().is_none());
+            let refused = h.notify_progress(T0, work, progress, total, None);
+            assert_eq!(refused, Err(UsageError::NonFiniteProgress));
+            assert!(h.poll_output().is_none());
         }
-        s.notify_progress(T0, ProgressTarget::Task("task-1"), 1.0, Some(2.0), None)
-            .unwrap();
-        let (sends, _) = outputs(&mut s);
+        h.notify_progress(T0, work, 1.0, Some(2.0), None).unwrap();
+        let (sends, _) = outputs(&mut h);
         assert_eq!(sends.len(), 1);
-        assert!(sends[0].contains(r#""progress":1.0"#), "{}", sends[0]);
+        assert!(sends[0].1.contains(r#""progress":1.0"#), "{}", sends[0].1);
     }
 
     /// pair_faults (reordering): a status notification older than the view the client
@@ -384,14 +471,13 @@ mod regressions {
     /// and the client showed `working` after `input_required`.
     #[test]
     fn a_late_older_status_does_not_replace_a_newer_view() {
-        let mut client = Session::client(Config::new("c", "1"), ids("c-"), T0);
-        let mut server = server_with_tool();
-        client.initialize(T0).unwrap();
-        pump(&mut client, &mut server, T0);
-        client
-            .call_tool_as_task(T0, "opt", json!({}), None)
+        let mut c = client();
+        let mut s = server_with_tool();
+        c.0.initialize(T0, c.1).unwrap();
+        pump(&mut c, &mut s, T0);
+        c.0.call_tool_as_task(T0, c.1, "opt", json!({}), None)
             .unwrap();
-        pump(&mut client, &mut server, T0);
+        pump(&mut c, &mut s, T0);
         let task = |status: &str, updated: &str| {
             format!(
                 r#"{{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{{"taskId":"task-1","status":"{status}","createdAt":"2026-01-15T09:00:00.000Z","lastUpdatedAt":"{updated}","ttl":300000,"pollInterval":500}}}}"#
@@ -399,39 +485,132 @@ mod regressions {
         };
         let newer = task("input_required", "2026-01-15T09:00:05.367Z");
         let older = task("working", "2026-01-15T09:00:05.315Z");
-        client.handle_message(T0, newer.as_bytes());
-        client.handle_message(T0, older.as_bytes());
-        let view = client.remote_task("task-1").unwrap();
+        c.0.handle_message(T0, c.1, newer.as_bytes());
+        c.0.handle_message(T0, c.1, older.as_bytes());
+        let view = c.0.remote_task(c.1, "task-1").unwrap();
         assert_eq!(view.status.as_str(), "input_required");
-        assert_eq!(view.last_updated_at, "2026-01-15T09:00:05.367Z");
+        assert_eq!(view.last_updated_at, T0.plus(5367));
     }
 
     /// pair_faults: once a finished task was forgotten, an application `tasks/get` re-learned
     /// it and an application `tasks/result` then raised a second `TaskResult`.
     #[test]
     fn task_result_is_reported_once_even_after_the_task_is_forgotten() {
-        let mut client = Session::client(Config::new("c", "1"), ids("c-"), T0);
-        let mut server = server_with_tool();
-        client.initialize(T0).unwrap();
-        pump(&mut client, &mut server, T0);
-        client
-            .call_tool_as_task(T0, "opt", json!({}), None)
+        let mut c = client();
+        let mut s = server_with_tool();
+        c.0.initialize(T0, c.1).unwrap();
+        pump(&mut c, &mut s, T0);
+        c.0.call_tool_as_task(T0, c.1, "opt", json!({}), None)
             .unwrap();
-        let mut events = pump(&mut client, &mut server, T0);
-        server
-            .complete_task(T0, "task-1", json!({"content": []}))
-            .unwrap();
-        events.extend(pump(&mut client, &mut server, T0));
+        let mut events = pump(&mut c, &mut s, T0);
+        let work = s.0.task_call("task-1").expect("the task's work");
+        s.0.respond(T0, work, Ok(json!({"content": []}))).unwrap();
+        events.extend(pump(&mut c, &mut s, T0));
         assert_eq!(results_for(&events, "task-1"), 1, "{events:?}");
         assert!(
-            client.remote_task_ids().is_empty(),
+            c.0.remote_task_ids(c.1).is_empty(),
             "the finished task is forgotten"
         );
-        client.get_task(T0, "task-1").unwrap();
-        events.extend(pump(&mut client, &mut server, T0));
-        client.task_result(T0, "task-1").unwrap();
-        events.extend(pump(&mut client, &mut server, T0));
+        c.0.get_task(T0, c.1, "task-1").unwrap();
+        events.extend(pump(&mut c, &mut s, T0));
+        c.0.task_result(T0, c.1, "task-1").unwrap();
+        events.extend(pump(&mut c, &mut s, T0));
         assert_eq!(results_for(&events, "task-1"), 1, "{events:?}");
+    }
+
+    /// server_ops: `start_task` on an offered call, when the task cannot be created (over a
+    /// quota, or the id source repeating), answered the request with the error and
+    /// returned `Err(UnknownCall)`, yet kept the call: a later `respond` on it sent a
+    /// second answer to the same request id. Expected: the refusal is the call's one
+    /// answer (the call is over, `respond` gives `UnknownCall`), or `start_task` refuses
+    /// with nothing sent and the call stays answerable; never two answers.
+    #[test]
+    fn a_refused_start_task_answers_the_request_once() {
+        let mut config = Config::new("s", "1");
+        config.tasks.max_tasks = 1;
+        let mut h = Host::new(config, ids("task-"), T0);
+        h.add_tool(taskwire_engine::ToolDef {
+            tool: Tool::new("app", TaskSupport::Optional),
+            immediate_response: None,
+            decision: taskwire_engine::TaskDecision::App,
+        });
+        let s = h.open(T0, Role::Server, "alice");
+        h.handle_message(T0, s, INIT);
+        h.create_task(T0, &Owner::from("alice"), "full", None)
+            .unwrap();
+        outputs(&mut h);
+        h.handle_message(
+            T0,
+            s,
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"app","task":{}}}"#,
+        );
+        let (_, events) = outputs(&mut h);
+        let call = events
+            .iter()
+            .find_map(|e| match e {
+                Event::ToolCall(c) if c.task_offered => Some(c.call),
+                _ => None,
+            })
+            .expect("an offered call");
+        let refused = h.start_task(T0, call);
+        let (mut sends, _) = outputs(&mut h);
+        assert!(
+            matches!(refused, Err(UsageError::TaskRefused { call: c, .. }) if c == call),
+            "{refused:?}"
+        );
+        let late = h.respond(T0, call, Ok(json!({"content": []})));
+        sends.extend(outputs(&mut h).0);
+        let answers = sends
+            .iter()
+            .filter(|(_, l)| l.contains(r#""id":7"#))
+            .count();
+        assert_eq!(
+            answers, 1,
+            "request 7 answered {answers} times ({late:?}): {sends:?}"
+        );
+        assert_eq!(late, Err(UsageError::UnknownCall(call)));
+    }
+
+    /// server_ops (isolation, found while porting to the host): another owner's
+    /// `tasks/get|result|cancel` of a live and of a finished task answer exactly like an
+    /// unknown id, and `tasks/list` shows it nothing.
+    #[test]
+    fn another_owner_sees_not_found_like_an_unknown_id() {
+        let (mut h, alice) = server();
+        let bob = h.open(T0, Role::Server, "bob");
+        h.handle_message(T0, bob, INIT);
+        h.handle_message(
+            T0,
+            alice,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"opt","task":{}}}"#,
+        );
+        h.create_task(T0, &Owner::from("alice"), "done", None)
+            .and_then(|c| h.respond(T0, c, Ok(json!({"content": []}))))
+            .unwrap();
+        outputs(&mut h);
+        for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+            let ask = |h: &mut Host, task: &str| {
+                let line = format!(
+                    r#"{{"jsonrpc":"2.0","id":9,"method":"{method}","params":{{"taskId":"{task}"}}}}"#
+                );
+                h.handle_message(T0, bob, line.as_bytes());
+                let (sends, _) = outputs(h);
+                assert!(sends.iter().all(|(s, _)| *s == bob), "{sends:?}");
+                sends.into_iter().map(|(_, l)| l).collect::<Vec<_>>()
+            };
+            let unknown = ask(&mut h, "nope");
+            assert_eq!(ask(&mut h, "task-1"), unknown, "{method} of a live task");
+            assert_eq!(ask(&mut h, "done"), unknown, "{method} of a finished task");
+        }
+        h.handle_message(
+            T0,
+            bob,
+            br#"{"jsonrpc":"2.0","id":10,"method":"tasks/list"}"#,
+        );
+        let (sends, _) = outputs(&mut h);
+        assert_eq!(sends.len(), 1);
+        assert!(sends[0].1.contains(r#""tasks":[]"#), "{}", sends[0].1);
+        assert_eq!(h.task("task-1").unwrap().info.status.as_str(), "working");
     }
 }
 
@@ -443,7 +622,7 @@ fn depth() {
     let (mut converge, mut outcomes, mut runs) = (0, 0, 0);
     for _ in 0..2000 {
         let n = rng.below(1200) as usize;
-        let t = pair_faults::drive(&rng.bytes(n), Schema::Structural);
+        let t = pair_faults::drive(&rng.bytes(n), Schema::Structural, Record::Text).into_text();
         runs += 1;
         let count = |key: &str| {
             t.lines()
@@ -455,4 +634,54 @@ fn depth() {
         outcomes += usize::from(count("outcomes checked ") > 0);
     }
     eprintln!("{runs} runs: {converge} compared views once quiet, {outcomes} checked outcomes");
+}
+
+/// Executions per second of each body as the libFuzzer targets run them (sampled oracle),
+/// over the seed corpus and seeded inputs:
+/// `cargo test --release --test fuzz_loop throughput -- --ignored --nocapture`
+/// (`TASKWIRE_FUZZ_TARGET=<target>` runs one, `TASKWIRE_FUZZ_FILES=<dir>` runs the
+/// inputs in a directory, e.g. a libFuzzer corpus, instead of seeded ones).
+#[test]
+#[ignore]
+fn throughput() {
+    type Target = (&'static str, u64, usize, fn(&[u8]));
+    let targets: [Target; 3] = [
+        ("framing", 1, 600, framing::run),
+        ("server_ops", 2, 1500, server_ops::run),
+        ("pair_faults", 3, 1200, pair_faults::run),
+    ];
+    let only = std::env::var("TASKWIRE_FUZZ_TARGET").ok();
+    for (target, salt, max_len, body) in targets {
+        if only.as_deref().is_some_and(|o| o != target) {
+            continue;
+        }
+        let mut rng = Rng::new(seed() ^ salt);
+        let inputs: Vec<Vec<u8>> = match std::env::var_os("TASKWIRE_FUZZ_FILES") {
+            // A directory of inputs, e.g. a libFuzzer corpus.
+            Some(dir) => {
+                let mut files: Vec<_> = std::fs::read_dir(dir)
+                    .expect("a directory")
+                    .flatten()
+                    .map(|e| e.path())
+                    .collect();
+                files.sort();
+                files
+                    .iter()
+                    .map(|f| std::fs::read(f).expect("an input"))
+                    .collect()
+            }
+            None => (0..300 * scale())
+                .map(|_| {
+                    let len = rng.below(max_len as u64) as usize;
+                    rng.bytes(len)
+                })
+                .collect(),
+        };
+        let start = std::time::Instant::now();
+        for data in &inputs {
+            body(data);
+        }
+        let secs = start.elapsed().as_secs_f64();
+        eprintln!("{target}: {:.0} execs/s", inputs.len() as f64 / secs);
+    }
 }

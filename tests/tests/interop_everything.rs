@@ -108,7 +108,7 @@ fn client_api_to_everything_input_required_elicitation() {
                 .unwrap();
             let task = call.task.clone().unwrap();
             assert_eq!(
-                task.ttl,
+                task.ttl_ms,
                 Some(300_000),
                 "server-everything ignores the requested ttl"
             );
@@ -135,7 +135,7 @@ fn client_api_to_everything_input_required_elicitation() {
 
             let params = asked.try_recv().expect("one elicitation");
             assert!(asked.try_recv().is_err(), "more than one elicitation");
-            assert_eq!(params["_meta"][RELATED]["taskId"], task.task_id.as_str());
+            assert_eq!(params["_meta"][RELATED]["taskId"], task.id.as_str());
             let choices = params["requestedSchema"]["properties"]["interpretation"]["oneOf"]
                 .as_array()
                 .cloned()
@@ -145,7 +145,7 @@ fn client_api_to_everything_input_required_elicitation() {
             let report = texts(&result);
             let title = format!("# Research Report: python ({chosen})");
             assert!(report.starts_with(&title), "{report}");
-            assert_eq!(result["_meta"][RELATED]["taskId"], task.task_id.as_str());
+            assert_eq!(result["_meta"][RELATED]["taskId"], task.id.as_str());
         },
     );
 }
@@ -263,7 +263,7 @@ fn client_api_to_everything_cancel_and_unknown_id() {
                 .call_tool_as_task("simulate-research-query", args, None)
                 .await
                 .unwrap();
-            let id = call.task.clone().unwrap().task_id;
+            let id = call.task.clone().unwrap().id;
             let cancelled = client.cancel_task(&id).await.unwrap();
             assert_eq!(cancelled.status, TaskStatus::Cancelled);
             let (statuses, outcome) = follow_to_end(call.updates).await;

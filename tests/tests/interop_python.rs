@@ -211,7 +211,7 @@ fn client_api_to_seed_server_nottl_list_cancel_unknown() {
                 .await
                 .unwrap();
             let task = call.task.clone().expect("a task");
-            assert_eq!(task.ttl, None, "mcp 1.30 omits ttl for task:{{}}");
+            assert_eq!(task.ttl_ms, None, "mcp 1.30 omits ttl for task:{{}}");
             let outcome = call.result().await.unwrap();
             assert_eq!(outcome["content"][0]["text"], RESULT);
 
@@ -219,9 +219,9 @@ fn client_api_to_seed_server_nottl_list_cancel_unknown() {
                 .call_tool_as_task("long_running_task", json!({}), Some(60_000))
                 .await
                 .unwrap();
-            let id = running.task.clone().unwrap().task_id;
+            let id = running.task.clone().unwrap().id;
             let listed = client.list_tasks().await.unwrap();
-            let ids: Vec<&str> = listed.iter().map(|t| t.task_id.as_str()).collect();
+            let ids: Vec<&str> = listed.iter().map(|t| t.id.as_str()).collect();
             assert!(ids.contains(&id.as_str()), "{ids:?}");
             assert!(
                 !ids.contains(&"demo-task"),

@@ -41,8 +41,9 @@ fn inspector_tasks_under_extensions_still_get_a_task_with_ttl() {
     let polls = log.with_method("tasks/get");
     let out = feed_mapped(&mut d, polls[0], &ids);
     assert_eq!(answer_to(&out, polls[0])["result"]["status"], "working");
-    d.session
-        .complete_task(d.now, &ours, text_result("任务完成！"))
+    let work = d.work(&ours);
+    d.host
+        .respond(d.now, work, Ok(text_result("任务完成！")))
         .unwrap();
     d.drain();
     let last = polls.last().unwrap();
@@ -68,15 +69,15 @@ fn inspector_optional_tool_plain_call_gets_a_plain_answer() {
         .take_events()
         .into_iter()
         .find_map(|e| match e {
-            taskwire_engine::Event::ToolCall { request, task, .. } => {
-                assert_eq!(task, None);
-                Some(request)
+            taskwire_engine::Event::ToolCall(c) => {
+                assert_eq!(c.task, None);
+                Some(c.call)
             }
             _ => None,
         })
         .expect("the tool runs");
-    d.session
-        .respond(d.now, &request, Ok(text_result("任务完成！")))
+    d.host
+        .respond(d.now, request, Ok(text_result("任务完成！")))
         .unwrap();
     let out = d.drain();
     let answer = answer_to(&out, call);

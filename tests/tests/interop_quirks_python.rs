@@ -31,8 +31,8 @@ fn python_server_task_without_ttl_is_read_as_unlimited() {
     replay.finish(&mut d);
     let seen = TaskEvents::take(&mut d);
     assert!(seen.errors.is_empty(), "{:?}", seen.errors);
-    assert_eq!(seen.tasks[0].ttl, None);
-    assert_eq!(seen.tasks[0].poll_interval, Some(500));
+    assert_eq!(seen.tasks[0].ttl_ms, None);
+    assert_eq!(seen.tasks[0].poll_interval_ms, Some(500));
     assert_eq!(
         seen.seen(),
         [
@@ -129,14 +129,15 @@ fn python_client_without_tasks_capability_still_gets_a_task() {
     assert_eq!(created["result"]["task"]["ttl"], 60_000);
     let ours = task_id(created);
     let started = d.take_events().into_iter().find_map(|e| match e {
-        Event::ToolCall { task, .. } => task,
+        Event::ToolCall(c) => c.task,
         _ => None,
     });
     assert_eq!(started.as_deref(), Some(ours.as_str()));
 
     let ids = HashMap::from([(task_id(log.answer(call)), ours.clone())]);
-    d.session
-        .complete_task(d.now, &ours, text_result("任务完成！"))
+    let work = d.work(&ours);
+    d.host
+        .respond(d.now, work, Ok(text_result("任务完成！")))
         .unwrap();
     d.drain();
     let fetch = log.request("tasks/result");

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use serde_json::{json, Value};
-use taskwire_engine::{Event, Task, TaskStatus};
+use taskwire_engine::{AppRequest, Event, Task, TaskStatus};
 use taskwire_tests::msg::error_code;
 use taskwire_tests::peers::fed::{
     answer_to, call_as_task, client_for, demo_server_for, feed_mapped, run_to_result, task_id,
@@ -42,8 +42,9 @@ fn ts_client_task_param_inside_tasks_get_and_result_is_ignored() {
     assert_eq!(fetch["params"]["task"], json!({ "ttl": 60_000 }));
     let out = feed_mapped(&mut d, fetch, &ids);
     assert!(out.iter().all(|m| m["id"] != fetch["id"]), "answered early");
-    d.session
-        .complete_task(d.now, &ours, text_result("任务完成！"))
+    let work = d.work(&ours);
+    d.host
+        .respond(d.now, work, Ok(text_result("任务完成！")))
         .unwrap();
     let out = d.drain();
     let answer = answer_to(&out, fetch);
@@ -106,8 +107,8 @@ fn ts_server_empty_meta_in_cancel_and_list_results_is_accepted() {
     let mut d = client_for(&log);
     let mut replay = ServerReplay::new(log);
     call_as_task(&mut d, &mut replay, TOOL, json!({}), Some(60_000));
-    let id = d.session.remote_task_ids()[0].to_owned();
-    d.session.cancel_task(d.now, &id).unwrap();
+    let id = d.host.remote_task_ids(d.session)[0].to_owned();
+    d.host.cancel_task(d.now, d.session, &id).unwrap();
     let out = d.drain();
     replay.serve(&mut d, out);
     let seen = TaskEvents::take(&mut d);
@@ -122,7 +123,7 @@ fn ts_server_empty_meta_in_cancel_and_list_results_is_accepted() {
     let log = fixture("tsclient-tsserver-list");
     let mut d = client_for(&log);
     let mut replay = ServerReplay::new(log);
-    d.session.list_tasks(d.now, None).unwrap();
+    d.host.list_tasks(d.now, d.session, None).unwrap();
     let out = d.drain();
     replay.serve(&mut d, out);
     let page = d.take_events().into_iter().find_map(|e| match e {
@@ -159,13 +160,15 @@ fn ts_server_status_of_unseen_task_during_plain_call_is_ignored() {
     assert!(!log.notified_statuses().is_empty());
     let mut d = client_for(&log);
     let mut replay = ServerReplay::new(log);
-    let id = d.session.call_tool(d.now, TOOL, json!({})).unwrap();
+    let id = d.host.call_tool(d.now, d.session, TOOL, json!({})).unwrap();
     let out = d.drain();
     replay.serve(&mut d, out);
     let events = d.take_events();
-    assert!(d.session.remote_task_ids().is_empty());
+    assert!(d.host.remote_task_ids(d.session).is_empty());
     match events.as_slice() {
-        [Event::Response { request, outcome }] => {
+        [Event::Response {
+            request, outcome, ..
+        }] => {
             assert_eq!(request, &id);
             assert_eq!(
                 outcome.as_ref().unwrap()["content"][0]["text"],
@@ -186,8 +189,8 @@ fn everything_request_ids_overlapping_ours_stay_apart() {
     let mut d = client_for(&log);
     let args = json!({ "prompt": "taskwire", "maxTokens": 16 });
     let ours = d
-        .session
-        .call_tool(d.now, "trigger-sampling-request-async", args)
+        .host
+        .call_tool(d.now, d.session, "trigger-sampling-request-async", args)
         .unwrap();
     let call = d.drain().remove(0);
     let server_ids: Vec<&Value> = log
@@ -208,7 +211,7 @@ fn everything_request_ids_overlapping_ours_stay_apart() {
     let hosted = task_id(answer_to(&out, sampling));
     let ids = HashMap::from([(task_id(log.answer(sampling)), hosted.clone())]);
     let task = d.take_events().into_iter().find_map(|e| match e {
-        Event::Request { task, .. } => task,
+        Event::Request(r) => r.task,
         _ => None,
     });
     assert_eq!(task.as_deref(), Some(hosted.as_str()));
@@ -221,7 +224,8 @@ fn everything_request_ids_overlapping_ours_stay_apart() {
     let polls = log.with_method("tasks/get");
     let out = feed_mapped(&mut d, polls[0], &ids);
     assert_eq!(answer_to(&out, polls[0])["result"]["status"], "working");
-    d.session.complete_task(d.now, &hosted, completion).unwrap();
+    let work = d.work(&hosted);
+    d.host.respond(d.now, work, Ok(completion)).unwrap();
     d.drain();
     let out = feed_mapped(&mut d, polls[1], &ids);
     assert_eq!(answer_to(&out, polls[1])["result"]["status"], "completed");
@@ -235,7 +239,9 @@ fn everything_request_ids_overlapping_ours_stay_apart() {
     final_answer["id"] = call["id"].clone();
     d.feed_json(final_answer);
     match d.take_events().as_slice() {
-        [Event::Response { request, outcome }] => {
+        [Event::Response {
+            request, outcome, ..
+        }] => {
             assert_eq!(request, &ours);
             let text = outcome.as_ref().unwrap()["content"][0]["text"]
                 .as_str()
@@ -274,30 +280,30 @@ fn everything_input_required_notified_twice_is_reported_once() {
         let out = d.advance(1000);
         replay.serve(&mut d, out);
         asked = d.events.iter().find_map(|e| match e {
-            Event::Request {
-                request,
+            Event::Request(AppRequest {
+                call,
                 method,
                 related_task,
                 ..
-            } if method == "elicitation/create" => Some((request.clone(), related_task.clone())),
+            }) if method == "elicitation/create" => Some((*call, related_task.clone())),
             _ => None,
         });
         if asked.is_some() {
             break;
         }
     }
-    let (request, related) = asked.expect("the elicitation arrived");
-    let task = d.session.remote_task_ids()[0].to_owned();
+    let (call, related) = asked.expect("the elicitation arrived");
+    let task = d.host.remote_task_ids(d.session)[0].to_owned();
     assert_eq!(related.as_deref(), Some(task.as_str()));
     let answer = json!({ "action": "accept", "content": { "interpretation": "programming" } });
-    d.session.respond(d.now, &request, Ok(answer)).unwrap();
+    d.host.respond(d.now, call, Ok(answer)).unwrap();
     let out = d.drain();
     assert_eq!(out[0]["result"]["action"], "accept");
     replay.resume(&mut d);
     run_to_result(&mut d, &mut replay, 1000, 20);
     let seen = TaskEvents::take(&mut d);
     assert!(seen.errors.is_empty(), "{:?}", seen.errors);
-    assert_eq!(seen.tasks[0].ttl, Some(300_000));
+    assert_eq!(seen.tasks[0].ttl_ms, Some(300_000));
     let order: Vec<TaskStatus> = seen.tasks.iter().map(|t| t.status).collect();
     let input = order
         .iter()

@@ -283,10 +283,10 @@ fn client_api_to_ts_server_list_cancel_unknown() {
                 .call_tool_as_task("long_running_task", json!({}), Some(60_000))
                 .await
                 .unwrap();
-            let id = call.task.clone().unwrap().task_id;
+            let id = call.task.clone().unwrap().id;
             let listed = client.list_tasks().await.unwrap();
             assert_eq!(listed.len(), 1);
-            assert_eq!(listed[0].task_id, id);
+            assert_eq!(listed[0].id, id);
             assert_eq!(listed[0].status, TaskStatus::Working);
             let cancelled = client.cancel_task(&id).await.unwrap();
             assert_eq!(cancelled.status, TaskStatus::Cancelled);

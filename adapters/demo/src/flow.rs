@@ -31,7 +31,7 @@ pub async fn run(client: &Client, mut print: impl FnMut(String)) -> Result<bool,
         .await?;
     let mut status = match &call.task {
         Some(task) => {
-            say(format!("task created: {}", task.task_id));
+            say(format!("task created: {}", task.id));
             say(status_line(task.status, task.status_message.as_deref()));
             task.status
         }

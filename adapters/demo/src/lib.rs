@@ -1,6 +1,8 @@
 //! The seed's demo on taskwire: the `long_running_task` server and the client flow that
-//! drives it, shared by the `task-server` and `task-client` binaries.
+//! drives it, shared by the `task-server` and `task-client` binaries, and the benchmark
+//! fixture (`task-server --bench-tools`).
 
+pub mod bench_tools;
 pub mod flow;
 pub mod options;
 pub mod tools;

@@ -1,10 +1,13 @@
-//! The demo server: the seed's `long_running_task`, its unknown-tool answer, and `demo-task`.
+//! The demo server: the seed's `long_running_task`, its unknown-tool answer, and `demo-task`;
+//! optionally a `required` twin of the tool and the benchmark fixture ([`crate::bench_tools`]).
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use taskwire_driver::engine::{Config, RpcError, Session, TaskSupport, Tool, UsageError};
+use taskwire_driver::engine::{Config, Host, Owner, RpcError, TaskSupport, Tool, UsageError};
 use taskwire_driver::{Server, ToolContext};
+
+use crate::bench_tools;
 
 /// The seed's tool name.
 pub const TOOL: &str = "long_running_task";
@@ -19,10 +22,40 @@ pub const DEMO_TASK: &str = "demo-task";
 
 const DESCRIPTION: &str = "一个需要几秒钟完成的任务，会输出进度状态。支持普通调用和任务调用。";
 
-/// The demo server; `step` is the pause between status messages (one second in the seed).
-pub fn server(step: Duration, required_tool: bool) -> Result<Server, UsageError> {
+/// What the demo server offers besides the seed's tool.
+#[derive(Clone, Copy, Debug)]
+pub struct ServerOptions {
+    /// The pause between status messages (one second in the seed).
+    pub step: Duration,
+    /// Adds [`REQUIRED_TOOL`] (`--required-tool`).
+    pub required_tool: bool,
+    /// Adds the benchmark tools and raises the task cap (`--bench-tools`).
+    pub bench_tools: bool,
+}
+
+impl Default for ServerOptions {
+    /// The seed's server: one-second steps, no extra tools.
+    fn default() -> Self {
+        ServerOptions {
+            step: Duration::from_secs(1),
+            required_tool: false,
+            bench_tools: false,
+        }
+    }
+}
+
+/// The demo server with `options`.
+pub fn server(options: ServerOptions) -> Result<Server, UsageError> {
+    let ServerOptions {
+        step,
+        required_tool,
+        bench_tools,
+    } = options;
     let mut config = Config::new("task-server", env!("CARGO_PKG_VERSION"));
     config.tasks.poll_interval_ms = Some(500);
+    if bench_tools {
+        bench_tools::raise_limits(&mut config);
+    }
     let tool = Tool::new(TOOL, TaskSupport::Optional).with_description(DESCRIPTION);
     let mut server = Server::new(config)
         .tool(tool, move |ctx, _| long_running_task(ctx, step))
@@ -32,6 +65,9 @@ pub fn server(step: Duration, required_tool: bool) -> Result<Server, UsageError>
     if required_tool {
         let tool = Tool::new(REQUIRED_TOOL, TaskSupport::Required).with_description(DESCRIPTION);
         server = server.tool(tool, move |ctx, _| long_running_task(ctx, step));
+    }
+    if bench_tools {
+        server = bench_tools::add_tools(server);
     }
     server.setup(create_demo_task)
 }
@@ -47,15 +83,16 @@ async fn long_running_task(ctx: ToolContext, step: Duration) -> Result<Value, Rp
 
 /// `demo-task`: completed, message "已完成", kept 300 s, so that tasks/list shows something.
 fn create_demo_task(
-    session: &mut Session,
+    host: &mut Host,
     now: taskwire_driver::engine::Millis,
 ) -> Result<(), UsageError> {
-    session.create_task(now, DEMO_TASK, Some(300_000))?;
-    session.update_task(now, DEMO_TASK, Some("已完成".into()))?;
-    session.complete_task(
+    let owner = Owner::from(taskwire_driver::STDIO_OWNER);
+    let work = host.create_task(now, &owner, DEMO_TASK, Some(300_000))?;
+    host.set_task_message(now, work, Some("已完成".into()))?;
+    host.respond(
         now,
-        DEMO_TASK,
-        text_result("此任务用于List Tasks 功能", false),
+        work,
+        Ok(text_result("此任务用于List Tasks 功能", false)),
     )
 }
 

@@ -9,7 +9,8 @@ use futures::channel::oneshot;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use taskwire_engine::{
-    ClientFeatures, Config, Millis, RequestId, RpcError, Session, Task, Tool, UsageError,
+    ClientFeatures, Config, Host, Millis, RequestId, Role, RpcError, SessionId, TaskInfo, Tool,
+    UsageError,
 };
 
 use crate::command::{closed, task_from, Command, Initialized, Reply, SessionOp};
@@ -24,7 +25,7 @@ pub type Handler = Arc<dyn Fn(Value) -> BoxFuture<Result<Value, RpcError>> + Sen
 #[derive(Debug)]
 pub enum TaskUpdate {
     /// The task's status or message changed.
-    Status(Task),
+    Status(TaskInfo),
     /// The outcome (always the last update).
     Result(Result<Value, RpcError>),
 }
@@ -33,7 +34,7 @@ pub enum TaskUpdate {
 #[derive(Debug)]
 pub struct TaskCall {
     /// The task as created; `None` when the server answered the call plainly.
-    pub task: Option<Task>,
+    pub task: Option<TaskInfo>,
     /// Status changes, then the result.
     pub updates: Receiver<TaskUpdate>,
 }
@@ -118,9 +119,11 @@ impl ClientBuilder {
             elicitation: self.handlers.contains_key("elicitation/create"),
             roots: self.handlers.contains_key("roots/list"),
         };
-        let session = Session::client(config, Box::new(random_task_id), crate::runtime::now());
+        let mut host = Host::new(config, Box::new(random_task_id), crate::runtime::now());
+        let session = host.open(crate::runtime::now(), Role::Client, "server");
         let (commands_tx, commands_rx) = async_channel::unbounded();
         let driver = Driver::new(
+            host,
             session,
             runtime.clone(),
             App::Client(self.handlers),
@@ -145,7 +148,7 @@ impl Client {
     pub async fn initialize(&self) -> Result<Initialized, RpcError> {
         let (tx, rx) = oneshot::channel();
         self.send(Command::Ask(
-            Box::new(|s: &mut Session, now| s.initialize(now)),
+            Box::new(|h: &mut Host, s, now| h.initialize(now, s)),
             Reply::Initialized(tx),
         ))
         .await?;
@@ -160,7 +163,7 @@ impl Client {
     /// A plain `tools/call`; returns the `CallToolResult`.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, RpcError> {
         let name = name.to_owned();
-        self.ask(move |s, now| s.call_tool(now, &name, arguments))
+        self.ask(move |h, s, now| h.call_tool(now, s, &name, arguments))
             .await
     }
 
@@ -174,32 +177,40 @@ impl Client {
         let name = name.to_owned();
         let (tx, rx) = oneshot::channel();
         let op: SessionOp<RequestId> =
-            Box::new(move |s, now| s.call_tool_as_task(now, &name, arguments, ttl_ms));
+            Box::new(move |h, s, now| h.call_tool_as_task(now, s, &name, arguments, ttl_ms));
         self.send(Command::Ask(op, Reply::Task(tx))).await?;
         rx.await.unwrap_or_else(|_| Err(closed()))
     }
 
     /// `tasks/get`.
-    pub async fn get_task(&self, task: &str) -> Result<Task, RpcError> {
+    pub async fn get_task(&self, task: &str) -> Result<TaskInfo, RpcError> {
         let task = task.to_owned();
-        task_from(self.ask(move |s, now| s.get_task(now, &task)).await?)
+        task_from(self.ask(move |h, s, now| h.get_task(now, s, &task)).await?)
     }
 
     /// `tasks/result`: waits until the task is terminal.
     pub async fn task_result(&self, task: &str) -> Result<Value, RpcError> {
         let task = task.to_owned();
-        self.ask(move |s, now| s.task_result(now, &task)).await
+        self.ask(move |h, s, now| h.task_result(now, s, &task))
+            .await
     }
 
     /// `tasks/cancel`.
-    pub async fn cancel_task(&self, task: &str) -> Result<Task, RpcError> {
+    pub async fn cancel_task(&self, task: &str) -> Result<TaskInfo, RpcError> {
         let task = task.to_owned();
-        task_from(self.ask(move |s, now| s.cancel_task(now, &task)).await?)
+        task_from(
+            self.ask(move |h, s, now| h.cancel_task(now, s, &task))
+                .await?,
+        )
     }
 
     /// Every task, following `nextCursor` pages.
-    pub async fn list_tasks(&self) -> Result<Vec<Task>, RpcError> {
-        self.all_pages("tasks/list", "tasks").await
+    pub async fn list_tasks(&self) -> Result<Vec<TaskInfo>, RpcError> {
+        let tasks: Vec<taskwire_engine::Task> = self.all_pages("tasks/list", "tasks").await?;
+        tasks
+            .iter()
+            .map(|t| t.to_info().ok_or_else(|| malformed_time(&t.task_id)))
+            .collect()
     }
 
     /// Follows `nextCursor` through a paginated method, collecting the `key` arrays.
@@ -230,7 +241,7 @@ impl Client {
     /// Any request; returns the raw result.
     pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, RpcError> {
         let method = method.to_owned();
-        self.ask(move |s, now| s.request(now, &method, params))
+        self.ask(move |h, s, now| h.request(now, s, &method, params))
             .await
     }
 
@@ -241,7 +252,7 @@ impl Client {
 
     async fn ask(
         &self,
-        op: impl FnOnce(&mut Session, Millis) -> Result<RequestId, UsageError> + Send + 'static,
+        op: impl FnOnce(&mut Host, SessionId, Millis) -> Result<RequestId, UsageError> + Send + 'static,
     ) -> Result<Value, RpcError> {
         let (tx, rx) = oneshot::channel();
         self.send(Command::Ask(Box::new(op), Reply::Value(tx)))
@@ -255,8 +266,9 @@ impl Client {
 }
 
 fn malformed(e: serde_json::Error) -> RpcError {
-    RpcError::new(
-        taskwire_engine::jsonrpc::code::INTERNAL_ERROR,
-        format!("malformed answer: {e}"),
-    )
+    RpcError::internal(format!("malformed answer: {e}"))
+}
+
+fn malformed_time(task: &str) -> RpcError {
+    RpcError::internal(format!("malformed task {task:?}: a time is not RFC 3339"))
 }

@@ -2,20 +2,13 @@
 
 use futures::channel::oneshot;
 use serde_json::Value;
-use taskwire_engine::{Millis, RequestId, RpcError, Session, Task, UsageError};
+use taskwire_engine::{CallId, Host, Millis, RpcError, SessionId, TaskInfo, UsageError};
 
 use crate::client::TaskCall;
 
-/// An operation run against the session inside the driver task.
+/// An operation run against the host (on the driver's session) inside the driver task.
 pub(crate) type SessionOp<T> =
-    Box<dyn FnOnce(&mut Session, Millis) -> Result<T, UsageError> + Send>;
-
-/// Where a piece of hosted work belongs.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Work {
-    Task(String),
-    Request(RequestId),
-}
+    Box<dyn FnOnce(&mut Host, SessionId, Millis) -> Result<T, UsageError> + Send>;
 
 /// Who waits for the answer to a request we send.
 pub(crate) enum Reply {
@@ -39,10 +32,12 @@ pub(crate) enum Command {
     /// Run an operation; nobody waits (status updates, progress).
     Do(SessionOp<()>),
     /// Send a request and route its answer.
-    Ask(SessionOp<RequestId>, Reply),
+    Ask(SessionOp<taskwire_engine::RequestId>, Reply),
+    /// Ask the peer for input on behalf of a call and route its answer.
+    AskInput(SessionOp<taskwire_engine::InputId>, Reply),
     /// Hosted work ended with this outcome.
     Finished {
-        work: Work,
+        call: CallId,
         outcome: Result<Value, RpcError>,
     },
     /// Close the session.
@@ -51,10 +46,7 @@ pub(crate) enum Command {
 
 /// Converts a refused command into the error its caller sees.
 pub(crate) fn usage_error(e: UsageError) -> RpcError {
-    RpcError::new(
-        taskwire_engine::jsonrpc::code::INTERNAL_ERROR,
-        e.to_string(),
-    )
+    RpcError::internal(e.to_string())
 }
 
 /// The error every caller sees once the connection is gone.
@@ -66,11 +58,9 @@ pub(crate) fn closed() -> RpcError {
 }
 
 /// Parses a task out of a `tasks/get` or `tasks/cancel` answer.
-pub(crate) fn task_from(value: Value) -> Result<Task, RpcError> {
-    serde_json::from_value(value).map_err(|e| {
-        RpcError::new(
-            taskwire_engine::jsonrpc::code::INTERNAL_ERROR,
-            format!("malformed task: {e}"),
-        )
-    })
+pub(crate) fn task_from(value: Value) -> Result<TaskInfo, RpcError> {
+    let task: taskwire_engine::Task = serde_json::from_value(value)
+        .map_err(|e| RpcError::internal(format!("malformed task: {e}")))?;
+    task.to_info()
+        .ok_or_else(|| RpcError::internal("malformed task: a time is not RFC 3339"))
 }

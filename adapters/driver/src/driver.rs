@@ -1,5 +1,5 @@
-//! The driver loop: one task owns the session, feeds it bytes, time and commands,
-//! drains its outputs, and runs hosted work as spawned futures.
+//! The driver loop: one task owns the host, feeds it bytes, time and commands, drains its
+//! outputs, and runs hosted work as spawned futures.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -11,10 +11,12 @@ use futures::future::{AbortHandle, Abortable};
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 use taskwire_engine::jsonrpc::code;
-use taskwire_engine::{Event, Output, RpcError, Session};
+use taskwire_engine::{
+    CallId, Event, Host, InputId, Output, RequestId, RpcError, SessionId, TaskId,
+};
 
 use crate::client::{Handler, TaskCall, TaskUpdate};
-use crate::command::{closed, Command, Initialized, Reply, Work};
+use crate::command::{closed, Command, Initialized, Reply};
 use crate::runtime::{now, BoxFuture, Runtime};
 use crate::server::{ToolContext, ToolSet};
 
@@ -34,29 +36,34 @@ pub(crate) enum App {
 }
 
 pub(crate) struct Driver {
-    session: Session,
+    host: Host,
+    session: SessionId,
     runtime: Arc<dyn Runtime>,
     app: App,
     commands: Sender<Command>,
-    replies: HashMap<taskwire_engine::RequestId, Reply>,
+    replies: HashMap<RequestId, Reply>,
+    inputs: HashMap<InputId, Reply>,
     initialized: Option<Reply>,
-    task_updates: HashMap<String, Sender<TaskUpdate>>,
-    workers: HashMap<Work, AbortHandle>,
+    task_updates: HashMap<TaskId, Sender<TaskUpdate>>,
+    workers: HashMap<CallId, AbortHandle>,
 }
 
 impl Driver {
     pub fn new(
-        session: Session,
+        host: Host,
+        session: SessionId,
         runtime: Arc<dyn Runtime>,
         app: App,
         commands: Sender<Command>,
     ) -> Self {
         Driver {
+            host,
             session,
             runtime,
             app,
             commands,
             replies: HashMap::new(),
+            inputs: HashMap::new(),
             initialized: None,
             task_updates: HashMap::new(),
             workers: HashMap::new(),
@@ -75,13 +82,13 @@ impl Driver {
         let mut commands = Box::pin(commands).fuse();
         loop {
             if !self.drain(&output).await {
-                self.session.close(now());
+                self.host.shutdown(now());
                 self.drain(&output).await;
             }
-            if self.session.is_closed() {
+            if self.host.is_closed(self.session) {
                 break;
             }
-            let timer = match self.session.poll_timeout() {
+            let timer = match self.host.poll_timeout() {
                 Some(at) => self
                     .runtime
                     .sleep(Duration::from_millis(at.0.saturating_sub(now().0))),
@@ -90,15 +97,21 @@ impl Driver {
             futures::select_biased! {
                 command = commands.next() => match command {
                     Some(command) => self.on_command(command),
-                    None => self.session.close(now()),
+                    None => self.host.shutdown(now()),
                 },
                 bytes = input.next() => match bytes {
-                    Some(Input::Bytes(bytes)) => self.session.handle_bytes(now(), &bytes),
-                    Some(Input::Eof) | None => self.session.handle_eof(now()),
+                    Some(Input::Bytes(bytes)) => self.host.handle_bytes(now(), self.session, &bytes),
+                    Some(Input::Eof) | None => {
+                        self.host.handle_eof(now(), self.session);
+                        // One connection per driver: when it ends, so does all its work.
+                        self.host.shutdown(now());
+                    }
                 },
-                () = timer.fuse() => self.session.handle_timeout(now()),
+                () = timer.fuse() => self.host.handle_timeout(now()),
             }
         }
+        self.host.shutdown(now());
+        self.drain(&output).await;
         for (_, worker) in self.workers.drain() {
             worker.abort();
         }
@@ -111,101 +124,98 @@ impl Driver {
     /// Sends queued messages and handles events. `false` when the output is gone.
     async fn drain(&mut self, output: &Sender<String>) -> bool {
         let mut open = true;
-        while let Some(out) = self.session.poll_output() {
+        while let Some(out) = self.host.poll_output() {
             match out {
-                Output::Send(line) if open => open = output.send(line).await.is_ok(),
-                Output::Send(_) => {}
+                Output::Send(t) if open => open = output.send(t.message).await.is_ok(),
                 Output::Event(event) => self.on_event(event),
+                _ => {}
             }
         }
         open
     }
 
     fn on_command(&mut self, command: Command) {
+        let (host, session) = (&mut self.host, self.session);
         match command {
             Command::Do(op) => {
-                let _ = op(&mut self.session, now());
+                let _ = op(host, session, now());
             }
-            Command::Ask(op, reply) => match op(&mut self.session, now()) {
+            Command::Ask(op, reply) => match op(host, session, now()) {
                 Ok(_) if matches!(reply, Reply::Initialized(_)) => self.initialized = Some(reply),
                 Ok(id) => {
                     self.replies.insert(id, reply);
                 }
                 Err(e) => answer(reply, Err(crate::command::usage_error(e))),
             },
-            Command::Finished { work, outcome } => {
-                self.workers.remove(&work);
-                let now = now();
+            Command::AskInput(op, reply) => match op(host, session, now()) {
+                Ok(input) => {
+                    self.inputs.insert(input, reply);
+                }
+                Err(e) => answer(reply, Err(crate::command::usage_error(e))),
+            },
+            Command::Finished { call, outcome } => {
+                self.workers.remove(&call);
                 // Errors here are races (cancelled, expired, closed): the outcome has no taker.
-                let _ = match (work, outcome) {
-                    (Work::Task(task), Ok(result)) => {
-                        self.session.complete_task(now, &task, result)
-                    }
-                    (Work::Task(task), Err(error)) => self.session.fail_task(now, &task, error),
-                    (Work::Request(id), outcome) => self.session.respond(now, &id, outcome),
-                };
+                let _ = self.host.respond(now(), call, outcome);
             }
-            Command::Close => self.session.close(now()),
+            Command::Close => self.host.shutdown(now()),
         }
     }
 
     fn on_event(&mut self, event: Event) {
         match event {
-            Event::ToolCall {
-                request,
-                name,
-                arguments,
-                task,
-            } => {
+            Event::ToolCall(call) => {
                 let App::Server(tools) = &self.app else {
                     return;
                 };
-                let Some(handler) = tools.handler(&name) else {
+                let Some(handler) = tools.handler(&call.name) else {
                     return;
                 };
-                let args = arguments
+                let args = call
+                    .arguments
                     .and_then(|raw| serde_json::from_str(raw.get()).ok())
                     .unwrap_or_else(|| Value::Object(Default::default()));
                 let ctx = ToolContext::new(
-                    name,
-                    task.clone(),
-                    request.clone(),
+                    call.name,
+                    call.task,
+                    call.call,
                     self.commands.clone(),
                     self.runtime.clone(),
                 );
-                let work = task.map_or(Work::Request(request), Work::Task);
-                self.spawn_work(work, handler(ctx, args));
+                self.spawn_work(call.call, handler(ctx, args));
             }
-            Event::Request {
-                request,
-                method,
-                params,
-                task,
-                ..
-            } => {
+            Event::Request(request) => {
                 let App::Client(handlers) = &self.app else {
                     return;
                 };
-                let Some(handler) = handlers.get(&method) else {
+                let Some(handler) = handlers.get(&request.method) else {
                     return;
                 };
-                let params = params
+                let params = request
+                    .params
                     .and_then(|raw| serde_json::from_str(raw.get()).ok())
                     .unwrap_or(Value::Null);
                 let future = handler(params);
-                self.spawn_work(task.map_or(Work::Request(request), Work::Task), future);
+                self.spawn_work(request.call, future);
             }
-            Event::RequestCancelled { request, .. } => self.abort(&Work::Request(request)),
-            Event::StopTask { task, .. } => self.abort(&Work::Task(task)),
-            Event::Response { request, outcome }
-            | Event::InputResponse {
+            Event::Stop { call, .. } => {
+                if let Some(worker) = self.workers.remove(&call) {
+                    worker.abort();
+                }
+            }
+            Event::Response {
                 request, outcome, ..
             } => {
                 if let Some(reply) = self.replies.remove(&request) {
                     answer(reply, outcome);
                 }
             }
-            Event::TimedOut { request } => {
+            Event::InputResponse { input, outcome, .. } => {
+                if let Some(reply) = self.inputs.remove(&input) {
+                    answer(reply, outcome);
+                }
+            }
+            Event::TimedOut { request, .. } => {
                 if let Some(reply) = self.replies.remove(&request) {
                     answer(
                         reply,
@@ -213,9 +223,9 @@ impl Driver {
                     );
                 }
             }
-            Event::TaskCreated { request, task } => {
+            Event::TaskCreated { request, task, .. } => {
                 let (tx, updates) = async_channel::unbounded();
-                self.task_updates.insert(task.task_id.clone(), tx);
+                self.task_updates.insert(task.id.clone(), tx);
                 match self.replies.remove(&request) {
                     Some(Reply::Task(reply)) => {
                         let _ = reply.send(Ok(TaskCall {
@@ -223,16 +233,16 @@ impl Driver {
                             updates,
                         }));
                     }
-                    Some(other) => answer(other, Ok(serde_json::json!({ "task": task }))),
+                    Some(other) => answer(other, Ok(serde_json::json!({ "taskId": task.id }))),
                     None => {}
                 }
             }
-            Event::TaskStatus { task } => {
-                if let Some(tx) = self.task_updates.get(&task.task_id) {
+            Event::TaskStatus { task, .. } => {
+                if let Some(tx) = self.task_updates.get(&task.id) {
                     let _ = tx.try_send(TaskUpdate::Status(task));
                 }
             }
-            Event::TaskResult { task, outcome } => {
+            Event::TaskResult { task, outcome, .. } => {
                 if let Some(tx) = self.task_updates.remove(&task) {
                     let _ = tx.try_send(TaskUpdate::Result(outcome));
                 }
@@ -241,6 +251,7 @@ impl Driver {
                 protocol_version,
                 peer,
                 capabilities,
+                ..
             } => {
                 if let Some(Reply::Initialized(reply)) = self.initialized.take() {
                     let _ = reply.send(Ok(Initialized {
@@ -250,21 +261,20 @@ impl Driver {
                     }));
                 }
             }
-            Event::InitializeFailed { error } => {
+            Event::InitializeFailed { error, .. } => {
                 if let Some(reply) = self.initialized.take() {
                     answer(reply, Err(error));
                 }
             }
-            Event::OutcomeDropped { .. } | Event::Progress(_) | Event::PeerError { .. } => {}
+            _ => {}
         }
     }
 
     /// Runs hosted work in the background; its outcome comes back as `Command::Finished`.
     /// A panic fails the work with an internal error; an abort drops it silently.
-    fn spawn_work(&mut self, work: Work, future: BoxFuture<Result<Value, RpcError>>) {
+    fn spawn_work(&mut self, call: CallId, future: BoxFuture<Result<Value, RpcError>>) {
         let (handle, registration) = AbortHandle::new_pair();
         let commands = self.commands.clone();
-        let key = work.clone();
         let guarded = Abortable::new(AssertUnwindSafe(future).catch_unwind(), registration);
         self.runtime.spawn(Box::pin(async move {
             if let Ok(result) = guarded.await {
@@ -274,23 +284,14 @@ impl Driver {
                         .map(|s| s.to_string())
                         .or_else(|| panic.downcast_ref::<String>().cloned())
                         .unwrap_or_else(|| "unknown panic".into());
-                    Err(RpcError::new(
-                        code::INTERNAL_ERROR,
-                        format!("Internal error: the tool panicked: {what}"),
-                    ))
+                    Err(RpcError::internal(format!(
+                        "Internal error: the tool panicked: {what}"
+                    )))
                 });
-                let _ = commands
-                    .send(Command::Finished { work: key, outcome })
-                    .await;
+                let _ = commands.send(Command::Finished { call, outcome }).await;
             }
         }));
-        self.workers.insert(work, handle);
-    }
-
-    fn abort(&mut self, work: &Work) {
-        if let Some(worker) = self.workers.remove(work) {
-            worker.abort();
-        }
+        self.workers.insert(call, handle);
     }
 }
 

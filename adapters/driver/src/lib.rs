@@ -21,5 +21,5 @@ pub use client::{Client, ClientBuilder, Handler, TaskCall, TaskUpdate};
 pub use command::Initialized;
 pub use driver::Input;
 pub use runtime::{now, random_task_id, BoxFuture, Runtime};
-pub use server::{Server, ToolContext, ToolFn};
+pub use server::{Server, ToolContext, ToolFn, STDIO_OWNER};
 pub use taskwire_engine as engine;

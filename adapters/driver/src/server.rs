@@ -9,7 +9,7 @@ use async_channel::Sender;
 use futures::channel::oneshot;
 use serde_json::Value;
 use taskwire_engine::{
-    Config, Millis, ProgressTarget, RequestId, RpcError, Session, ToolDef, UsageError,
+    CallId, Config, Host, Millis, Owner, Role, RpcError, TaskId, ToolDef, UsageError,
 };
 
 use crate::command::{closed, Command, Reply, SessionOp};
@@ -37,8 +37,8 @@ impl ToolSet {
 /// Cancellation (tasks/cancel, expiry, shutdown) drops the tool's future.
 pub struct ToolContext {
     name: String,
-    task: Option<String>,
-    request: RequestId,
+    task: Option<TaskId>,
+    call: CallId,
     commands: Sender<Command>,
     runtime: Arc<dyn Runtime>,
 }
@@ -46,15 +46,15 @@ pub struct ToolContext {
 impl ToolContext {
     pub(crate) fn new(
         name: String,
-        task: Option<String>,
-        request: RequestId,
+        task: Option<TaskId>,
+        call: CallId,
         commands: Sender<Command>,
         runtime: Arc<dyn Runtime>,
     ) -> Self {
         ToolContext {
             name,
             task,
-            request,
+            call,
             commands,
             runtime,
         }
@@ -72,25 +72,21 @@ impl ToolContext {
 
     /// Sets the task's status message (no-op for a plain call).
     pub async fn set_status(&self, message: impl Into<String>) {
-        let Some(task) = self.task.clone() else {
+        if self.task.is_none() {
             return;
-        };
-        let message = message.into();
-        self.run(Box::new(move |s: &mut Session, now| {
-            s.update_task(now, &task, Some(message))
+        }
+        let (call, message) = (self.call, message.into());
+        self.run(Box::new(move |h: &mut Host, _, now| {
+            h.set_task_message(now, call, Some(message))
         }))
         .await;
     }
 
     /// Reports progress, if the caller asked for it with a progress token.
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        let (task, request) = (self.task.clone(), self.request.clone());
-        self.run(Box::new(move |s: &mut Session, now| {
-            let target = match &task {
-                Some(task) => ProgressTarget::Task(task),
-                None => ProgressTarget::Request(&request),
-            };
-            s.notify_progress(now, target, progress, total, message)
+        let call = self.call;
+        self.run(Box::new(move |h: &mut Host, _, now| {
+            h.notify_progress(now, call, progress, total, message)
         }))
         .await;
     }
@@ -111,15 +107,13 @@ impl ToolContext {
     }
 
     async fn ask_input(&self, method: &'static str, params: Value) -> Result<Value, RpcError> {
-        let task = self.task.clone();
-        let op: SessionOp<RequestId> = Box::new(move |s: &mut Session, now| match &task {
-            Some(task) => s.request_input(now, task, method, params),
-            None => s.request(now, method, Some(params)),
-        });
+        let call = self.call;
+        let op: SessionOp<taskwire_engine::InputId> =
+            Box::new(move |h: &mut Host, _, now| h.request_input(now, call, method, params));
         let (tx, rx) = oneshot::channel();
         if self
             .commands
-            .send(Command::Ask(op, Reply::Value(tx)))
+            .send(Command::AskInput(op, Reply::Value(tx)))
             .await
             .is_err()
         {
@@ -133,18 +127,21 @@ impl ToolContext {
     }
 }
 
-/// A server: configuration, tools, and a session prepared before it starts serving.
+/// The owner of a stdio connection's tasks: the one peer on the other end of the pipe.
+pub const STDIO_OWNER: &str = "stdio";
+
+/// A server: configuration, tools, and a host prepared before it starts serving.
 pub struct Server {
-    session: Session,
+    host: Host,
     tools: ToolSet,
 }
 
 impl Server {
     /// A server with random 128-bit task ids.
     pub fn new(config: Config) -> Self {
-        let session = Session::server(config, Box::new(random_task_id), crate::runtime::now());
+        let host = Host::new(config, Box::new(random_task_id), crate::runtime::now());
         Server {
-            session,
+            host,
             tools: ToolSet::default(),
         }
     }
@@ -159,7 +156,7 @@ impl Server {
         self.tools
             .handlers
             .insert(def.tool.name.clone(), boxed(handler));
-        self.session.add_tool(def);
+        self.host.add_tool(def);
         self
     }
 
@@ -171,16 +168,17 @@ impl Server {
         Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
     {
         self.tools.fallback = Some(boxed(handler));
-        self.session.accept_unknown_tools(true);
+        self.host.accept_unknown_tools(true);
         self
     }
 
-    /// Prepares the session before serving (e.g. pre-creating a finished task).
+    /// Prepares the host before serving (e.g. pre-creating a finished task of
+    /// [`STDIO_OWNER`]).
     pub fn setup(
         mut self,
-        f: impl FnOnce(&mut Session, Millis) -> Result<(), UsageError>,
+        f: impl FnOnce(&mut Host, Millis) -> Result<(), UsageError>,
     ) -> Result<Self, UsageError> {
-        f(&mut self.session, crate::runtime::now())?;
+        f(&mut self.host, crate::runtime::now())?;
         Ok(self)
     }
 
@@ -193,8 +191,15 @@ impl Server {
         output: Sender<String>,
     ) {
         let (commands_tx, commands_rx) = async_channel::unbounded();
+        let mut host = self.host;
+        let session = host.open(
+            crate::runtime::now(),
+            Role::Server,
+            Owner::from(STDIO_OWNER),
+        );
         let driver = Driver::new(
-            self.session,
+            host,
+            session,
             runtime,
             App::Server(Arc::new(self.tools)),
             commands_tx,

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use taskwire_demo::options::{Options, RuntimeChoice};
+use taskwire_demo::tools::ServerOptions;
 use taskwire_driver::engine::{RpcError, TaskSupport, Tool};
 use taskwire_driver::{Server, ToolContext};
 
@@ -34,7 +35,10 @@ fn main() -> ExitCode {
         Ok(options) => options,
         Err(e) => return usage(&e),
     };
-    let server = match taskwire_demo::tools::server(step, false) {
+    let server = match taskwire_demo::tools::server(ServerOptions {
+        step,
+        ..ServerOptions::default()
+    }) {
         Ok(server) => with_test_tools(server),
         Err(e) => return usage(&e.to_string()),
     };

@@ -1,17 +1,24 @@
 //! Body 1: framing and parsing.
 //!
-//! The input is a small header and then a byte stream. The stream goes to three server
-//! sessions: in one chunk, in random splits, and (for short streams) byte by byte.
+//! The input is a small header and then a byte stream. The stream goes to a server
+//! session of a fresh host three times: in one chunk, in random splits, and (for short
+//! streams) byte by byte. Each host also has a second session, of another owner, that
+//! hears nothing.
 //!
-//! Invariants: no panic; every output is valid JSON-RPC 2.0 and validates against the
-//! schema; the three transcripts are byte-identical; the number of outputs is bounded by
-//! the number of lines; a closed session says nothing more.
+//! Invariants: no panic; every output is valid JSON-RPC 2.0, labelled as what it is, and
+//! (as the [oracle](super::check::Oracle) samples it) valid against the schema; the three
+//! transcripts are byte-identical; the number of outputs is bounded by the number of lines;
+//! no byte of the stream makes the host send to the other owner's session; EOF closes the
+//! session (its tasks live on until `shutdown`, after which nothing is scheduled); a closed
+//! session and a shut-down host say nothing more.
 
-use taskwire_engine::{Millis, Session};
+use taskwire_engine::{Host, Millis, Role, SessionId};
 
-use super::check::{output_bound, Schema};
+use super::check::{output_bound, Oracle, Schema};
 use super::reader::Reader;
-use super::{add_tools, assert_no_busy_loop, config, drain, task_ids, Rng, EPOCH};
+use super::{
+    add_tools, assert_no_busy_loop, config, drain, task_ids, Record, Rng, Transcript, EPOCH,
+};
 
 /// A valid handshake, prepended when the header asks for it so that the random stream
 /// reaches the post-initialization handlers.
@@ -23,8 +30,13 @@ const PRELUDE: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\"
 /// Longest stream that is also fed byte by byte.
 const BYTEWISE_MAX: usize = 2048;
 
-/// Runs the body on one input.
+/// Runs the body on one input, sampling the schema oracle (the libFuzzer target).
 pub fn run(data: &[u8]) {
+    run_with(data, Schema::Sampled);
+}
+
+/// Runs the body on one input with the given oracle.
+pub fn run_with(data: &[u8], schema: Schema) {
     let mut r = Reader::new(data);
     let (Some(mode), Some(seed)) = (r.u8(), r.u32()) else {
         return;
@@ -40,47 +52,81 @@ pub fn run(data: &[u8]) {
     }
     stream.extend_from_slice(rest);
     let lines = stream.iter().filter(|&&b| b == b'\n').count() + 1;
+    let mut oracle = Oracle::new(schema, data);
+    // The three transcripts are always compared; their text is kept for the seeded loop.
+    let record = if matches!(schema, Schema::Full) {
+        Record::Text
+    } else {
+        Record::Digest
+    };
 
-    let feed = |chunks: &mut dyn Iterator<Item = &[u8]>| -> String {
+    let mut feed = |chunks: &mut dyn Iterator<Item = &[u8]>| -> Transcript {
         let mut cfg = config("framing");
-        cfg.max_line_bytes = max_line;
+        cfg.limits.max_line_bytes = max_line;
         cfg.tasks.max_tasks = 4;
-        let mut s = Session::server(cfg, task_ids(mode >> 5), Millis(EPOCH));
-        add_tools(&mut s);
-        s.accept_unknown_tools(accept_unknown);
-        let mut transcript = String::new();
+        cfg.tasks.max_tasks_per_owner = 3;
+        let now = Millis(EPOCH);
+        let mut host = Host::new(cfg, task_ids(mode >> 5), now);
+        add_tools(&mut host);
+        host.accept_unknown_tools(accept_unknown);
+        let s = host.open(now, Role::Server, "fuzz");
+        let other = host.open(now, Role::Server, "other");
+        let mut t = Transcript::new(record);
         let mut total = 0;
+        let pass = |host: &mut Host, t: &mut Transcript, oracle: &mut Oracle| {
+            let open = |id: SessionId| id == s || id == other;
+            let out = drain(host, "server", usize::MAX, &open, t);
+            for sent in out.sends() {
+                oracle
+                    .check(&sent.msg, None)
+                    .unwrap_or_else(|e| panic!("invariant: server sent an invalid message: {e}"));
+            }
+            out
+        };
         for chunk in chunks {
-            s.handle_bytes(Millis(EPOCH), chunk);
-            let out = drain(&mut s, "server", Schema::Full, usize::MAX, &mut transcript);
-            total += out.count;
+            host.handle_bytes(now, s, chunk);
+            let out = pass(&mut host, &mut t, &mut oracle);
+            assert!(
+                out.sends().all(|sent| sent.session == s),
+                "invariant: bytes on one session reached another owner's session"
+            );
+            total += out.count();
         }
         if eof {
-            s.handle_eof(Millis(EPOCH));
-            let out = drain(&mut s, "server", Schema::Full, usize::MAX, &mut transcript);
-            total += out.count;
-            assert!(s.is_closed(), "invariant: EOF closes the session");
+            host.handle_eof(now, s);
+            total += pass(&mut host, &mut t, &mut oracle).count();
+            assert!(host.is_closed(s), "invariant: EOF closes the session");
+            // The session's tasks live on (another session of the owner could pick them
+            // up) until the host shuts down.
+            host.shutdown(now);
+            let out = pass(&mut host, &mut t, &mut oracle);
             assert_eq!(
-                s.poll_timeout(),
-                None,
-                "invariant: a closed session has no deadline"
+                out.send_count(),
+                0,
+                "invariant: shutting down sends nothing"
             );
-            s.handle_bytes(Millis(EPOCH), PRELUDE);
-            s.handle_timeout(Millis(EPOCH + 1));
+            assert_eq!(
+                host.poll_timeout(),
+                None,
+                "invariant: a shut-down host has no deadline"
+            );
+            host.handle_bytes(now, s, PRELUDE);
+            host.handle_bytes(now, other, PRELUDE);
+            host.handle_timeout(Millis(EPOCH + 1_000_000_000));
             assert!(
-                s.poll_output().is_none(),
-                "invariant: a closed session stays silent"
+                host.poll_output().is_none(),
+                "invariant: a closed session and a shut-down host stay silent"
             );
         } else {
-            s.handle_timeout(Millis(EPOCH));
-            assert_no_busy_loop(&s, "server");
-            total += drain(&mut s, "server", Schema::Full, usize::MAX, &mut transcript).count;
+            host.handle_timeout(now);
+            assert_no_busy_loop(&host, "server");
+            total += pass(&mut host, &mut t, &mut oracle).count();
         }
         assert!(
             total <= output_bound(lines),
             "invariant: {total} outputs for {lines} lines"
         );
-        transcript
+        t
     };
 
     let whole = feed(&mut std::iter::once(&stream[..]));
@@ -99,16 +145,25 @@ pub fn run(data: &[u8]) {
         at = end;
     }
     let split = feed(&mut splits.into_iter());
-    assert_eq!(
-        whole, split,
-        "invariant: one chunk and random splits give the same outputs"
-    );
+    same(&whole, &split, "one chunk and random splits");
 
     if stream.len() <= BYTEWISE_MAX {
         let bytewise = feed(&mut stream.chunks(1));
-        assert_eq!(
-            whole, bytewise,
-            "invariant: one chunk and byte by byte give the same outputs"
+        same(&whole, &bytewise, "one chunk and byte by byte");
+    }
+}
+
+fn same(a: &Transcript, b: &Transcript, what: &str) {
+    if a.digest() != b.digest() {
+        let at = a
+            .text()
+            .lines()
+            .zip(b.text().lines())
+            .position(|(x, y)| x != y);
+        panic!(
+            "invariant: {what} give the same outputs (first difference at line {at:?}: {:?} / {:?})",
+            at.and_then(|i| a.text().lines().nth(i)),
+            at.and_then(|i| b.text().lines().nth(i)),
         );
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
-use taskwire_engine::{Event, RpcError, Task, TaskStatus, TaskSupport, Tool};
+use taskwire_engine::{Event, RpcError, TaskInfo, TaskStatus, TaskSupport, Tool};
 
 use super::replay::ServerReplay;
 use super::wire::Log;
@@ -28,8 +28,8 @@ pub fn client_for(log: &Log) -> Driver {
 /// Our server with the demo's two tools, not yet initialized.
 pub fn demo_server() -> Driver {
     let mut d = Driver::server(server_config());
-    d.session.add_tool(Tool::new(TOOL, TaskSupport::Optional));
-    d.session
+    d.host.add_tool(Tool::new(TOOL, TaskSupport::Optional));
+    d.host
         .add_tool(Tool::new(REQUIRED_TOOL, TaskSupport::Required));
     d
 }
@@ -72,7 +72,7 @@ pub fn task_id(answer: &Value) -> String {
 #[derive(Debug, Default)]
 pub struct TaskEvents {
     /// Each `TaskCreated` and `TaskStatus`, in order.
-    pub tasks: Vec<Task>,
+    pub tasks: Vec<TaskInfo>,
     /// Each `TaskResult` (errors as their message).
     pub results: Vec<Result<Value, String>>,
     /// Each `PeerError` message.
@@ -85,13 +85,13 @@ impl TaskEvents {
         let mut seen = TaskEvents::default();
         for event in d.take_events() {
             match event {
-                Event::TaskCreated { task, .. } | Event::TaskStatus { task } => {
+                Event::TaskCreated { task, .. } | Event::TaskStatus { task, .. } => {
                     seen.tasks.push(task)
                 }
                 Event::TaskResult { outcome, .. } => {
                     seen.results.push(outcome.map_err(|e| e.message))
                 }
-                Event::PeerError { message } => seen.errors.push(message),
+                Event::PeerError { message, .. } => seen.errors.push(message),
                 _ => {}
             }
         }
@@ -138,8 +138,8 @@ pub fn call_as_task(
     arguments: Value,
     ttl_ms: Option<u64>,
 ) -> Vec<Value> {
-    d.session
-        .call_tool_as_task(d.now, tool, arguments, ttl_ms)
+    d.host
+        .call_tool_as_task(d.now, d.session, tool, arguments, ttl_ms)
         .expect("a ready client");
     let out = d.drain();
     replay.serve(d, out)
@@ -153,16 +153,19 @@ pub fn unknown_task_errors(fixture_name: &str, unknown: &str) -> Vec<(&'static s
     let mut replay = ServerReplay::new(log);
     let mut errors = Vec::new();
     for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+        let (now, session) = (d.now, d.session);
         let id = match method {
-            "tasks/get" => d.session.get_task(d.now, unknown),
-            "tasks/result" => d.session.task_result(d.now, unknown),
-            _ => d.session.cancel_task(d.now, unknown),
+            "tasks/get" => d.host.get_task(now, session, unknown),
+            "tasks/result" => d.host.task_result(now, session, unknown),
+            _ => d.host.cancel_task(now, session, unknown),
         }
         .expect("a task request");
         let out = d.drain();
         replay.serve(&mut d, out);
         let outcome = d.take_events().into_iter().find_map(|e| match e {
-            Event::Response { request, outcome } if request == id => Some(outcome),
+            Event::Response {
+                request, outcome, ..
+            } if request == id => Some(outcome),
             _ => None,
         });
         errors.push((method, outcome.expect(method).expect_err(method)));

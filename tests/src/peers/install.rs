@@ -38,6 +38,21 @@ pub fn target_dir() -> PathBuf {
         .unwrap_or_else(|| repo_root().join("target"))
 }
 
+impl Peers {
+    /// Where `setup.sh` installs the peers (under [`target_dir`]), whether or not it has run.
+    pub fn locate() -> Peers {
+        let repo = repo_root();
+        let target = target_dir();
+        Peers {
+            python: target.join("peers/venv/bin/python"),
+            node_dir: target.join("peers/node"),
+            kit: repo.join("tests/peers"),
+            seed: repo.join("../shared/seed"),
+            target,
+        }
+    }
+}
+
 /// The peers, installed on first use; panics (failing the test) when they cannot be.
 pub(super) fn peers() -> &'static Peers {
     static PEERS: OnceLock<Result<Peers, String>> = OnceLock::new();
@@ -62,13 +77,7 @@ fn install() -> Result<Peers, String> {
              (set {SKIP_ENV}=1 to skip them offline; CI must not).\n{setup}"
         ));
     }
-    let peers = Peers {
-        python: target.join("peers/venv/bin/python"),
-        node_dir: target.join("peers/node"),
-        kit: repo.join("tests/peers"),
-        seed: repo.join("../shared/seed"),
-        target,
-    };
+    let peers = Peers::locate();
     for path in [&peers.python, &peers.seed.join("task_server.py")] {
         if !path.exists() {
             return Err(format!(

@@ -4,7 +4,8 @@
 //!   `<target>/peers/`), or reports that the test is skipped because `TASKWIRE_SKIP_INTEROP=1`.
 //!   An install that fails makes the test fail, with the installer's output.
 //! - [`Peers`]: command lines for each peer (Python seed server and SDK client, the TypeScript
-//!   client and server scripts, server-everything, the Inspector CLI, the `tap.py` recorder).
+//!   client and server scripts, server-everything, the Inspector CLI, the `tap.py` recorder,
+//!   and the benchmark's servers: `bench_server.{mjs,py}` and the rmcp echo server).
 //! - [`run()`]: runs a peer process with a deadline (the whole process group is killed when it
 //!   passes) and parses the JSON lines it prints.
 //! - [`wire`]: reads recorded traffic (`tap.py` logs and `tests/fixtures/recorded/*.jsonl`) and
@@ -92,6 +93,22 @@ impl Peers {
     /// `ts_server.mjs [ARGS]`: the TypeScript SDK server (`registerToolTask` + `InMemoryTaskStore`).
     pub fn ts_server(&self, args: &[&str]) -> Argv {
         self.node_script("ts_server.mjs").args(args)
+    }
+
+    /// `bench_server.mjs`: the benchmark's `echo` and `instant_task` on the TypeScript SDK.
+    pub fn bench_ts_server(&self) -> Argv {
+        self.node_script("bench_server.mjs")
+    }
+
+    /// `bench_server.py`: the benchmark's `echo` and `instant_task` on the Python SDK.
+    pub fn bench_py_server(&self) -> Argv {
+        Argv::new(&self.python).arg(self.kit.join("bench_server.py"))
+    }
+
+    /// The rmcp 3.11 echo server that `setup.sh` builds from `tests/peers/rmcp`.
+    pub fn rmcp_echo_server(&self) -> PathBuf {
+        let name = format!("rmcp-echo-server{}", std::env::consts::EXE_SUFFIX);
+        self.target.join("peers/rmcp/release").join(name)
     }
 
     /// `mcp-server-everything stdio`.

@@ -1,5 +1,7 @@
-//! `task-server [--runtime smol|tokio] [--required-tool] [--step-ms N]`: the seed's MCP task
-//! server on stdio. The `wasm32-wasip1` build runs on taskwire-wasi and has no `--runtime`.
+//! `task-server [--runtime smol|tokio] [--required-tool] [--bench-tools] [--step-ms N]`: the
+//! seed's MCP task server on stdio. `--bench-tools` adds the benchmark fixture's `echo` and
+//! `instant_task` and room for 200,000 tasks. The `wasm32-wasip1` build runs on taskwire-wasi
+//! and has no `--runtime`.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -7,11 +9,13 @@ use std::time::Duration;
 use taskwire_demo::options::Options;
 #[cfg(not(target_os = "wasi"))]
 use taskwire_demo::options::RuntimeChoice;
+use taskwire_demo::tools::ServerOptions;
 
 #[cfg(not(target_os = "wasi"))]
-const USAGE: &str = "usage: task-server [--runtime smol|tokio] [--required-tool] [--step-ms N]";
+const USAGE: &str =
+    "usage: task-server [--runtime smol|tokio] [--required-tool] [--bench-tools] [--step-ms N]";
 #[cfg(target_os = "wasi")]
-const USAGE: &str = "usage: task-server.wasm [--required-tool] [--step-ms N]";
+const USAGE: &str = "usage: task-server.wasm [--required-tool] [--bench-tools] [--step-ms N]";
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -24,11 +28,16 @@ fn main() -> ExitCode {
         Ok(ms) => Duration::from_millis(ms.unwrap_or(1000)),
         Err(e) => return usage(&e),
     };
-    let options = match Options::parse(args, &["--required-tool"]) {
+    let options = match Options::parse(args, &["--required-tool", "--bench-tools"]) {
         Ok(o) => o,
         Err(e) => return usage(&e),
     };
-    let server = match taskwire_demo::tools::server(step, options.has("--required-tool")) {
+    let server_options = ServerOptions {
+        step,
+        required_tool: options.has("--required-tool"),
+        bench_tools: options.has("--bench-tools"),
+    };
+    let server = match taskwire_demo::tools::server(server_options) {
         Ok(server) => server,
         Err(e) => return usage(&e.to_string()),
     };

@@ -3,44 +3,47 @@
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use super::outbound::Purpose;
-use super::{Phase, Role, Session};
-use crate::event::Event;
-use crate::jsonrpc::{self, code, RequestId, RpcError};
-use crate::wire::v2025_11_25::{
+use super::types::{
     version_has_tasks, InitializeParams, InitializeResult, LATEST_VERSION, SUPPORTED_VERSIONS,
 };
-use crate::UsageError;
+use crate::event::Event;
+use crate::host::Host;
+use crate::ids::SessionId;
+use crate::jsonrpc::{self, code, Reject, RequestId, RpcError};
+use crate::session::{Phase, Purpose, Role};
+use crate::{Millis, UsageError};
 
-impl Session {
+impl Host {
     /// Server: answers the client's `initialize`.
     pub(super) fn on_initialize(
         &mut self,
+        session: SessionId,
         id: &RequestId,
         params: Option<&RawValue>,
-    ) -> Result<(), RpcError> {
-        if self.phase != Phase::New {
-            return Err(RpcError::invalid_request(
-                "Invalid Request: already initialized",
-            ));
+    ) -> Result<(), Reject> {
+        if self.session(session).is_some_and(|s| s.phase != Phase::New) {
+            return Err(RpcError::invalid_request("Invalid Request: already initialized").into());
         }
         let p: InitializeParams = jsonrpc::params(params)?;
         let version = SUPPORTED_VERSIONS
             .into_iter()
             .find(|v| *v == p.protocol_version)
             .unwrap_or(LATEST_VERSION);
-        self.phase = Phase::Ready {
-            version: version.to_owned(),
-        };
-        self.peer_capabilities = p.capabilities.clone();
         let result = InitializeResult {
             protocol_version: version.to_owned(),
             capabilities: self.server_capabilities(version),
             server_info: self.config.info.clone(),
             instructions: self.config.instructions.clone(),
         };
-        self.reply(id, &result);
+        if let Some(s) = self.session_mut(session) {
+            s.phase = Phase::Ready {
+                version: version.to_owned(),
+            };
+            s.peer_capabilities = p.capabilities.clone();
+        }
+        self.reply(session, id, None, jsonrpc::result_line(id, &result));
         self.event(Event::Initialized {
+            session,
             protocol_version: version.to_owned(),
             peer: p.client_info,
             capabilities: p.capabilities,
@@ -49,11 +52,15 @@ impl Session {
     }
 
     fn server_capabilities(&self, version: &str) -> Value {
-        let mut caps = json!({ "tools": { "listChanged": false } });
+        let mut caps = Map::new();
+        caps.insert("tools".into(), json!({ "listChanged": false }));
         if self.config.tasks.enabled && version_has_tasks(version) {
-            caps["tasks"] = self.tasks_capability(json!({ "tools": { "call": {} } }));
+            caps.insert(
+                "tasks".into(),
+                self.tasks_capability(json!({ "tools": { "call": {} } })),
+            );
         }
-        caps
+        self.with_app_capabilities(caps)
     }
 
     fn client_capabilities(&self) -> Value {
@@ -77,6 +84,14 @@ impl Session {
                 self.tasks_capability(Value::Object(task_requests)),
             );
         }
+        self.with_app_capabilities(caps)
+    }
+
+    /// The engine's capabilities plus the application's; the engine's keys win.
+    fn with_app_capabilities(&self, mut caps: Map<String, Value>) -> Value {
+        for (key, value) in &self.config.app_capabilities {
+            caps.entry(key.clone()).or_insert_with(|| value.clone());
+        }
         Value::Object(caps)
     }
 
@@ -92,59 +107,86 @@ impl Session {
         tasks
     }
 
-    /// Client: sends `initialize`; [`Event::Initialized`] or [`Event::InitializeFailed`] follows.
-    pub fn initialize(&mut self, now: crate::Millis) -> Result<RequestId, UsageError> {
-        if self.role != Role::Client {
-            return Err(UsageError::Invalid("only a client sends initialize".into()));
+    /// Client: sends `initialize` on a client session; [`Event::Initialized`] or
+    /// [`Event::InitializeFailed`] follows.
+    pub fn initialize(&mut self, now: Millis, session: SessionId) -> Result<RequestId, UsageError> {
+        let s = self
+            .session(session)
+            .ok_or(UsageError::UnknownSession(session))?;
+        if s.role != Role::Client {
+            return Err(UsageError::WrongRole {
+                needs: Role::Client,
+            });
         }
-        self.check_open()?;
-        if self.phase != Phase::New {
-            return Err(UsageError::Invalid("initialize was already sent".into()));
+        if s.phase != Phase::New {
+            return Err(UsageError::AlreadyInitialized(session));
         }
         self.advance(now);
-        self.phase = Phase::Initializing;
         let params = InitializeParams {
             protocol_version: LATEST_VERSION.to_owned(),
             capabilities: self.client_capabilities(),
             client_info: self.config.info.clone(),
         };
-        Ok(self.send_request("initialize", Some(params), Purpose::Initialize))
+        if let Some(s) = self.session_mut(session) {
+            s.phase = Phase::Initializing;
+        }
+        self.send_request(
+            session,
+            "initialize",
+            Some(params),
+            Purpose::Initialize,
+            None,
+        )
+        .ok_or(UsageError::UnknownSession(session))
     }
 
     /// Client: the server answered `initialize`.
-    pub(super) fn on_initialize_response(&mut self, outcome: Result<Value, RpcError>) {
+    pub(super) fn on_initialize_response(
+        &mut self,
+        session: SessionId,
+        outcome: Result<Value, RpcError>,
+    ) {
         let accepted = outcome.and_then(|v| {
-            let result: InitializeResult = serde_json::from_value(v)
-                .map_err(|e| RpcError::new(code::INVALID_PARAMS, format!("Malformed initialize result: {e}")))?;
+            let result: InitializeResult = serde_json::from_value(v).map_err(|e| {
+                RpcError::new(code::INVALID_PARAMS, format!("Malformed initialize result: {e}"))
+            })?;
             if SUPPORTED_VERSIONS.contains(&result.protocol_version.as_str()) {
                 Ok(result)
             } else {
                 Err(RpcError::new(
                     code::INVALID_PARAMS,
-                    format!("Server chose protocol version {:?}, which we do not speak", result.protocol_version),
+                    format!(
+                        "Server chose protocol version {:?}, which we do not speak",
+                        result.protocol_version
+                    ),
                 )
                 .with_data(json!({ "supported": SUPPORTED_VERSIONS, "requested": result.protocol_version })))
             }
         });
         match accepted {
             Ok(result) => {
-                self.phase = Phase::Ready {
-                    version: result.protocol_version.clone(),
+                if let Some(s) = self.session_mut(session) {
+                    s.phase = Phase::Ready {
+                        version: result.protocol_version.clone(),
+                    };
+                    s.peer_capabilities = result.capabilities.clone();
+                }
+                let line = jsonrpc::notification_line::<()>("notifications/initialized", None);
+                let kind = crate::event::MessageKind::Notification {
+                    method: "notifications/initialized",
+                    task: None,
                 };
-                self.peer_capabilities = result.capabilities.clone();
-                self.send(jsonrpc::notification_line::<()>(
-                    "notifications/initialized",
-                    None,
-                ));
+                self.send(session, kind, None, line);
                 self.event(Event::Initialized {
+                    session,
                     protocol_version: result.protocol_version,
                     peer: result.server_info,
                     capabilities: result.capabilities,
                 });
             }
             Err(error) => {
-                self.event(Event::InitializeFailed { error });
-                self.close(self.now);
+                self.event(Event::InitializeFailed { session, error });
+                self.close(self.now, session);
             }
         }
     }

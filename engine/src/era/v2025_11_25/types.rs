@@ -1,4 +1,4 @@
-//! MCP 2025-11-25: tasks in the core protocol (experimental).
+//! The JSON shapes of MCP 2025-11-25 that serde reads and writes.
 //!
 //! Output is spec-exact (`ttl` and `taskSupport` always written); input is lenient
 //! (missing `ttl`, explicit nulls, numbers given as floats).
@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::jsonrpc::{lenient_ms, Member, RpcError};
+use crate::error::PeerErrorKind;
+use crate::jsonrpc::{lenient_ms, Member, Reject, RpcError};
 use crate::status::TaskStatus;
 
 /// The newest protocol version we speak: the one with tasks.
@@ -125,6 +126,21 @@ pub struct Task {
     pub poll_interval: Option<u64>,
 }
 
+impl Task {
+    /// The era-neutral view; `None` when a timestamp is not RFC 3339.
+    pub fn to_info(&self) -> Option<crate::TaskInfo> {
+        Some(crate::TaskInfo {
+            id: crate::TaskId::from(self.task_id.as_str()),
+            status: self.status,
+            status_message: self.status_message.clone(),
+            created_at: crate::Millis::parse_rfc3339(&self.created_at)?,
+            last_updated_at: crate::Millis::parse_rfc3339(&self.last_updated_at)?,
+            ttl_ms: self.ttl,
+            poll_interval_ms: self.poll_interval,
+        })
+    }
+}
+
 /// The immediate answer to a task-augmented request.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct CreateTaskResult {
@@ -141,6 +157,31 @@ pub struct CreateTaskResult {
 pub struct TaskIdParams {
     /// The task.
     pub task_id: String,
+}
+
+/// `params` of `tasks/get`, `tasks/result` and `tasks/cancel`, borrowing the id.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TaskIdRef<'a> {
+    #[serde(borrow)]
+    pub task_id: std::borrow::Cow<'a, str>,
+}
+
+impl<'a> TaskIdRef<'a> {
+    /// Reads `params`: `{"taskId":"…"}` exactly (the usual shape) without a general parse,
+    /// anything else through serde.
+    pub fn read(params: Option<&'a RawValue>) -> Result<Self, Reject> {
+        let plain = params
+            .and_then(|p| p.get().strip_prefix(r#"{"taskId":"#))
+            .and_then(crate::jsonrpc::plain_string)
+            .filter(|(_, rest)| *rest == "}");
+        match plain {
+            Some((id, _)) => Ok(TaskIdRef {
+                task_id: std::borrow::Cow::Borrowed(id),
+            }),
+            None => crate::jsonrpc::params(params),
+        }
+    }
 }
 
 /// `params` of paginated requests.
@@ -264,11 +305,18 @@ pub(crate) struct AugmentableParams {
 impl AugmentableParams {
     /// The requested task metadata, when task augmentation applies to this request. When it
     /// does not, `params.task` is ignored, even malformed (spec §2.1 rule 10).
-    pub fn task_metadata(&self, applies: bool) -> Result<Option<TaskMetadata>, RpcError> {
+    pub fn task_metadata(&self, applies: bool) -> Result<Option<TaskMetadata>, Reject> {
         match &self.task {
-            Member::Present(task) if applies => TaskMetadata::deserialize(task)
-                .map(Some)
-                .map_err(|e| RpcError::invalid_params(format!("Invalid params: task: {e}"))),
+            Member::Present(task) if applies => {
+                TaskMetadata::deserialize(task).map(Some).map_err(|e| {
+                    Reject::peer(
+                        PeerErrorKind::InvalidParams {
+                            field: Some("task".into()),
+                        },
+                        RpcError::invalid_params(format!("Invalid params: task: {e}")),
+                    )
+                })
+            }
             _ => Ok(None),
         }
     }

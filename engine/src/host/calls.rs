@@ -1,0 +1,72 @@
+//! Calls: the work the application answers (a tool call, a peer request, the work of an
+//! app-created task), addressed by [`CallId`] whether or not it became a task.
+
+use serde_json::Value;
+
+use crate::ids::{InputId, SessionId, TaskId};
+use crate::jsonrpc::RequestId;
+
+/// One call awaiting the application's answer.
+#[derive(Debug)]
+pub(crate) struct Call {
+    /// The session it came from (where a plain call's reply and its progress go); `None`
+    /// for the work of an app-created or restored task.
+    pub session: Option<SessionId>,
+    /// The peer request a plain call answers; `None` once it became a task.
+    pub reply_to: Option<RequestId>,
+    /// The task it runs as.
+    pub task: Option<TaskId>,
+    /// The request's progress token (valid for a task's whole life).
+    pub progress_token: Option<Value>,
+    /// Client role: the peer task this request serves (its answer carries related-task meta).
+    pub related_task: Option<TaskId>,
+    /// Our input requests still unanswered.
+    pub inputs: Vec<PendingInput>,
+    /// Sessions told about the task's changes: where it was created and where it was asked about.
+    pub followers: Vec<SessionId>,
+    /// The requestor asked for a task and the application decides: the requested ttl.
+    pub offer: Option<Option<u64>>,
+}
+
+impl Call {
+    pub fn plain(session: SessionId, request: RequestId, progress_token: Option<Value>) -> Self {
+        Call {
+            session: Some(session),
+            reply_to: Some(request),
+            task: None,
+            progress_token,
+            related_task: None,
+            inputs: Vec::new(),
+            followers: Vec::new(),
+            offer: None,
+        }
+    }
+
+    pub fn task(session: Option<SessionId>, task: TaskId, progress_token: Option<Value>) -> Self {
+        Call {
+            session,
+            reply_to: None,
+            task: Some(task),
+            progress_token,
+            related_task: None,
+            inputs: Vec::new(),
+            followers: session.into_iter().collect(),
+            offer: None,
+        }
+    }
+
+    /// Adds a session to those told about the task (once).
+    pub fn follow(&mut self, session: SessionId) {
+        if !self.followers.contains(&session) {
+            self.followers.push(session);
+        }
+    }
+}
+
+/// An input request sent to a peer on behalf of a call.
+#[derive(Clone, Debug)]
+pub(crate) struct PendingInput {
+    pub id: InputId,
+    pub session: SessionId,
+    pub request: RequestId,
+}

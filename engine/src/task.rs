@@ -1,0 +1,110 @@
+//! Era-neutral task types: what a task is, whatever protocol era created or reads it.
+
+use serde_json::value::RawValue;
+
+use crate::ids::{Owner, TaskId};
+use crate::jsonrpc::RpcError;
+use crate::status::TaskStatus;
+use crate::time::Millis;
+
+/// The protocol era a task was created in. Each era reads every task in its own shapes;
+/// the tag says which rules created it (e.g. which later requests may see it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Era {
+    /// MCP 2025-11-25: tasks in the core protocol (`params.task`, `tasks/result`).
+    V2025_11_25,
+}
+
+impl Era {
+    /// A stable name, for storage: `"2025-11-25"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Era::V2025_11_25 => "2025-11-25",
+        }
+    }
+
+    /// The era named by [`Era::as_str`].
+    pub fn from_name(name: &str) -> Option<Era> {
+        match name {
+            "2025-11-25" => Some(Era::V2025_11_25),
+            _ => None,
+        }
+    }
+}
+
+/// What a task's requestor can answer when the task asks for input.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct InputKinds {
+    /// `elicitation/create`.
+    pub elicitation: bool,
+    /// `sampling/createMessage`.
+    pub sampling: bool,
+    /// `roots/list`.
+    pub roots: bool,
+}
+
+impl InputKinds {
+    pub(crate) fn bits(self) -> u8 {
+        u8::from(self.elicitation) | u8::from(self.sampling) << 1 | u8::from(self.roots) << 2
+    }
+
+    pub(crate) fn from_bits(bits: u8) -> InputKinds {
+        InputKinds {
+            elicitation: bits & 1 != 0,
+            sampling: bits & 2 != 0,
+            roots: bits & 4 != 0,
+        }
+    }
+}
+
+/// How a finished task ended: the underlying request's result or its JSON-RPC error.
+/// Stored raw and era-neutral: no related-task `_meta`, no `resultType`.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// The result as the application gave it (for `tools/call`, a `CallToolResult`).
+    Result {
+        /// The JSON object.
+        value: Box<RawValue>,
+        /// `isError: true` (a tool-level error; 2025-11-25 shows such a task as `failed`).
+        is_error: bool,
+    },
+    /// The JSON-RPC error the request ended with.
+    Error(RpcError),
+}
+
+/// A task's status fields, with times as [`Millis`]: what every era's task object carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskInfo {
+    /// The task id.
+    pub id: TaskId,
+    /// The status, as the transition table decided it. A result with `isError: true` is
+    /// `completed` here; an era may show it otherwise (2025-11-25: `failed`).
+    pub status: TaskStatus,
+    /// Optional human-readable status.
+    pub status_message: Option<String>,
+    /// Creation time.
+    pub created_at: Millis,
+    /// Time of the last change.
+    pub last_updated_at: Millis,
+    /// Retention from creation; `None` is unlimited.
+    pub ttl_ms: Option<u64>,
+    /// Suggested interval between polls.
+    pub poll_interval_ms: Option<u64>,
+}
+
+/// Everything stored about a hosted task: a journal entry's payload, and what
+/// [`Host::restore`](crate::Host::restore) loads after a restart.
+#[derive(Clone, Debug)]
+pub struct TaskSnapshot {
+    /// Status fields.
+    pub info: TaskInfo,
+    /// Who may see it.
+    pub owner: Owner,
+    /// The era that created it.
+    pub era: Era,
+    /// What its requestor can answer (input requests are limited to these).
+    pub input_kinds: InputKinds,
+    /// Set exactly when the status is terminal (`cancelled` tasks carry the cancel error).
+    pub outcome: Option<Outcome>,
+}

@@ -1,0 +1,95 @@
+//! `cargo run --release -p taskwire-tests --bin instructions [-- N [TASK_SERVER]]`:
+//! instructions per message of the whole `task-server` process (engine, driver, runtime,
+//! both stdio pumps), counted by callgrind, which does not drift with the machine's load.
+//! `TASK_SERVER` measures another build (e.g. an older commit's) instead of this tree's.
+//!
+//! For each message kind the server gets, on stdin from a file, the handshake and then N
+//! (default 20,000) pipelined messages, and once 2N; it writes to a file. The figure is
+//! (I(2N) - I(N)) / N: one more message, start-up and shutdown excluded. Every thread of
+//! the process is counted. `tasks/get` asks for the server's finished `demo-task`.
+//! Needs valgrind (`apt-get install valgrind`).
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use taskwire_tests::peers::{demo, target_dir};
+
+const KINDS: [(&str, &str); 2] = [
+    ("ping", r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#),
+    (
+        "tasks/get",
+        r#"{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"demo-task"}}"#,
+    ),
+];
+
+const HANDSHAKE: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"instructions","version":"1"}}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    "\n"
+);
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let n: u64 = args
+        .next()
+        .map(|a| a.parse().expect("N is a count"))
+        .unwrap_or(20_000);
+    let server = args
+        .next()
+        .map_or_else(|| demo::binary("task-server"), std::path::PathBuf::from);
+    let scratch = target_dir().join("tmp").join("instructions");
+    std::fs::create_dir_all(&scratch).expect("scratch dir");
+    println!(
+        "task-server, {n} and {} pipelined messages per kind\n",
+        2 * n
+    );
+    println!("| runtime | message | instructions per message (whole process) |");
+    println!("| --- | --- | --- |");
+    for runtime in ["smol", "tokio"] {
+        for (kind, line) in KINDS {
+            let one = count(&server, runtime, &scratch, line, n);
+            let two = count(&server, runtime, &scratch, line, 2 * n);
+            println!("| {runtime} | `{kind}` | {} |", two.saturating_sub(one) / n);
+        }
+    }
+}
+
+/// Total instructions of one server run fed `n` copies of `line`.
+fn count(server: &Path, runtime: &str, scratch: &Path, line: &str, n: u64) -> u64 {
+    let input = scratch.join("input.jsonl");
+    let mut file = File::create(&input).expect("input file");
+    file.write_all(HANDSHAKE.as_bytes()).expect("write");
+    for _ in 0..n {
+        file.write_all(line.as_bytes()).expect("write");
+        file.write_all(b"\n").expect("write");
+    }
+    drop(file);
+    let output = scratch.join("output.jsonl");
+    let run = Command::new("valgrind")
+        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .arg(server)
+        .args(["--runtime", runtime])
+        .stdin(File::open(&input).expect("input"))
+        .stdout(File::create(&output).expect("output"))
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run valgrind ({e}); install it: apt-get install valgrind")
+        });
+    let answered = std::fs::read_to_string(&output)
+        .expect("output")
+        .lines()
+        .filter(|l| l.starts_with(r#"{"jsonrpc":"2.0","id":7,"result""#))
+        .count() as u64;
+    assert_eq!(answered, n, "every message is answered");
+    let log = String::from_utf8_lossy(&run.stderr);
+    log.lines()
+        .find_map(|l| l.split("Collected : ").nth(1))
+        .unwrap_or_else(|| panic!("no instruction count from callgrind:\n{log}"))
+        .trim()
+        .parse()
+        .expect("a count")
+}
