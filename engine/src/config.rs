@@ -92,8 +92,10 @@ pub struct PollConfig {
     pub default_interval_ms: u64,
     /// The peer's `pollInterval` is raised to at least this. Default: 100 ms.
     pub min_interval_ms: u64,
-    /// The peer's `pollInterval` is lowered to at most this. Default: 30 000 ms.
-    pub max_interval_ms: u64,
+    /// The peer's `pollInterval` is lowered to at most this; `None` honours the peer up to
+    /// the task's retention (less `min_interval_ms`: a later poll would only find an expired
+    /// task). Default: `None`.
+    pub max_interval_ms: Option<u64>,
 }
 
 /// Server-to-client requests a client application can answer.
@@ -161,7 +163,7 @@ impl Default for PollConfig {
         PollConfig {
             default_interval_ms: 1000,
             min_interval_ms: 100,
-            max_interval_ms: 30_000,
+            max_interval_ms: None,
         }
     }
 }

@@ -4,7 +4,7 @@
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::era::v2025_11_25::{Implementation, ProgressParams};
+use crate::era::v2025_11_25::{Implementation, PlainReason, ProgressParams};
 use crate::error::PeerErrorKind;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{RequestId, RpcError};
@@ -234,6 +234,16 @@ pub enum Event {
         request: RequestId,
         /// The task as created.
         task: TaskInfo,
+    },
+    /// A `tools/call` the application asked for as a task went out plainly: its answer
+    /// comes as [`Event::Response`] for the same request id.
+    RanPlainly {
+        /// The session.
+        session: SessionId,
+        /// Our request id.
+        request: RequestId,
+        /// Why no task.
+        reason: PlainReason,
     },
     /// A peer-hosted task of ours changed status or message.
     TaskStatus {

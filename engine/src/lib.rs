@@ -101,7 +101,9 @@ mod task;
 pub mod time;
 
 pub use config::{ClientFeatures, Config, Durability, Limits, PollConfig, TaskConfig};
-pub use era::v2025_11_25::{Implementation, Task, TaskDecision, TaskSupport, Tool, ToolDef};
+pub use era::v2025_11_25::{
+    Implementation, PlainReason, Task, TaskDecision, TaskSupport, Tool, ToolDef,
+};
 pub use error::{PeerErrorKind, Quota, UsageError};
 pub use event::{
     AppRequest, Change, Event, JournalEntry, MessageKind, Output, StopReason, ToolCall, Transmit,

@@ -12,17 +12,21 @@
 //! The suites live in `tests/tests/`: `engine_*.rs` (receiver rules and bad input) and
 //! `client_*.rs` (the requestor role, through a `Pair`).
 //!
-//! [`bench`] is the end-to-end stdio benchmark behind the `bench` binary.
+//! [`bench`] is the end-to-end stdio benchmark behind the `bench` binary; [`scripted`] is the
+//! engine-free server behind `scripted-server`, which `tests/tests/client_scripted.rs` runs
+//! our clients against.
 
 pub mod bench;
 pub mod conformance;
 pub mod driver;
+pub mod examples;
 pub mod fuzz;
 pub mod msg;
 pub mod pair;
 pub mod peers;
 pub mod procs;
 pub mod schema;
+pub mod scripted;
 pub mod setup;
 pub mod wasi;
 

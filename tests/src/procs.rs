@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use futures::future::{select, Either};
 use serde_json::{json, Value};
 use taskwire_driver::engine::Config;
-use taskwire_driver::{Client, ClientBuilder, Runtime};
+use taskwire_driver::{ChildProcess, Client, ClientBuilder, Runtime};
 
 /// The release `task-server`.
 pub fn task_server() -> PathBuf {
@@ -101,7 +101,7 @@ impl Rt {
     /// The driver's runtime for this one.
     pub fn runtime(self) -> Arc<dyn Runtime> {
         match self {
-            Rt::Smol => Arc::new(taskwire_smol::Smol),
+            Rt::Smol => Arc::new(taskwire_smol::Smol::default()),
             Rt::Tokio => Arc::new(taskwire_tokio::Tokio),
         }
     }
@@ -150,57 +150,49 @@ impl Rt {
     /// Call from inside [`Rt::block_on`] of the same runtime.
     pub fn spawn(self, program: &Path, args: &[String]) -> (Client, Proc) {
         let builder = ClientBuilder::new(Config::new("demo-tests", "0"));
+        let mut command = std::process::Command::new(program);
+        command.args(args);
         let spawned = match self {
-            Rt::Smol => {
-                let mut command = smol::process::Command::new(program);
-                command.args(args).kill_on_drop(true);
-                taskwire_smol::spawn_server(&mut command, builder).map(|(c, p)| (c, Proc::Smol(p)))
-            }
-            Rt::Tokio => {
-                let mut command = tokio::process::Command::new(program);
-                command.args(args).kill_on_drop(true);
-                taskwire_tokio::spawn_server(&mut command, builder)
-                    .map(|(c, p)| (c, Proc::Tokio(p)))
-            }
+            Rt::Smol => taskwire_smol::spawn_server(command, builder),
+            Rt::Tokio => taskwire_tokio::spawn_server(command, builder),
         };
-        spawned.unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()))
+        let (client, child) =
+            spawned.unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
+        (client, Proc(child))
     }
 }
 
 /// A server process started by [`Rt::spawn`] (killed if dropped while running).
-#[derive(Debug)]
-pub enum Proc {
-    /// Started under smol.
-    Smol(smol::process::Child),
-    /// Started under tokio.
-    Tokio(tokio::process::Child),
+pub struct Proc(Box<dyn ChildProcess>);
+
+impl std::fmt::Debug for Proc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Proc({:?})", self.0.id())
+    }
 }
 
 impl Proc {
     /// The process id.
     pub fn id(&self) -> u32 {
-        match self {
-            Proc::Smol(child) => child.id(),
-            Proc::Tokio(child) => child.id().expect("the child has not been reaped"),
-        }
+        self.0.id().expect("the child has not been reaped")
     }
 
     /// Kills it (SIGKILL on Unix): a crash, as its client sees it.
     pub fn kill(&mut self) {
-        let killed = match self {
-            Proc::Smol(child) => child.kill(),
-            Proc::Tokio(child) => child.start_kill(),
-        };
-        killed.expect("the child can be killed");
+        self.0.kill().expect("the child can be killed");
     }
 
     /// Its exit status, or `None` if it is still running after `limit`.
     pub async fn wait(&mut self, rt: Rt, limit: Duration) -> Option<ExitStatus> {
-        let status = match self {
-            Proc::Smol(child) => rt.timeout(limit, child.status()).await,
-            Proc::Tokio(child) => rt.timeout(limit, child.wait()).await,
-        };
+        let status = rt.timeout(limit, self.0.wait()).await;
         status.map(|s| s.expect("the child's status can be read"))
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        // A test that failed half way leaves no server behind (an exited one ignores this).
+        let _ = self.0.kill();
     }
 }
 

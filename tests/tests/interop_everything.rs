@@ -14,7 +14,6 @@ use std::future::Future;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use smol::process::Command;
 use taskwire_driver::engine::{Config, TaskStatus, TaskSupport};
 use taskwire_driver::{Client, ClientBuilder, TaskUpdate};
 use taskwire_tests::peers;
@@ -37,8 +36,8 @@ where
     let stderr = p.scratch(&format!("{test}.stderr"));
     let server = p.everything().stderr_to(&stderr);
     smol::block_on(async {
-        let mut command = Command::from(server.command());
-        let (client, mut child) = taskwire_smol::spawn_server(&mut command, builder).unwrap();
+        let command = server.command();
+        let (client, mut child) = taskwire_smol::spawn_server(command, builder).unwrap();
         let init = client.initialize().await.unwrap();
         assert_eq!(init.protocol_version, "2025-11-25");
         assert!(init.capabilities["tasks"]["requests"]["tools"]["call"].is_object());
@@ -49,7 +48,7 @@ where
         smol::future::or(body(client.clone()), timeout).await;
         client.close().await;
         let _ = child.kill();
-        let _ = child.status().await;
+        let _ = child.wait().await;
     });
 }
 
@@ -213,8 +212,8 @@ fn client_api_tokio_to_everything_elicitation_task_hosted_by_us() {
         });
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let mut command = tokio::process::Command::from(server.command());
-        let (client, mut child) = taskwire_tokio::spawn_server(&mut command, builder).unwrap();
+        let command = server.command();
+        let (client, mut child) = taskwire_tokio::spawn_server(command, builder).unwrap();
         let body = async {
             client.initialize().await.unwrap();
             let result = client.call_tool(ELICITATION_TOOL, json!({})).await.unwrap();
@@ -230,7 +229,8 @@ fn client_api_tokio_to_everything_elicitation_task_hosted_by_us() {
             panic!("{test} timed out; server stderr in {}", stderr.display());
         }
         client.close().await;
-        let _ = child.kill().await;
+        let _ = child.kill();
+        let _ = child.wait().await;
     });
 }
 

@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::json;
-use smol::process::Command;
 use taskwire_driver::engine::{Config, TaskStatus, TaskSupport};
 use taskwire_driver::{ClientBuilder, TaskUpdate};
 use taskwire_tests::peers::demo::{binary, DemoClient, RESULT, STEPS};
@@ -197,9 +196,9 @@ fn client_api_to_seed_server_nottl_list_cancel_unknown() {
     let stderr = p.scratch(&format!("{test}.stderr"));
     let server = p.seed_server().stderr_to(&stderr);
     smol::block_on(async {
-        let mut command = Command::from(server.command());
+        let command = server.command();
         let builder = ClientBuilder::new(Config::new("taskwire-interop", "0.1.0"));
-        let (client, mut child) = taskwire_smol::spawn_server(&mut command, builder).unwrap();
+        let (client, mut child) = taskwire_smol::spawn_server(command, builder).unwrap();
         let body = async {
             let init = client.initialize().await.unwrap();
             assert_eq!(init.server.version, "1.30.0");
@@ -275,6 +274,6 @@ fn client_api_to_seed_server_nottl_list_cancel_unknown() {
         smol::future::or(body, timeout).await;
         client.close().await;
         let _ = child.kill();
-        let _ = child.status().await;
+        let _ = child.wait().await;
     });
 }

@@ -227,9 +227,9 @@ where
     let server = p.ts_server(args).stderr_to(&stderr);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let mut command = tokio::process::Command::from(server.command());
+        let command = server.command();
         let builder = ClientBuilder::new(Config::new("taskwire-interop", "0.1.0"));
-        let (client, mut child) = taskwire_tokio::spawn_server(&mut command, builder).unwrap();
+        let (client, mut child) = taskwire_tokio::spawn_server(command, builder).unwrap();
         let init = client.initialize().await.unwrap();
         assert_eq!(init.server.name, "taskwire-ts-peer-server");
         if tokio::time::timeout(DEADLINE, body(client.clone()))
@@ -239,7 +239,8 @@ where
             panic!("{test} timed out; server stderr in {}", stderr.display());
         }
         client.close().await;
-        let _ = child.kill().await;
+        let _ = child.kill();
+        let _ = child.wait().await;
     });
 }
 

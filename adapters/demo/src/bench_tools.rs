@@ -5,12 +5,10 @@
 //! - [`ECHO`]: taskSupport "forbidden"; returns its string argument `text` as one text block.
 //! - [`INSTANT_TASK`]: taskSupport "optional"; completes at once with the text [`INSTANT_TEXT`].
 
-use serde_json::{json, Value};
-use taskwire_driver::engine::jsonrpc::code;
-use taskwire_driver::engine::{Config, RpcError, TaskSupport, Tool};
-use taskwire_driver::{Server, ToolContext};
-
-use crate::tools::text_result;
+use serde::Deserialize;
+use serde_json::json;
+use taskwire_driver::engine::{Config, TaskSupport, Tool};
+use taskwire_driver::{CallToolResult, NoArgs, Server};
 
 /// The echo tool's name.
 pub const ECHO: &str = "echo";
@@ -19,7 +17,8 @@ pub const INSTANT_TASK: &str = "instant_task";
 /// What `instant_task` returns.
 pub const INSTANT_TEXT: &str = "done";
 /// Most tasks held at once with the bench tools: the 100,000 retained tasks of the largest
-/// workload, `demo-task`, and room to spare (the default is 1024).
+/// workload, `demo-task`, and room to spare (the defaults are 100,000 in all and 10,000 per
+/// requestor).
 pub const MAX_TASKS: usize = 200_000;
 /// The retention the benchmark asks for (10 minutes); the default `max_ttl_ms` (24 h) allows it.
 pub const BENCH_TTL_MS: u64 = 600_000;
@@ -34,28 +33,28 @@ pub fn raise_limits(config: &mut Config) {
 
 /// `server` with [`ECHO`] and [`INSTANT_TASK`] added.
 pub fn add_tools(server: Server) -> Server {
-    let mut echo = Tool::new(ECHO, TaskSupport::Forbidden)
-        .with_description("Returns its `text` argument as one text block.");
-    echo.input_schema = json!({
-        "type": "object",
-        "properties": { "text": { "type": "string" } },
-        "required": ["text"]
-    });
+    let echo = Tool::new(ECHO, TaskSupport::Forbidden)
+        .with_description("Returns its `text` argument as one text block.")
+        .with_input_schema(json!({
+            "type": "object",
+            "properties": { "text": { "type": "string" } },
+            "required": ["text"]
+        }));
     let instant = Tool::new(INSTANT_TASK, TaskSupport::Optional)
         .with_description("Completes at once with the text \"done\".");
-    server.tool(echo, echo_tool).tool(instant, |_, _| async {
-        Ok(text_result(INSTANT_TEXT, false))
-    })
+    server
+        .tool(echo, |_, args: EchoArgs| async move {
+            Ok(CallToolResult::text(args.text))
+        })
+        .tool(instant, |_, _: NoArgs| async {
+            Ok(CallToolResult::text(INSTANT_TEXT))
+        })
 }
 
-async fn echo_tool(_ctx: ToolContext, args: Value) -> Result<Value, RpcError> {
-    match args.get("text").and_then(Value::as_str) {
-        Some(text) => Ok(text_result(text, false)),
-        None => Err(RpcError::new(
-            code::INVALID_PARAMS,
-            "echo takes a string argument `text`",
-        )),
-    }
+/// `echo`'s arguments: a wrong or missing `text` is a -32602 answer before the tool runs.
+#[derive(Deserialize)]
+struct EchoArgs {
+    text: String,
 }
 
 #[cfg(test)]

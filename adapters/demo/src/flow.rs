@@ -1,10 +1,11 @@
 //! The seed client's flow: initialize, list tools, call `long_running_task` as a task,
-//! follow its status until terminal, print the result.
+//! follow its status until terminal, print the result; and what it answers when the server
+//! asks for input mid-task ([`elicitation_answer`]).
 
 use std::time::Instant;
 
-use serde_json::{json, Value};
-use taskwire_driver::engine::{RpcError, TaskStatus};
+use serde_json::{json, Map, Value};
+use taskwire_driver::engine::{PlainReason, RpcError, TaskStatus};
 use taskwire_driver::{Client, TaskUpdate};
 
 use crate::tools::TOOL;
@@ -13,10 +14,18 @@ use crate::tools::TOOL;
 pub const TTL_MS: u64 = 60_000;
 
 /// Runs the flow, printing each step through `print` with the elapsed time.
-/// Returns whether the task completed with a non-error result.
-pub async fn run(client: &Client, mut print: impl FnMut(String)) -> Result<bool, RpcError> {
-    let start = Instant::now();
-    let mut say = |text: String| print(format!("[{:>6.3}s] {text}", start.elapsed().as_secs_f64()));
+/// Returns whether the call ended with a result that is not a tool error.
+pub async fn run(client: &Client, print: impl FnMut(String)) -> Result<bool, RpcError> {
+    run_since(client, Instant::now(), print).await
+}
+
+/// [`run`], its times counted from `start` (so that other lines can share the clock).
+pub async fn run_since(
+    client: &Client,
+    start: Instant,
+    mut print: impl FnMut(String),
+) -> Result<bool, RpcError> {
+    let mut say = |text: String| print(stamped(start, &text));
     let init = client.initialize().await?;
     say(format!(
         "connected to {} {} (protocol {})",
@@ -36,7 +45,10 @@ pub async fn run(client: &Client, mut print: impl FnMut(String)) -> Result<bool,
             task.status
         }
         None => {
-            say("the server ran the call without a task".into());
+            say(match call.plain {
+                Some(reason) => format!("calling it without a task: {}", plain_reason(reason)),
+                None => "the server ran the call without a task".into(),
+            });
             TaskStatus::Completed
         }
     };
@@ -53,7 +65,9 @@ pub async fn run(client: &Client, mut print: impl FnMut(String)) -> Result<bool,
                     if failed { " (error)" } else { "" },
                     result_text(&result)
                 ));
-                return Ok(status == TaskStatus::Completed && !failed);
+                // The result is the outcome, even when it came before a poll showed the
+                // task terminal (e.g. right after input was given).
+                return Ok(!failed);
             }
             TaskUpdate::Result(Err(error)) => {
                 say(format!("task ended with status {status}: {error}"));
@@ -63,6 +77,49 @@ pub async fn run(client: &Client, mut print: impl FnMut(String)) -> Result<bool,
     }
     say("the connection closed before the task finished".into());
     Ok(false)
+}
+
+/// `[  1.003s] TEXT`: `text` stamped with the time since `start`.
+pub fn stamped(start: Instant, text: &str) -> String {
+    format!("[{:>6.3}s] {text}", start.elapsed().as_secs_f64())
+}
+
+/// What an unattended client answers to `elicitation/create`: a form whose required fields
+/// all have a `default` is accepted with every default given; anything else is declined.
+pub fn elicitation_answer(params: &Value) -> Value {
+    let schema = &params["requestedSchema"];
+    let form = params.get("mode").is_none_or(|m| m == "form") && schema.is_object();
+    let defaults: Map<String, Value> = schema["properties"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, field)| Some((name.clone(), field.get("default")?.clone())))
+        .collect();
+    let required = schema["required"].as_array().map_or(&[][..], Vec::as_slice);
+    let answerable = required
+        .iter()
+        .all(|r| r.as_str().is_some_and(|r| defaults.contains_key(r)));
+    if form && answerable {
+        json!({ "action": "accept", "content": defaults })
+    } else {
+        json!({ "action": "decline" })
+    }
+}
+
+/// The line for an input request and the answer given: `input requested: MESSAGE - ACTION`.
+pub fn input_line(params: &Value, answer: &Value) -> String {
+    let message = params["message"].as_str().unwrap_or("");
+    let action = answer["action"].as_str().unwrap_or("?");
+    format!("input requested: {message} - {action}")
+}
+
+fn plain_reason(reason: PlainReason) -> &'static str {
+    match reason {
+        PlainReason::NoTaskCapability => "the server offers no tool tasks",
+        PlainReason::ToolForbidsTasks => "the tool does not run as a task",
+        PlainReason::TaskRefused => "the server refused a task for it",
+        _ => "the server does not run it as a task",
+    }
 }
 
 fn status_line(status: TaskStatus, message: Option<&str>) -> String {
@@ -78,4 +135,34 @@ pub fn result_text(result: &Value) -> String {
         .filter_map(|b| b.get("text")?.as_str())
         .collect();
     texts.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elicitation_is_accepted_with_defaults_or_declined() {
+        let form = |required: Value| {
+            json!({ "message": "Go?", "requestedSchema": { "type": "object", "required": required,
+                "properties": { "go": { "type": "boolean", "default": true },
+                                "why": { "type": "string" } } } })
+        };
+        let accepted = elicitation_answer(&form(json!(["go"])));
+        assert_eq!(
+            accepted,
+            json!({ "action": "accept", "content": { "go": true } })
+        );
+        assert_eq!(
+            input_line(&form(json!(["go"])), &accepted),
+            "input requested: Go? - accept"
+        );
+        let declined = json!({ "action": "decline" });
+        assert_eq!(elicitation_answer(&form(json!(["go", "why"]))), declined);
+        let url = json!({ "mode": "url", "message": "Sign in", "url": "https://example.com" });
+        assert_eq!(elicitation_answer(&url), declined);
+        let mut no_required = form(json!([]));
+        no_required["mode"] = json!("form");
+        assert_eq!(elicitation_answer(&no_required)["action"], "accept");
+    }
 }

@@ -3,6 +3,7 @@
 //! fixture (`task-server --bench-tools`).
 
 pub mod bench_tools;
+pub mod extra_tools;
 pub mod flow;
 pub mod options;
 pub mod tools;

@@ -19,13 +19,15 @@ impl RuntimeChoice {
     }
 }
 
-/// Parsed options: `--runtime smol|tokio`, flags, and anything after `--`.
+/// Parsed options: `--runtime smol|tokio`, flags, numbers, and anything after `--`.
 #[derive(Debug)]
 pub struct Options {
     /// The runtime.
     pub runtime: RuntimeChoice,
     /// Flags given (without their value), e.g. `--required-tool`.
     pub flags: Vec<String>,
+    /// Numeric options given, e.g. (`--request-timeout-ms`, 500).
+    pub numbers: Vec<(String, u64)>,
     /// Everything after `--`.
     pub rest: Vec<String>,
 }
@@ -33,10 +35,20 @@ pub struct Options {
 impl Options {
     /// Parses `args` (without the program name); `flags` lists the accepted flags.
     pub fn parse(args: impl IntoIterator<Item = String>, flags: &[&str]) -> Result<Self, String> {
+        Self::parse_with(args, flags, &[])
+    }
+
+    /// [`Options::parse`], also accepting the options in `numbers`, each with a number.
+    pub fn parse_with(
+        args: impl IntoIterator<Item = String>,
+        flags: &[&str],
+        numbers: &[&str],
+    ) -> Result<Self, String> {
         let mut args = args.into_iter();
         let mut options = Options {
             runtime: RuntimeChoice::Smol,
             flags: Vec::new(),
+            numbers: Vec::new(),
             rest: Vec::new(),
         };
         while let Some(arg) = args.next() {
@@ -55,6 +67,11 @@ impl Options {
                     }
                 }
                 flag if flags.contains(&flag) => options.flags.push(arg),
+                name if numbers.contains(&name) => {
+                    let value = args.next().and_then(|v| v.parse().ok());
+                    let value = value.ok_or_else(|| format!("{name} takes a number"))?;
+                    options.numbers.push((arg, value));
+                }
                 other => return Err(format!("unknown argument {other:?}")),
             }
         }
@@ -64,6 +81,15 @@ impl Options {
     /// Whether `flag` was given.
     pub fn has(&self, flag: &str) -> bool {
         self.flags.iter().any(|f| f == flag)
+    }
+
+    /// The value of numeric option `name`, the last one if given more than once.
+    pub fn number(&self, name: &str) -> Option<u64> {
+        self.numbers
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
     }
 }
 
@@ -92,5 +118,24 @@ mod tests {
         assert_eq!(parse(&[]).unwrap().runtime, RuntimeChoice::Smol);
         assert!(parse(&["--runtime", "async-std"]).is_err());
         assert!(parse(&["--verbose"]).is_err());
+    }
+
+    #[test]
+    fn parses_numbers_before_the_command_only() {
+        let args = ["--timeout-ms", "500", "--", "server", "--timeout-ms", "7"];
+        let o = Options::parse_with(args.map(String::from), &[], &["--timeout-ms"]).unwrap();
+        assert_eq!(o.number("--timeout-ms"), Some(500));
+        assert_eq!(o.rest, ["server", "--timeout-ms", "7"]);
+        assert_eq!(o.number("--other"), None);
+        let bad = Options::parse_with(
+            ["--timeout-ms", "soon"].map(String::from),
+            &[],
+            &["--timeout-ms"],
+        );
+        assert_eq!(bad.unwrap_err(), "--timeout-ms takes a number");
+        assert!(
+            parse(&["--timeout-ms", "5"]).is_err(),
+            "not accepted unless listed"
+        );
     }
 }

@@ -1,13 +1,14 @@
 //! The demo server: the seed's `long_running_task`, its unknown-tool answer, and `demo-task`;
-//! optionally a `required` twin of the tool and the benchmark fixture ([`crate::bench_tools`]).
+//! optionally a `required` twin of the tool, the tools that show input and progress
+//! ([`crate::extra_tools`]) and the benchmark fixture ([`crate::bench_tools`]).
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use taskwire_driver::engine::{Config, Host, Owner, RpcError, TaskSupport, Tool, UsageError};
-use taskwire_driver::{Server, ToolContext};
+use taskwire_driver::engine::{Config, Host, Owner, TaskSupport, Tool, UsageError};
+use taskwire_driver::{CallToolResult, NoArgs, Server, ToolContext, ToolOutcome};
 
-use crate::bench_tools;
+use crate::{bench_tools, extra_tools};
 
 /// The seed's tool name.
 pub const TOOL: &str = "long_running_task";
@@ -31,6 +32,8 @@ pub struct ServerOptions {
     pub required_tool: bool,
     /// Adds the benchmark tools and raises the task cap (`--bench-tools`).
     pub bench_tools: bool,
+    /// Adds `confirm_task` and `progress_task` (`--extra-tools`).
+    pub extra_tools: bool,
 }
 
 impl Default for ServerOptions {
@@ -40,6 +43,7 @@ impl Default for ServerOptions {
             step: Duration::from_secs(1),
             required_tool: false,
             bench_tools: false,
+            extra_tools: false,
         }
     }
 }
@@ -50,6 +54,7 @@ pub fn server(options: ServerOptions) -> Result<Server, UsageError> {
         step,
         required_tool,
         bench_tools,
+        extra_tools,
     } = options;
     let mut config = Config::new("task-server", env!("CARGO_PKG_VERSION"));
     config.tasks.poll_interval_ms = Some(500);
@@ -58,27 +63,33 @@ pub fn server(options: ServerOptions) -> Result<Server, UsageError> {
     }
     let tool = Tool::new(TOOL, TaskSupport::Optional).with_description(DESCRIPTION);
     let mut server = Server::new(config)
-        .tool(tool, move |ctx, _| long_running_task(ctx, step))
-        .fallback(|ctx, _| async move {
-            Ok(text_result(&format!("未知工具: {}", ctx.tool_name()), true))
+        .tool(tool, move |ctx, _: NoArgs| long_running_task(ctx, step))
+        .fallback(|ctx, _: Value| async move {
+            Ok(CallToolResult::error(format!(
+                "未知工具: {}",
+                ctx.tool_name()
+            )))
         });
     if required_tool {
         let tool = Tool::new(REQUIRED_TOOL, TaskSupport::Required).with_description(DESCRIPTION);
-        server = server.tool(tool, move |ctx, _| long_running_task(ctx, step));
+        server = server.tool(tool, move |ctx, _: NoArgs| long_running_task(ctx, step));
     }
     if bench_tools {
         server = bench_tools::add_tools(server);
+    }
+    if extra_tools {
+        server = extra_tools::add_tools(server, step);
     }
     server.setup(create_demo_task)
 }
 
 /// Three status messages `step` apart, then the result; a plain call just waits.
-async fn long_running_task(ctx: ToolContext, step: Duration) -> Result<Value, RpcError> {
+async fn long_running_task(ctx: ToolContext, step: Duration) -> ToolOutcome {
     for message in STEPS {
         ctx.set_status(message).await;
         ctx.sleep(step).await;
     }
-    Ok(text_result(RESULT_TEXT, false))
+    Ok(CallToolResult::text(RESULT_TEXT))
 }
 
 /// `demo-task`: completed, message "已完成", kept 300 s, so that tasks/list shows something.
@@ -89,18 +100,6 @@ fn create_demo_task(
     let owner = Owner::from(taskwire_driver::STDIO_OWNER);
     let work = host.create_task(now, &owner, DEMO_TASK, Some(300_000))?;
     host.set_task_message(now, work, Some("已完成".into()))?;
-    host.respond(
-        now,
-        work,
-        Ok(text_result("此任务用于List Tasks 功能", false)),
-    )
-}
-
-/// A `CallToolResult` holding one text block.
-pub fn text_result(text: &str, is_error: bool) -> Value {
-    let mut result = json!({ "content": [{ "type": "text", "text": text }] });
-    if is_error {
-        result["isError"] = json!(true);
-    }
-    result
+    let result = CallToolResult::text("此任务用于List Tasks 功能");
+    host.respond(now, work, Ok(json!(result)))
 }

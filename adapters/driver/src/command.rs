@@ -1,51 +1,96 @@
-//! Messages from tool workers and client handles to the driver task that owns the session.
+//! Commands to the driver task that owns the host: plain values, sent over a channel by
+//! tool contexts, client handles and connection handles.
 
 use futures::channel::oneshot;
+use serde_json::value::RawValue;
 use serde_json::Value;
-use taskwire_engine::{CallId, Host, Millis, RpcError, SessionId, TaskInfo, UsageError};
+use taskwire_engine::{CallId, Owner, RpcError, TaskInfo};
 
-use crate::client::TaskCall;
+use crate::client::{Initialized, TaskCall};
+use crate::runtime::{Reader, Writer};
 
-/// An operation run against the host (on the driver's session) inside the driver task.
-pub(crate) type SessionOp<T> =
-    Box<dyn FnOnce(&mut Host, SessionId, Millis) -> Result<T, UsageError> + Send>;
+/// Where an answer goes.
+pub(crate) type Reply<T> = oneshot::Sender<Result<T, RpcError>>;
 
-/// Who waits for the answer to a request we send.
-pub(crate) enum Reply {
-    Value(oneshot::Sender<Result<Value, RpcError>>),
-    Task(oneshot::Sender<Result<TaskCall, RpcError>>),
-    Initialized(oneshot::Sender<Result<Initialized, RpcError>>),
-}
-
-/// The handshake's outcome, as a client sees it.
-#[derive(Clone, Debug)]
-pub struct Initialized {
-    /// Negotiated protocol version.
-    pub protocol_version: String,
-    /// The server's name and version.
-    pub server: taskwire_engine::Implementation,
-    /// The server's capabilities as sent.
-    pub capabilities: Value,
-}
-
+/// One thing for the driver to do.
 pub(crate) enum Command {
-    /// Run an operation; nobody waits (status updates, progress).
-    Do(SessionOp<()>),
-    /// Send a request and route its answer.
-    Ask(SessionOp<taskwire_engine::RequestId>, Reply),
-    /// Ask the peer for input on behalf of a call and route its answer.
-    AskInput(SessionOp<taskwire_engine::InputId>, Reply),
-    /// Hosted work ended with this outcome.
+    // ---- from running work (tool contexts, client handlers) --------------------------------
+    /// The work of a call ended with this outcome (a `CallToolResult` object or an error).
     Finished {
         call: CallId,
-        outcome: Result<Value, RpcError>,
+        outcome: Result<Box<RawValue>, RpcError>,
     },
-    /// Close the session.
-    Close,
+    /// Set a task's status message.
+    TaskMessage {
+        call: CallId,
+        message: String,
+    },
+    /// Report progress for a call.
+    Progress {
+        call: CallId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    /// Ask the requestor for input on behalf of a call.
+    Input {
+        call: CallId,
+        method: &'static str,
+        params: Value,
+        reply: Reply<Value>,
+    },
+
+    // ---- from a client handle (on the driver's client session) ------------------------------
+    Initialize(Reply<Initialized>),
+    /// Any request; the raw result comes back.
+    Request {
+        method: String,
+        params: Option<Value>,
+        reply: Reply<Value>,
+    },
+    /// One `tools/list` page (the engine remembers each tool's task support).
+    ListTools {
+        cursor: Option<String>,
+        reply: Reply<Value>,
+    },
+    CallTool {
+        name: String,
+        arguments: Value,
+        reply: Reply<Value>,
+    },
+    CallToolAsTask {
+        name: String,
+        arguments: Value,
+        ttl_ms: Option<u64>,
+        reply: Reply<TaskCall>,
+    },
+    GetTask {
+        task: String,
+        reply: Reply<TaskInfo>,
+    },
+    TaskResult {
+        task: String,
+        reply: Reply<Value>,
+    },
+    CancelTask {
+        task: String,
+        reply: Reply<TaskInfo>,
+    },
+
+    // ---- connections and lifetime ------------------------------------------------------------
+    /// Serve one more connection for `owner`; `done` fires when it ends.
+    Attach {
+        owner: Owner,
+        reader: Reader,
+        writer: Writer,
+        done: oneshot::Sender<()>,
+    },
+    /// Stop: close every session and stop all work.
+    Shutdown,
 }
 
 /// Converts a refused command into the error its caller sees.
-pub(crate) fn usage_error(e: UsageError) -> RpcError {
+pub(crate) fn usage_error(e: taskwire_engine::UsageError) -> RpcError {
     RpcError::internal(e.to_string())
 }
 
@@ -55,12 +100,4 @@ pub(crate) fn closed() -> RpcError {
         taskwire_engine::jsonrpc::code::CONNECTION_CLOSED,
         "Connection closed",
     )
-}
-
-/// Parses a task out of a `tasks/get` or `tasks/cancel` answer.
-pub(crate) fn task_from(value: Value) -> Result<TaskInfo, RpcError> {
-    let task: taskwire_engine::Task = serde_json::from_value(value)
-        .map_err(|e| RpcError::internal(format!("malformed task: {e}")))?;
-    task.to_info()
-        .ok_or_else(|| RpcError::internal("malformed task: a time is not RFC 3339"))
 }

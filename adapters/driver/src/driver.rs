@@ -1,293 +1,406 @@
-//! The driver loop: one task owns the host, feeds it bytes, time and commands, drains its
-//! outputs, and runs hosted work as spawned futures.
+//! The driver: one future owns the host and does, in turns, what the host needs: read each
+//! connection, take commands, fire the deadline, route outputs, write. Tools that finish
+//! without waiting complete inline; the others run as spawned futures and report back over
+//! a channel. Each turn takes a bounded amount from every source, so none starves another.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::task::{Context, Poll};
 
 use async_channel::{Receiver, Sender};
 use futures::future::{AbortHandle, Abortable};
-use futures::{FutureExt, StreamExt};
+use futures::FutureExt;
+use serde_json::value::RawValue;
 use serde_json::Value;
-use taskwire_engine::jsonrpc::code;
 use taskwire_engine::{
-    CallId, Event, Host, InputId, Output, RequestId, RpcError, SessionId, TaskId,
+    AppRequest, CallId, Event, Host, Millis, Output, Owner, Role, RpcError, SessionId, ToolCall,
 };
 
-use crate::client::{Handler, TaskCall, TaskUpdate};
-use crate::command::{closed, Command, Initialized, Reply};
-use crate::runtime::{now, BoxFuture, Runtime};
-use crate::server::{ToolContext, ToolSet};
+use crate::client::{Handlers, Waits};
+use crate::command::{usage_error, Command};
+use crate::link::{Link, Read};
+use crate::runtime::{instant_of, now, BoxFuture, Reader, Runtime, Timer, Writer};
+use crate::server::{CallToolResult, ToolContext, ToolOutcome, ToolSet};
 
-/// Input from the transport.
-#[derive(Debug)]
-pub enum Input {
-    /// Bytes read from the peer.
-    Bytes(Vec<u8>),
-    /// The peer closed its side (EOF, or a signal asking us to stop).
-    Eof,
-}
+/// Commands taken per turn. Each connection gets one read per turn (up to 16 KiB, many
+/// messages): what a chunk asks for is routed before the next read, so an end of input right
+/// behind a request never overtakes that request's answer.
+const COMMANDS_PER_TURN: usize = 64;
+/// Turns in one poll before the driver yields to the executor.
+const TURNS_PER_POLL: usize = 16;
 
-/// The application side of a session: tools for a server, handlers for a client.
+/// The application side: tools for a server, request handlers for a client.
 pub(crate) enum App {
     Server(Arc<ToolSet>),
-    Client(HashMap<String, Handler>),
+    Client(Arc<Handlers>),
+}
+
+/// When the driver stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Until {
+    /// When every connection has ended (one stdio connection; one client connection).
+    LinksEnd,
+    /// When told to ([`Command::Shutdown`]).
+    Shutdown,
 }
 
 pub(crate) struct Driver {
     host: Host,
-    session: SessionId,
     runtime: Arc<dyn Runtime>,
     app: App,
-    commands: Sender<Command>,
-    replies: HashMap<RequestId, Reply>,
-    inputs: HashMap<InputId, Reply>,
-    initialized: Option<Reply>,
-    task_updates: HashMap<TaskId, Sender<TaskUpdate>>,
+    links: Vec<Link>,
+    commands: Pin<Box<Receiver<Command>>>,
+    tx: Sender<Command>,
+    timer: Box<dyn Timer>,
+    armed: Option<Millis>,
+    timer_fired: bool,
+    terminated: Option<BoxFuture<()>>,
     workers: HashMap<CallId, AbortHandle>,
+    pub(crate) waits: Waits,
+    until: Until,
+    stopping: bool,
 }
 
 impl Driver {
+    /// A driver for `host`, and the sender of its commands.
     pub fn new(
         host: Host,
-        session: SessionId,
         runtime: Arc<dyn Runtime>,
         app: App,
-        commands: Sender<Command>,
-    ) -> Self {
-        Driver {
+        until: Until,
+    ) -> (Driver, Sender<Command>) {
+        let (tx, commands) = async_channel::unbounded();
+        let driver = Driver {
             host,
-            session,
+            timer: runtime.timer(),
             runtime,
             app,
-            commands,
-            replies: HashMap::new(),
-            inputs: HashMap::new(),
-            initialized: None,
-            task_updates: HashMap::new(),
+            links: Vec::new(),
+            commands: Box::pin(commands),
+            tx: tx.clone(),
+            armed: None,
+            timer_fired: false,
+            terminated: None,
             workers: HashMap::new(),
-        }
+            waits: Waits::default(),
+            until,
+            stopping: false,
+        };
+        (driver, tx)
     }
 
-    /// Runs until the session closes (peer EOF, `Close`, or our output going away).
-    pub async fn run(
-        mut self,
-        input: Receiver<Input>,
-        output: Sender<String>,
-        commands: Receiver<Command>,
-    ) {
-        let mut input = Box::pin(input).fuse();
-        let leftover = commands.clone();
-        let mut commands = Box::pin(commands).fuse();
-        loop {
-            if !self.drain(&output).await {
-                self.host.shutdown(now());
-                self.drain(&output).await;
+    /// Serves one more connection for `owner`.
+    pub fn attach(
+        &mut self,
+        owner: Owner,
+        reader: Reader,
+        writer: Writer,
+        done: Option<futures::channel::oneshot::Sender<()>>,
+    ) -> SessionId {
+        let role = match self.app {
+            App::Server(_) => Role::Server,
+            App::Client(_) => Role::Client,
+        };
+        let session = self.host.open(now(), role, owner);
+        let mut link = Link::new(session, reader, writer);
+        link.done = done;
+        self.links.push(link);
+        session
+    }
+
+    /// Ends every connection's input when `signal` completes (SIGTERM).
+    pub fn stop_on(&mut self, signal: BoxFuture<()>) {
+        self.terminated = Some(signal);
+    }
+
+    /// One turn over every source. Returns whether anything happened.
+    fn turn(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut busy = self.take_commands(cx);
+        busy |= self.read_links(cx);
+        if let Some(signal) = self.terminated.as_mut() {
+            if signal.as_mut().poll(cx).is_ready() {
+                self.terminated = None;
+                self.stop();
+                busy = true;
             }
-            if self.host.is_closed(self.session) {
-                break;
+        }
+        // The deadline is the engine's: past it, the engine fires what is due (spurious
+        // calls are harmless), and the timer is re-armed for the next one. What fired shows
+        // up as outputs.
+        if self.armed.is_some_and(|at| at <= now()) || self.timer_fired {
+            self.timer_fired = false;
+            self.armed = None;
+            self.host.handle_timeout(now());
+        }
+        busy |= self.route_outputs(cx);
+        self.write_links(cx);
+        busy
+    }
+
+    fn take_commands(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut busy = false;
+        for _ in 0..COMMANDS_PER_TURN {
+            match self.commands.as_mut().poll_next_command(cx) {
+                Poll::Ready(command) => {
+                    self.on_command(command);
+                    busy = true;
+                }
+                Poll::Pending => break,
             }
-            let timer = match self.host.poll_timeout() {
-                Some(at) => self
-                    .runtime
-                    .sleep(Duration::from_millis(at.0.saturating_sub(now().0))),
-                None => futures::future::pending().boxed(),
-            };
-            futures::select_biased! {
-                command = commands.next() => match command {
-                    Some(command) => self.on_command(command),
-                    None => self.host.shutdown(now()),
-                },
-                bytes = input.next() => match bytes {
-                    Some(Input::Bytes(bytes)) => self.host.handle_bytes(now(), self.session, &bytes),
-                    Some(Input::Eof) | None => {
-                        self.host.handle_eof(now(), self.session);
-                        // One connection per driver: when it ends, so does all its work.
-                        self.host.shutdown(now());
+        }
+        busy
+    }
+
+    fn read_links(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut busy = false;
+        let Driver { host, links, .. } = self;
+        for link in links.iter_mut() {
+            if link.input_ended() {
+                continue;
+            }
+            let session = link.session;
+            match link.poll_read(cx) {
+                Poll::Pending => {}
+                Poll::Ready(Read::Bytes(bytes)) => {
+                    busy = true;
+                    host.handle_bytes(now(), session, bytes);
+                }
+                Poll::Ready(Read::Eof) => {
+                    busy = true;
+                    host.handle_eof(now(), session);
+                }
+            }
+        }
+        busy
+    }
+
+    /// Drains the host: messages to their connection, events to the application.
+    fn route_outputs(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut busy = false;
+        while let Some(output) = self.host.poll_output() {
+            busy = true;
+            match output {
+                Output::Send(t) => {
+                    if let Some(link) = self.links.iter_mut().find(|l| l.session == t.session) {
+                        link.queue(&t.message);
                     }
-                },
-                () = timer.fuse() => self.host.handle_timeout(now()),
-            }
-        }
-        self.host.shutdown(now());
-        self.drain(&output).await;
-        for (_, worker) in self.workers.drain() {
-            worker.abort();
-        }
-        // Handles keep the channel alive: close it so later sends fail, and drop what was
-        // queued meanwhile, so every waiting caller gets "Connection closed" instead of hanging.
-        leftover.close();
-        while leftover.try_recv().is_ok() {}
-    }
-
-    /// Sends queued messages and handles events. `false` when the output is gone.
-    async fn drain(&mut self, output: &Sender<String>) -> bool {
-        let mut open = true;
-        while let Some(out) = self.host.poll_output() {
-            match out {
-                Output::Send(t) if open => open = output.send(t.message).await.is_ok(),
-                Output::Event(event) => self.on_event(event),
+                }
+                Output::Event(event) => self.on_event(event, cx),
                 _ => {}
             }
         }
-        open
+        busy
     }
 
-    fn on_command(&mut self, command: Command) {
-        let (host, session) = (&mut self.host, self.session);
-        match command {
-            Command::Do(op) => {
-                let _ = op(host, session, now());
+    fn write_links(&mut self, cx: &mut Context<'_>) {
+        for link in &mut self.links {
+            if link.has_output() {
+                let _ = link.poll_write(cx);
             }
-            Command::Ask(op, reply) => match op(host, session, now()) {
-                Ok(_) if matches!(reply, Reply::Initialized(_)) => self.initialized = Some(reply),
-                Ok(id) => {
-                    self.replies.insert(id, reply);
-                }
-                Err(e) => answer(reply, Err(crate::command::usage_error(e))),
-            },
-            Command::AskInput(op, reply) => match op(host, session, now()) {
-                Ok(input) => {
-                    self.inputs.insert(input, reply);
-                }
-                Err(e) => answer(reply, Err(crate::command::usage_error(e))),
-            },
-            Command::Finished { call, outcome } => {
-                self.workers.remove(&call);
-                // Errors here are races (cancelled, expired, closed): the outcome has no taker.
-                let _ = self.host.respond(now(), call, outcome);
-            }
-            Command::Close => self.host.shutdown(now()),
         }
     }
 
-    fn on_event(&mut self, event: Event) {
+    /// Ends what has ended: connections whose output broke or whose input and output are
+    /// done; the whole driver when its purpose is over. Returns whether it is over.
+    fn settle(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut ended = Vec::new();
+        for link in &self.links {
+            if link.output_gone() && !self.host.is_closed(link.session) {
+                // Nobody reads our output any more (broken pipe): as at end of input.
+                ended.push(link.session);
+            }
+        }
+        for session in ended {
+            self.host.handle_eof(now(), session);
+        }
+        if self.until == Until::LinksEnd
+            && !self.stopping
+            && self.links.iter().all(Link::input_ended)
+        {
+            self.stop();
+        }
+        if self.stopping {
+            self.route_outputs(cx);
+        }
+        let host = &self.host;
+        let stopping = self.stopping;
+        self.links.retain_mut(|link| {
+            let closed = host.is_closed(link.session);
+            let done =
+                (closed || stopping) && (link.output_gone() || link.poll_close(cx).is_ready());
+            !done
+        });
+        self.stopping && self.links.is_empty()
+    }
+
+    /// Closes every session and stops all work.
+    fn stop(&mut self) {
+        self.stopping = true;
+        self.host.shutdown(now());
+    }
+
+    fn arm_timer(&mut self) {
+        let next = self.host.poll_timeout();
+        if next != self.armed {
+            if let Some(at) = next {
+                self.timer.reset(instant_of(at));
+            }
+            self.armed = next;
+        }
+    }
+
+    // ---- commands ---------------------------------------------------------------------------
+
+    fn on_command(&mut self, command: Command) {
+        let now = now();
+        match command {
+            Command::Finished { call, outcome } => {
+                self.workers.remove(&call);
+                self.finish(call, outcome);
+            }
+            Command::TaskMessage { call, message } => {
+                // A finished or unknown call is a race with a cancel or expiry: nothing to do.
+                let _ = self.host.set_task_message(now, call, Some(message));
+            }
+            Command::Progress {
+                call,
+                progress,
+                total,
+                message,
+            } => {
+                let _ = self
+                    .host
+                    .notify_progress(now, call, progress, total, message);
+            }
+            Command::Input {
+                call,
+                method,
+                params,
+                reply,
+            } => match self.host.request_input(now, call, method, params) {
+                Ok(input) => {
+                    self.waits.inputs.insert(input, reply);
+                }
+                Err(e) => {
+                    let _ = reply.send(Err(usage_error(e)));
+                }
+            },
+            Command::Attach {
+                owner,
+                reader,
+                writer,
+                done,
+            } => {
+                self.attach(owner, reader, writer, Some(done));
+            }
+            Command::Shutdown => self.stop(),
+            client => {
+                let session = self.links.first().map(|l| l.session);
+                crate::client::on_command(&mut self.host, session, &mut self.waits, client);
+            }
+        }
+    }
+
+    /// Answers a call with its work's outcome (always an object: [`CallToolResult`] and
+    /// [`object_result`] check). The engine refuses only a call that has already ended
+    /// (cancelled, expired, closed), whose outcome nobody waits for.
+    fn finish(&mut self, call: CallId, outcome: Outcome) {
+        let _ = self.host.respond_raw(now(), call, outcome);
+    }
+
+    // ---- events -----------------------------------------------------------------------------
+
+    fn on_event(&mut self, event: Event, cx: &mut Context<'_>) {
         match event {
-            Event::ToolCall(call) => {
-                let App::Server(tools) = &self.app else {
-                    return;
-                };
-                let Some(handler) = tools.handler(&call.name) else {
-                    return;
-                };
-                let args = call
-                    .arguments
-                    .and_then(|raw| serde_json::from_str(raw.get()).ok())
-                    .unwrap_or_else(|| Value::Object(Default::default()));
-                let ctx = ToolContext::new(
-                    call.name,
-                    call.task,
-                    call.call,
-                    self.commands.clone(),
-                    self.runtime.clone(),
-                );
-                self.spawn_work(call.call, handler(ctx, args));
-            }
-            Event::Request(request) => {
-                let App::Client(handlers) = &self.app else {
-                    return;
-                };
-                let Some(handler) = handlers.get(&request.method) else {
-                    return;
-                };
-                let params = request
-                    .params
-                    .and_then(|raw| serde_json::from_str(raw.get()).ok())
-                    .unwrap_or(Value::Null);
-                let future = handler(params);
-                self.spawn_work(request.call, future);
-            }
+            Event::ToolCall(call) => self.on_tool_call(call, cx),
+            Event::Request(request) => self.on_app_request(request, cx),
             Event::Stop { call, .. } => {
                 if let Some(worker) = self.workers.remove(&call) {
                     worker.abort();
                 }
             }
-            Event::Response {
-                request, outcome, ..
-            } => {
-                if let Some(reply) = self.replies.remove(&request) {
-                    answer(reply, outcome);
-                }
-            }
             Event::InputResponse { input, outcome, .. } => {
-                if let Some(reply) = self.inputs.remove(&input) {
-                    answer(reply, outcome);
+                if let Some(reply) = self.waits.inputs.remove(&input) {
+                    let _ = reply.send(outcome);
                 }
             }
-            Event::TimedOut { request, .. } => {
-                if let Some(reply) = self.replies.remove(&request) {
-                    answer(
-                        reply,
-                        Err(RpcError::new(code::REQUEST_TIMEOUT, "Request timed out")),
-                    );
-                }
-            }
-            Event::TaskCreated { request, task, .. } => {
-                let (tx, updates) = async_channel::unbounded();
-                self.task_updates.insert(task.id.clone(), tx);
-                match self.replies.remove(&request) {
-                    Some(Reply::Task(reply)) => {
-                        let _ = reply.send(Ok(TaskCall {
-                            task: Some(task),
-                            updates,
-                        }));
-                    }
-                    Some(other) => answer(other, Ok(serde_json::json!({ "taskId": task.id }))),
-                    None => {}
-                }
-            }
-            Event::TaskStatus { task, .. } => {
-                if let Some(tx) = self.task_updates.get(&task.id) {
-                    let _ = tx.try_send(TaskUpdate::Status(task));
-                }
-            }
-            Event::TaskResult { task, outcome, .. } => {
-                if let Some(tx) = self.task_updates.remove(&task) {
-                    let _ = tx.try_send(TaskUpdate::Result(outcome));
-                }
-            }
-            Event::Initialized {
-                protocol_version,
-                peer,
-                capabilities,
-                ..
-            } => {
-                if let Some(Reply::Initialized(reply)) = self.initialized.take() {
-                    let _ = reply.send(Ok(Initialized {
-                        protocol_version,
-                        server: peer,
-                        capabilities,
-                    }));
-                }
-            }
-            Event::InitializeFailed { error, .. } => {
-                if let Some(reply) = self.initialized.take() {
-                    answer(reply, Err(error));
-                }
-            }
-            _ => {}
+            other => self.waits.on_event(other),
         }
     }
 
-    /// Runs hosted work in the background; its outcome comes back as `Command::Finished`.
-    /// A panic fails the work with an internal error; an abort drops it silently.
-    fn spawn_work(&mut self, call: CallId, future: BoxFuture<Result<Value, RpcError>>) {
+    fn on_tool_call(&mut self, call: ToolCall, cx: &mut Context<'_>) {
+        let App::Server(tools) = &self.app else {
+            return;
+        };
+        let Some(handler) = tools.handler(&call.name).cloned() else {
+            return;
+        };
+        // Arguments first: a mismatch is a -32602 answer, and no task is created for it.
+        let start = match handler(call.arguments.as_deref()) {
+            Ok(start) => start,
+            Err(error) => return self.finish(call.call, Err(error)),
+        };
+        let task = match (call.task_offered, call.task) {
+            (true, _) => match self.host.start_task(now(), call.call) {
+                Ok(id) => Some(id),
+                // The requestor's session went away meanwhile: nothing to run for.
+                Err(_) => return,
+            },
+            (false, task) => task,
+        };
+        let ctx = ToolContext::new(
+            call.name,
+            task,
+            call.call,
+            self.tx.clone(),
+            self.runtime.clone(),
+        );
+        let work =
+            start(ctx).map(|outcome: ToolOutcome| outcome.and_then(CallToolResult::into_raw));
+        self.run(call.call, work, cx);
+    }
+
+    fn on_app_request(&mut self, request: AppRequest, cx: &mut Context<'_>) {
+        let App::Client(handlers) = &self.app else {
+            return;
+        };
+        let Some(handler) = handlers.get(&request.method) else {
+            return;
+        };
+        let params = request
+            .params
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or(Value::Null);
+        let method = request.method;
+        let work = handler(params).map(move |answer| object_result(&method, answer?));
+        self.run(request.call, work, cx);
+    }
+
+    /// Runs a call's work: polled once here, so work that does not wait completes at once
+    /// (after the commands it queued, so that their order holds); otherwise spawned. A panic
+    /// fails the call with an internal error; an abort drops it silently.
+    fn run(
+        &mut self,
+        call: CallId,
+        work: impl Future<Output = Outcome> + Send + 'static,
+        cx: &mut Context<'_>,
+    ) {
+        let mut guarded = Box::pin(AssertUnwindSafe(work).catch_unwind());
+        if let Poll::Ready(result) = guarded.as_mut().poll(cx) {
+            while let Ok(command) = self.commands.try_recv() {
+                self.on_command(command);
+            }
+            return self.finish(call, result.unwrap_or_else(panicked));
+        }
         let (handle, registration) = AbortHandle::new_pair();
-        let commands = self.commands.clone();
-        let guarded = Abortable::new(AssertUnwindSafe(future).catch_unwind(), registration);
+        let commands = self.tx.clone();
+        let abortable = Abortable::new(guarded, registration);
         self.runtime.spawn(Box::pin(async move {
-            if let Ok(result) = guarded.await {
-                let outcome = result.unwrap_or_else(|panic| {
-                    let what = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown panic".into());
-                    Err(RpcError::internal(format!(
-                        "Internal error: the tool panicked: {what}"
-                    )))
-                });
+            if let Ok(result) = abortable.await {
+                let outcome = result.unwrap_or_else(panicked);
                 let _ = commands.send(Command::Finished { call, outcome }).await;
             }
         }));
@@ -295,25 +408,88 @@ impl Driver {
     }
 }
 
-/// Delivers an answer to whoever waits for it.
-fn answer(reply: Reply, outcome: Result<Value, RpcError>) {
-    match reply {
-        Reply::Value(tx) => {
-            let _ = tx.send(outcome);
+/// How a call's work ends: its result object as JSON text, or an error.
+type Outcome = Result<Box<RawValue>, RpcError>;
+
+/// A client handler's answer, which must be an object; anything else is -32603 for the
+/// server instead of a reply the spec forbids.
+fn object_result(method: &str, answer: Value) -> Outcome {
+    match answer {
+        Value::Object(_) => {
+            Ok(serde_json::value::to_raw_value(&answer).expect("JSON values serialize"))
         }
-        Reply::Task(tx) => {
-            // The peer answered a task-augmented request plainly: a call with no task.
-            let _ = tx.send(outcome.map(|result| {
-                let (updates_tx, updates) = async_channel::bounded(1);
-                let _ = updates_tx.try_send(TaskUpdate::Result(Ok(result)));
-                TaskCall {
-                    task: None,
-                    updates,
+        _ => Err(RpcError::internal(format!(
+            "Internal error: the {method} handler answered {answer}, not a JSON object"
+        ))),
+    }
+}
+
+/// A tool's panic as the internal error its caller gets.
+fn panicked(panic: Box<dyn std::any::Any + Send>) -> Outcome {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    Err(RpcError::internal(format!(
+        "Internal error: the tool panicked: {what}"
+    )))
+}
+
+impl Future for Driver {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        for _ in 0..TURNS_PER_POLL {
+            let busy = this.turn(cx);
+            if this.settle(cx) {
+                return Poll::Ready(());
+            }
+            if !busy {
+                this.arm_timer();
+                if this.armed.is_some() && this.timer.poll_fired(cx).is_ready() {
+                    // The monotonic timer may fire a little before the wall clock reads the
+                    // deadline: the next turn fires the engine anyway.
+                    this.timer_fired = true;
+                    continue;
                 }
-            }));
+                return Poll::Pending;
+            }
         }
-        Reply::Initialized(tx) => {
-            let _ = tx.send(outcome.and_then(|_| Err(closed())));
+        // Still busy: let the executor run the spawned work too.
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        for (_, worker) in self.workers.drain() {
+            worker.abort();
+        }
+        // A command queued after the last turn would keep its caller waiting forever (the
+        // caller's handle keeps the channel alive): closed, then dropped, each caller's reply
+        // fails at once ("Connection closed").
+        self.commands.close();
+        while let Ok(command) = self.commands.try_recv() {
+            drop(command);
+        }
+    }
+}
+
+/// `poll_next` for the command receiver without the `Stream` import dance.
+trait PollCommand {
+    fn poll_next_command(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Command>;
+}
+
+impl PollCommand for Receiver<Command> {
+    fn poll_next_command(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Command> {
+        use futures::Stream;
+        match self.poll_next(cx) {
+            Poll::Ready(Some(command)) => Poll::Ready(command),
+            // The driver keeps a sender itself, so the channel never ends while it runs.
+            Poll::Ready(None) | Poll::Pending => Poll::Pending,
         }
     }
 }

@@ -1,25 +1,54 @@
 //! # taskwire-driver
 //!
-//! Runs a [`taskwire_engine::Session`] on any async runtime. One driver task owns the
-//! session: it feeds it transport bytes and wall-clock time, sleeps until the engine's next
-//! deadline, and runs tools (server) or request handlers (client) as spawned futures that
-//! talk back over channels. No mutex guards the engine.
+//! Runs a [`taskwire_engine::Host`] on any async runtime. One future owns the host and does
+//! everything in turns: it reads each connection, takes the commands of running tools and
+//! client handles, fires the engine's next deadline, routes the outputs and writes. No
+//! mutex guards the engine, and on stdio no thread sits between the peer and the engine.
 //!
-//! A runtime adapter supplies the [`Runtime`] (spawn + sleep) and moves bytes between the
-//! transport and two channels: [`Input`] in, one JSON-RPC message per `String` out.
+//! - Servers: [`Server`] holds the host and tools as typed async functions
+//!   ([`Server::tool`]: arguments decoded into any `Deserialize` type, a [`CallToolResult`]
+//!   back). [`serve_stdio`] serves this process's stdio; [`Server::start`] serves many
+//!   connections over one host ([`ServerHandle::connect`]), sharing tools and tasks.
+//! - Clients: [`ClientBuilder`] and [`Client`], an async API over a client session
+//!   ([`spawn_server`] starts a server as a child process).
+//! - A runtime adapter implements [`Runtime`] (spawn, a timer, stdio, child processes, the
+//!   termination signal): `taskwire-smol`, `taskwire-tokio` and `taskwire-wasi` are that and
+//!   little else.
+//!
+//! A tool that finishes without waiting completes inline, in the driver's turn; one that
+//! waits runs as a spawned future and reports back over a channel. Each turn takes a
+//! bounded amount from every source, so a tool flooding status updates cannot starve peer
+//! input, timers or `tasks/cancel`.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod client;
 mod command;
 mod driver;
-pub mod pump;
+mod link;
 mod runtime;
 mod server;
+#[cfg(unix)]
+pub mod stdio;
 
-pub use client::{Client, ClientBuilder, Handler, TaskCall, TaskUpdate};
-pub use command::Initialized;
-pub use driver::Input;
-pub use runtime::{now, random_task_id, BoxFuture, Runtime};
-pub use server::{Server, ToolContext, ToolFn, STDIO_OWNER};
+pub use client::{spawn_server, Client, ClientBuilder, Handler, Initialized, TaskCall, TaskUpdate};
+pub use runtime::{
+    now, random_task_id, BoxFuture, Child, ChildProcess, Reader, Runtime, Stdio, Timer, Writer,
+};
+pub use server::{
+    serve_stdio, CallToolResult, Content, NoArgs, Server, ServerHandle, ToolContext, ToolOutcome,
+    STDIO_OWNER,
+};
+
+/// serde_json, for building arguments and results.
+pub use serde_json;
+/// The engine, whole.
 pub use taskwire_engine as engine;
+/// What a tool handler needs most from the engine.
+pub use taskwire_engine::{jsonrpc::code, Config, RpcError, TaskSupport, Tool};
+
+/// The JSON Schema of `T`, for a tool's `inputSchema` or `outputSchema` (feature `schemars`).
+#[cfg(feature = "schemars")]
+pub fn schema_for<T: schemars::JsonSchema>() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(T)).expect("schemas serialize")
+}

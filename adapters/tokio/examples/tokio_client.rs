@@ -1,30 +1,34 @@
-//! A tokio client: starts a stdio server (`tokio_client CMD ARGS...`), calls a tool as a task
-//! and prints each status, then the result.
+//! A client on tokio: starts a stdio server (`tokio_client SERVER [ARGS...]`, e.g. this
+//! crate's `tokio_server` example), calls `echo`, then `countdown` as a task, printing each
+//! status update and the result.
 
-use serde_json::json;
-use taskwire_driver::engine::Config;
-use taskwire_driver::{ClientBuilder, TaskUpdate};
+use taskwire_driver::serde_json::json;
+use taskwire_driver::{ClientBuilder, Config, TaskUpdate};
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let program = args
-        .next()
-        .ok_or("usage: tokio_client CMD ARGS... (tool name in TOOL, default long_running_task)")?;
-    let tool = std::env::var("TOOL").unwrap_or_else(|_| "long_running_task".into());
-    let mut command = tokio::process::Command::new(program);
+    let program = args.next().ok_or("usage: tokio_client SERVER [ARGS...]")?;
+    let mut command = std::process::Command::new(program);
     command.args(args);
-    let builder = ClientBuilder::new(Config::new("tokio-example", "1.0"));
-    let (client, _child) = taskwire_tokio::spawn_server(&mut command, builder)?;
-    client.initialize().await?;
+    let builder = ClientBuilder::new(Config::new("tokio-client", "1.0"));
+    let (client, _child) = taskwire_tokio::spawn_server(command, builder)?;
+    let server = client.initialize().await?;
+    println!("connected to {}", server.server.name);
+    let echoed = client.call_tool("echo", json!({ "text": "hello" })).await?;
+    println!("echo: {}", echoed["content"][0]["text"]);
     let call = client
-        .call_tool_as_task(&tool, json!({}), Some(60_000))
+        .call_tool_as_task("countdown", json!({ "from": 3 }), Some(60_000))
         .await?;
     while let Ok(update) = call.updates.recv().await {
         match update {
-            TaskUpdate::Status(task) => println!("{}: {:?}", task.status, task.status_message),
-            TaskUpdate::Result(outcome) => println!("result: {outcome:?}"),
+            TaskUpdate::Status(task) => {
+                let message = task.status_message.unwrap_or_default();
+                println!("status: {} {message}", task.status)
+            }
+            TaskUpdate::Result(outcome) => println!("result: {}", outcome?["content"][0]["text"]),
         }
     }
+    client.close().await;
     Ok(())
 }

@@ -1,16 +1,49 @@
 //! # taskwire-tokio
 //!
-//! [`taskwire_driver`] on tokio: serve MCP over this process's stdio, or drive a server
-//! started as a child process. Call these from inside a tokio runtime.
+//! [`taskwire_driver`] on tokio. A complete server:
+//!
+//! ```no_run
+//! use serde::Deserialize;
+//! use taskwire_driver::{CallToolResult, Config, Server, TaskSupport, Tool};
+//!
+//! #[derive(Deserialize)]
+//! struct Echo {
+//!     text: String,
+//! }
+//!
+//! #[tokio::main(flavor = "current_thread")]
+//! async fn main() -> std::io::Result<()> {
+//!     let server = Server::new(Config::new("echo", "1.0")).tool(
+//!         Tool::new("echo", TaskSupport::Optional),
+//!         |ctx, args: Echo| async move {
+//!             ctx.set_status("echoing").await;
+//!             Ok(CallToolResult::text(args.text))
+//!         },
+//!     );
+//!     taskwire_tokio::serve_stdio(server).await
+//! }
+//! ```
+//!
+//! [`serve_stdio`] runs the driver in the calling task with stdin and stdout on tokio's
+//! reactor when they are pipes or sockets (a file or a terminal goes through a helper
+//! thread instead); tools that wait are spawned with `tokio::spawn`. On a current-thread
+//! runtime everything shares one thread. [`spawn_server`] starts a server as a child process
+//! and connects a [`Client`](taskwire_driver::Client). [`Tokio`] is the [`Runtime`]. Call
+//! these from inside a tokio runtime.
 
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
+use std::process::ExitStatus;
 use std::sync::Arc;
-use std::time::Duration;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
-use async_channel::{Receiver, Sender};
-use taskwire_driver::{BoxFuture, Client, ClientBuilder, Input, Runtime, Server};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::process::{Child, Command};
+use taskwire_driver::{
+    BoxFuture, Child, ChildProcess, Client, ClientBuilder, Reader, Runtime, Server, Stdio, Timer,
+    Writer,
+};
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 /// The tokio runtime the caller runs in.
 #[derive(Clone, Copy, Debug, Default)]
@@ -21,125 +54,122 @@ impl Runtime for Tokio {
         tokio::spawn(future);
     }
 
+    fn timer(&self) -> Box<dyn Timer> {
+        let far = tokio::time::Instant::now() + Duration::from_secs(86_400 * 365);
+        Box::new(DeadlineTimer(Box::pin(tokio::time::sleep_until(far))))
+    }
+
     fn sleep(&self, duration: Duration) -> BoxFuture<()> {
         Box::pin(tokio::time::sleep(duration))
+    }
+
+    fn stdio(&self) -> io::Result<Stdio> {
+        #[cfg(unix)]
+        {
+            use taskwire_driver::stdio::{pollable_stdin, pollable_stdout, Pollable};
+            use tokio::net::unix::pipe;
+            let input: Reader = match pollable_stdin()? {
+                Some(Pollable::Pipe(file)) => Box::pin(pipe::Receiver::from_file(file)?.compat()),
+                Some(Pollable::Socket(stream)) => Box::pin(unix_stream(stream)?.compat()),
+                None => Box::pin(blocking::Unblock::new(io::stdin())),
+            };
+            let output: Writer = match pollable_stdout()? {
+                Some(Pollable::Pipe(file)) => {
+                    Box::pin(pipe::Sender::from_file(file)?.compat_write())
+                }
+                Some(Pollable::Socket(stream)) => Box::pin(unix_stream(stream)?.compat_write()),
+                None => Box::pin(blocking::Unblock::new(io::stdout())),
+            };
+            Ok(Stdio { input, output })
+        }
+        #[cfg(not(unix))]
+        Ok(Stdio {
+            input: Box::pin(blocking::Unblock::new(io::stdin())),
+            output: Box::pin(blocking::Unblock::new(io::stdout())),
+        })
+    }
+
+    fn spawn_child(&self, command: std::process::Command) -> io::Result<Child> {
+        use std::process::Stdio as Pipe;
+        let mut child = tokio::process::Command::from(command)
+            .stdin(Pipe::piped())
+            .stdout(Pipe::piped())
+            .stderr(Pipe::inherit())
+            .spawn()?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(io::Error::other("child stdio was not piped"));
+        };
+        Ok(Child {
+            stdin: Box::pin(stdin.compat_write()),
+            stdout: Box::pin(stdout.compat()),
+            process: Box::new(Process(child)),
+        })
+    }
+
+    fn terminated(&self) -> BoxFuture<()> {
+        #[cfg(unix)]
+        return Box::pin(async {
+            use tokio::signal::unix::{signal, SignalKind};
+            match signal(SignalKind::terminate()) {
+                Ok(mut term) => {
+                    term.recv().await;
+                }
+                Err(_) => futures::future::pending().await,
+            }
+        });
+        #[cfg(not(unix))]
+        Box::pin(futures::future::pending())
+    }
+}
+
+#[cfg(unix)]
+fn unix_stream(stream: std::os::unix::net::UnixStream) -> io::Result<tokio::net::UnixStream> {
+    stream.set_nonblocking(true)?;
+    tokio::net::UnixStream::from_std(stream)
+}
+
+/// tokio's sleep, re-armed in place.
+struct DeadlineTimer(Pin<Box<tokio::time::Sleep>>);
+
+impl Timer for DeadlineTimer {
+    fn reset(&mut self, deadline: Instant) {
+        self.0
+            .as_mut()
+            .reset(tokio::time::Instant::from_std(deadline));
+    }
+
+    fn poll_fired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.0.as_mut().poll(cx)
+    }
+}
+
+struct Process(tokio::process::Child);
+
+impl ChildProcess for Process {
+    fn id(&self) -> Option<u32> {
+        self.0.id()
+    }
+
+    fn kill(&mut self) -> io::Result<()> {
+        self.0.start_kill()
+    }
+
+    fn wait(&mut self) -> Pin<Box<dyn Future<Output = io::Result<ExitStatus>> + Send + '_>> {
+        Box::pin(self.0.wait())
     }
 }
 
 /// Serves `server` on stdin/stdout until stdin ends or SIGTERM arrives; running tools are
 /// dropped and pending output is flushed before it returns.
 pub async fn serve_stdio(server: Server) -> io::Result<()> {
-    let (input_tx, input) = async_channel::bounded(16);
-    let (output, output_rx) = async_channel::bounded(64);
-    read_stdin_on_thread(input_tx.clone())?;
-    #[cfg(unix)]
-    tokio::spawn(eof_on_sigterm(input_tx.clone()));
-    let writer = tokio::spawn(async move {
-        let written = write_from(output_rx, tokio::io::stdout()).await;
-        if written.is_err() {
-            // Nobody reads our output any more (broken pipe): stop as on EOF.
-            let _ = input_tx.send(Input::Eof).await;
-        }
-        written
-    });
-    server.run(Arc::new(Tokio), input, output).await;
-    writer.await.map_err(io::Error::other)?
+    taskwire_driver::serve_stdio(server, Arc::new(Tokio)).await
 }
 
 /// Starts `command` as a stdio MCP server (its stderr goes to ours) and connects a client.
 /// If the child exits or closes its stdout, every pending call fails at once.
-pub fn spawn_server(command: &mut Command, client: ClientBuilder) -> io::Result<(Client, Child)> {
-    use std::process::Stdio;
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()?;
-    let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
-    let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
-        return Err(io::Error::other("child stdio was not piped"));
-    };
-    let (input_tx, input) = async_channel::bounded(16);
-    let (output, output_rx) = async_channel::bounded(64);
-    tokio::spawn(read_into(stdout, input_tx));
-    tokio::spawn(write_from(output_rx, stdin));
-    Ok((client.start(Arc::new(Tokio), input, output), child))
-}
-
-/// Reads until EOF or an error, forwarding each chunk; then sends `Input::Eof`.
-async fn read_into(mut reader: impl AsyncRead + Unpin, input: Sender<Input>) {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if input.send(Input::Bytes(buf[..n].to_vec())).await.is_err() {
-                    return;
-                }
-            }
-        }
-    }
-    let _ = input.send(Input::Eof).await;
-}
-
-/// Reads stdin on a thread of its own rather than with `tokio::io::stdin()`: a read blocked
-/// on a stdin that stays open (after SIGTERM, or once stdout broke) would otherwise keep the
-/// runtime from shutting down. The thread ends with the process.
-fn read_stdin_on_thread(input: Sender<Input>) -> io::Result<()> {
-    use std::io::Read;
-    let reader = move || {
-        let mut stdin = io::stdin().lock();
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            match stdin.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    if input
-                        .send_blocking(Input::Bytes(buf[..n].to_vec()))
-                        .is_err()
-                    {
-                        return;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => break,
-            }
-        }
-        let _ = input.send_blocking(Input::Eof);
-    };
-    std::thread::Builder::new()
-        .name("taskwire-stdin".into())
-        .spawn(reader)
-        .map(drop)
-}
-
-/// Writes each message as a line; a burst of queued messages goes out in one write
-/// (the same contract as `taskwire_driver::pump::write_from`, over tokio's IO traits).
-async fn write_from(
-    lines: Receiver<String>,
-    mut writer: impl AsyncWrite + Unpin,
-) -> io::Result<()> {
-    let mut batch = Vec::new();
-    while let Ok(line) = lines.recv().await {
-        batch.extend_from_slice(line.as_bytes());
-        batch.push(b'\n');
-        while let Ok(line) = lines.try_recv() {
-            batch.extend_from_slice(line.as_bytes());
-            batch.push(b'\n');
-        }
-        writer.write_all(&batch).await?;
-        writer.flush().await?;
-        batch.clear();
-    }
-    writer.flush().await
-}
-
-#[cfg(unix)]
-async fn eof_on_sigterm(input: Sender<Input>) {
-    use tokio::signal::unix::{signal, SignalKind};
-    if let Ok(mut term) = signal(SignalKind::terminate()) {
-        if term.recv().await.is_some() {
-            let _ = input.send(Input::Eof).await;
-        }
-    }
+pub fn spawn_server(
+    command: std::process::Command,
+    client: ClientBuilder,
+) -> io::Result<(Client, Box<dyn ChildProcess>)> {
+    taskwire_driver::spawn_server(Arc::new(Tokio), command, client)
 }

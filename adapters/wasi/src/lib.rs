@@ -1,16 +1,40 @@
 //! # taskwire-wasi
 //!
 //! [`taskwire_driver`] on `wasm32-wasip1`, which has no threads: one thread runs everything.
+//! A complete server (build it with `cargo build --target wasm32-wasip1`, run it under any
+//! WASI runtime with stdin and stdout as the connection):
 //!
-//! - [`block_on`] runs the server's future and the tasks it [`spawn`]s (the driver, tool work,
-//!   the stdin reader, the stdout writer) on `futures`' `LocalPool`.
+//! ```no_run
+//! use serde::Deserialize;
+//! use taskwire_driver::{CallToolResult, Config, Server, TaskSupport, Tool};
+//!
+//! #[derive(Deserialize)]
+//! struct Echo {
+//!     text: String,
+//! }
+//!
+//! fn main() -> std::io::Result<()> {
+//!     let server = Server::new(Config::new("echo", "1.0")).tool(
+//!         Tool::new("echo", TaskSupport::Optional),
+//!         |ctx, args: Echo| async move {
+//!             ctx.set_status("echoing").await;
+//!             Ok(CallToolResult::text(args.text))
+//!         },
+//!     );
+//!     taskwire_wasi::serve_stdio(server)
+//! }
+//! ```
+//!
+//! - [`block_on`] runs the driver (which reads stdin and writes stdout itself) and the tool
+//!   work it [`spawn`]s on `futures`' `LocalPool`.
 //! - When every task waits, the reactor makes one `poll_oneoff` call: an `fd_read`
-//!   subscription on stdin (while the reader waits), an `fd_write` one on stdout (only after a
-//!   write would block), and a relative monotonic clock subscription whose timeout is the nearest
-//!   timer. The driver's timer is the engine's next deadline (`Session::poll_timeout`), so the
-//!   module sleeps until input arrives or the engine has something to do, and uses no CPU idle.
-//! - [`Wasi`] is the driver's [`Runtime`]: `spawn` goes to the running `LocalPool`, `sleep` is a
-//!   reactor timer.
+//!   subscription on stdin (while the driver waits for input), an `fd_write` one on stdout
+//!   (only after a write would block), and a relative monotonic clock subscription whose
+//!   timeout is the nearest timer. The driver's timer is the engine's next deadline
+//!   (`Host::poll_timeout`), so the module sleeps until input arrives or the engine has
+//!   something to do, and uses no CPU idle.
+//! - [`Wasi`] is the driver's [`Runtime`]: `spawn` goes to the running `LocalPool`, timers
+//!   are the reactor's, stdio is fd 0 and 1 on the reactor.
 //!
 //! The raw WASI calls are the crate's only `unsafe`, in its `poll` module. WASI preview 1 has no
 //! signals: the server stops at stdin EOF. Panics abort on `wasm32-wasip1` (no unwinding), so a
@@ -23,12 +47,14 @@ mod poll;
 mod reactor;
 mod stdio;
 
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
-use taskwire_driver::pump::{read_into, write_from};
-use taskwire_driver::{BoxFuture, Runtime, Server};
+use taskwire_driver::{BoxFuture, Child, Runtime, Server, Stdio, Timer};
 
 pub use executor::{block_on, spawn};
 pub use reactor::{sleep, Sleep};
@@ -43,24 +69,54 @@ impl Runtime for Wasi {
         spawn(future);
     }
 
+    fn timer(&self) -> Box<dyn Timer> {
+        Box::new(DeadlineTimer(None))
+    }
+
     fn sleep(&self, duration: Duration) -> BoxFuture<()> {
         Box::pin(sleep(duration))
+    }
+
+    fn stdio(&self) -> io::Result<Stdio> {
+        Ok(Stdio {
+            input: Box::pin(stdio::Stdin),
+            output: Box::pin(stdio::Stdout),
+        })
+    }
+
+    fn spawn_child(&self, _: std::process::Command) -> io::Result<Child> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "WASI preview 1 cannot start processes",
+        ))
+    }
+
+    fn terminated(&self) -> BoxFuture<()> {
+        // No signals in WASI preview 1: the server stops at the end of stdin.
+        Box::pin(futures::future::pending())
+    }
+}
+
+/// A reactor timer, replaced on each reset.
+struct DeadlineTimer(Option<Sleep>);
+
+impl Timer for DeadlineTimer {
+    fn reset(&mut self, deadline: Instant) {
+        self.0 = Some(reactor::sleep_until(deadline));
+    }
+
+    fn poll_fired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        match self.0.as_mut() {
+            Some(sleep) => Pin::new(sleep).poll(cx),
+            None => Poll::Pending,
+        }
     }
 }
 
 /// Serves `server` on stdin/stdout until stdin ends; running tools are dropped and pending
 /// output is flushed before it returns.
 pub fn serve_stdio(server: Server) -> io::Result<()> {
-    let served = block_on(async {
-        let (input_tx, input) = async_channel::bounded(16);
-        let (output, output_rx) = async_channel::bounded(64);
-        spawn(read_into(stdio::Stdin, input_tx));
-        let ((), written) = futures::join!(
-            server.run(Arc::new(Wasi), input, output),
-            write_from(output_rx, stdio::Stdout),
-        );
-        written
-    });
+    let served = block_on(taskwire_driver::serve_stdio(server, Arc::new(Wasi)));
     poll::restore_blocking_stdin();
     served?
 }

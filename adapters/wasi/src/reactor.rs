@@ -64,11 +64,17 @@ fn with<T>(f: impl FnOnce(&mut Reactor) -> T) -> T {
 /// Completes `duration` from now.
 pub fn sleep(duration: Duration) -> Sleep {
     let now = Instant::now();
-    Sleep {
-        // Durations too long for `Instant` (e.g. `Duration::MAX`) wait a year instead.
-        deadline: now
-            .checked_add(duration)
+    // Durations too long for `Instant` (e.g. `Duration::MAX`) wait a year instead.
+    sleep_until(
+        now.checked_add(duration)
             .unwrap_or(now + Duration::from_secs(365 * 86_400)),
+    )
+}
+
+/// Completes at `deadline`.
+pub fn sleep_until(deadline: Instant) -> Sleep {
+    Sleep {
+        deadline,
         key: None,
     }
 }

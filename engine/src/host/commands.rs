@@ -1,6 +1,7 @@
 //! The application's commands on calls and hosted tasks, and the era-neutral task
 //! lifecycle they share with the protocol: finishing, expiry, removal, restore.
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::calls::Call;
@@ -14,8 +15,8 @@ use crate::status::TaskStatus;
 use crate::task::{Era, InputKinds, TaskSnapshot};
 use crate::time::Millis;
 
-/// How a call ends: a result object or a JSON-RPC error.
-pub(crate) type Answer = Result<Map<String, Value>, RpcError>;
+/// How a call ends: a result object (as JSON text on one line) or a JSON-RPC error.
+pub(crate) type Answer = Result<Box<RawValue>, RpcError>;
 
 impl Host {
     // ---- answering calls --------------------------------------------------------------------
@@ -35,10 +36,36 @@ impl Host {
         outcome: Result<Value, RpcError>,
     ) -> Result<(), UsageError> {
         let outcome: Answer = match outcome {
-            Ok(Value::Object(map)) => Ok(map),
+            Ok(value @ Value::Object(_)) => {
+                Ok(serde_json::value::to_raw_value(&value).expect("JSON values serialize"))
+            }
             Ok(_) => return Err(UsageError::NotAnObject("a result")),
             Err(e) => Err(e),
         };
+        self.answer(now, call, outcome)
+    }
+
+    /// [`Host::respond`] with the result already serialized (e.g. by
+    /// `serde_json::value::to_raw_value` from a typed result), which saves building a
+    /// `Value` on the way. It must be a JSON object ([`UsageError::NotAnObject`]).
+    pub fn respond_raw(
+        &mut self,
+        now: Millis,
+        call: CallId,
+        outcome: Result<Box<RawValue>, RpcError>,
+    ) -> Result<(), UsageError> {
+        let outcome = match outcome {
+            Ok(raw) if !raw.get().trim_start().starts_with('{') => {
+                return Err(UsageError::NotAnObject("a result"))
+            }
+            // Whitespace between tokens may hold newlines, which would split the line.
+            Ok(raw) if raw.get().contains(['\n', '\r']) => Ok(one_line(&raw)),
+            other => other,
+        };
+        self.answer(now, call, outcome)
+    }
+
+    fn answer(&mut self, now: Millis, call: CallId, outcome: Answer) -> Result<(), UsageError> {
         self.advance(now);
         let state = self.call(call).ok_or(UsageError::UnknownCall(call))?;
         match state.task.clone() {
@@ -419,18 +446,11 @@ pub(crate) fn quota_error(quota: Quota) -> RpcError {
 /// The status, message and stored outcome an answer gives a task.
 fn settle(outcome: Answer) -> (TaskStatus, Option<String>, NewOutcome) {
     match outcome {
-        Ok(result) => {
-            let is_error = result.get("isError") == Some(&Value::Bool(true));
-            let message = is_error.then(|| {
-                first_text(&result)
-                    .unwrap_or("The tool reported an error")
-                    .to_owned()
-            });
-            let raw = serde_json::value::to_raw_value(&result).expect("JSON objects serialize");
-            let kind = if is_error {
-                OutcomeKind::ErrorResult
-            } else {
-                OutcomeKind::Result
+        Ok(raw) => {
+            let message = tool_error(&raw);
+            let kind = match message {
+                Some(_) => OutcomeKind::ErrorResult,
+                None => OutcomeKind::Result,
             };
             (TaskStatus::Completed, message, NewOutcome { raw, kind })
         }
@@ -439,6 +459,25 @@ fn settle(outcome: Answer) -> (TaskStatus, Option<String>, NewOutcome) {
             (TaskStatus::Failed, message, error_outcome(&error))
         }
     }
+}
+
+/// For a result with `isError: true`, the message its task shows: its first text block.
+fn tool_error(raw: &RawValue) -> Option<String> {
+    if !raw.get().contains("\"isError\"") {
+        return None;
+    }
+    let result: Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
+    (result.get("isError") == Some(&Value::Bool(true))).then(|| {
+        first_text(&result)
+            .unwrap_or("The tool reported an error")
+            .to_owned()
+    })
+}
+
+/// `raw` again, without the whitespace between its tokens.
+fn one_line(raw: &RawValue) -> Box<RawValue> {
+    let value: Value = serde_json::from_str(raw.get()).expect("a RawValue is valid JSON");
+    serde_json::value::to_raw_value(&value).expect("JSON values serialize")
 }
 
 /// A JSON-RPC error as a stored outcome.

@@ -8,14 +8,14 @@ use std::collections::{HashMap, VecDeque};
 
 use serde_json::Value;
 
-use crate::era::v2025_11_25::RemoteTask;
+use crate::era::v2025_11_25::{RemoteTask, ToolCatalog};
 use crate::event::Transmit;
 use crate::framing::LineFramer;
 use crate::host::tasks::OwnerIdx;
 use crate::ids::{CallId, Owner, TaskId};
 use crate::jsonrpc::RequestId;
 
-pub(crate) use outbound::{Outbound, Purpose};
+pub(crate) use outbound::{Outbound, PlainCall, Purpose};
 
 /// Which end of the connection a session is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +58,8 @@ pub(crate) struct Session {
     pub outbound: Outbound,
     /// Tasks the peer hosts that we follow (the requestor role).
     pub remote: HashMap<TaskId, RemoteTask>,
+    /// What the peer's `tools/list` said about each tool's task support.
+    pub tools: ToolCatalog,
     /// Messages waiting for the journal (each with the entry it waits for), in order.
     pub held: VecDeque<(u64, Transmit)>,
 }
@@ -75,6 +77,7 @@ impl Session {
             parked: HashMap::new(),
             outbound: Outbound::default(),
             remote: HashMap::new(),
+            tools: ToolCatalog::default(),
             held: VecDeque::new(),
         }
     }

@@ -2,6 +2,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use serde_json::Value;
+
 use crate::ids::{CallId, InputId, TaskId};
 use crate::jsonrpc::RequestId;
 
@@ -11,8 +13,18 @@ pub(crate) enum Purpose {
     Initialize,
     /// Asked by the application; answered with `Event::Response`.
     App,
-    /// A task-augmented request; answered with `Event::TaskCreated` (or `Response`).
-    TaskRequest,
+    /// A task-augmented request; answered with `Event::TaskCreated` (or `Response`). With
+    /// `fallback`, a -32601 answer is retried as this plain `tools/call`.
+    TaskRequest {
+        fallback: Option<Box<PlainCall>>,
+    },
+    /// The plain retry of a task request the server refused; its answer is `original`'s.
+    PlainRetry {
+        original: RequestId,
+    },
+    /// `tools/list` asked by the application: answered with `Event::Response`, and each
+    /// tool's task support is remembered for `call_tool_as_task`.
+    ToolsList,
     /// `tasks/get`; `auto` when the engine polls on its own.
     TaskGet {
         task: TaskId,
@@ -33,6 +45,15 @@ pub(crate) enum Purpose {
         input: InputId,
     },
 }
+
+/// A `tools/call` to send plainly if the task-augmented one is refused.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PlainCall {
+    pub name: String,
+    pub arguments: Value,
+}
+
+impl Eq for PlainCall {}
 
 impl Purpose {
     /// Parked and user-facing requests wait as long as they must.

@@ -6,7 +6,8 @@
 //! For each message kind the server gets, on stdin from a file, the handshake and then N
 //! (default 20,000) pipelined messages, and once 2N; it writes to a file. The figure is
 //! (I(2N) - I(N)) / N: one more message, start-up and shutdown excluded. Every thread of
-//! the process is counted. `tasks/get` asks for the server's finished `demo-task`.
+//! the process is counted. `tasks/get` asks for the server's finished `demo-task`; `echo` is
+//! the benchmark fixture's tool (`--bench-tools`).
 //! Needs valgrind (`apt-get install valgrind`).
 
 use std::fs::File;
@@ -16,11 +17,15 @@ use std::process::{Command, Stdio};
 
 use taskwire_tests::peers::{demo, target_dir};
 
-const KINDS: [(&str, &str); 2] = [
+const KINDS: [(&str, &str); 3] = [
     ("ping", r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#),
     (
         "tasks/get",
         r#"{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"demo-task"}}"#,
+    ),
+    (
+        "tools/call echo",
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#,
     ),
 ];
 
@@ -62,8 +67,10 @@ fn count(server: &Path, runtime: &str, scratch: &Path, line: &str, n: u64) -> u6
     let input = scratch.join("input.jsonl");
     let mut file = File::create(&input).expect("input file");
     file.write_all(HANDSHAKE.as_bytes()).expect("write");
-    for _ in 0..n {
-        file.write_all(line.as_bytes()).expect("write");
+    // Each message its own id (a tool call is still in flight when the next arrives).
+    for i in 0..n {
+        let numbered = line.replacen(r#""id":7"#, &format!(r#""id":{}"#, i + 1), 1);
+        file.write_all(numbered.as_bytes()).expect("write");
         file.write_all(b"\n").expect("write");
     }
     drop(file);
@@ -71,7 +78,7 @@ fn count(server: &Path, runtime: &str, scratch: &Path, line: &str, n: u64) -> u6
     let run = Command::new("valgrind")
         .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
         .arg(server)
-        .args(["--runtime", runtime])
+        .args(["--runtime", runtime, "--bench-tools"])
         .stdin(File::open(&input).expect("input"))
         .stdout(File::create(&output).expect("output"))
         .stderr(Stdio::piped())
@@ -82,7 +89,7 @@ fn count(server: &Path, runtime: &str, scratch: &Path, line: &str, n: u64) -> u6
     let answered = std::fs::read_to_string(&output)
         .expect("output")
         .lines()
-        .filter(|l| l.starts_with(r#"{"jsonrpc":"2.0","id":7,"result""#))
+        .filter(|l| l.contains(r#","result":"#) && !l.starts_with(r#"{"jsonrpc":"2.0","id":0,"#))
         .count() as u64;
     assert_eq!(answered, n, "every message is answered");
     let log = String::from_utf8_lossy(&run.stderr);

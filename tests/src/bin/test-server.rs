@@ -4,16 +4,17 @@
 //! - `panic`: sets the status message "about to panic", then panics.
 //! - `ticker`: appends a line to the file named by its `file` argument every `step_ms`
 //!   (argument, default 20) until it is dropped, so a test can see when work stops.
+//! - `flood`: reports progress and status in a tight loop until it is dropped (fairness).
 
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde::Deserialize;
 use taskwire_demo::options::{Options, RuntimeChoice};
 use taskwire_demo::tools::ServerOptions;
 use taskwire_driver::engine::{RpcError, TaskSupport, Tool};
-use taskwire_driver::{Server, ToolContext};
+use taskwire_driver::{NoArgs, Server, ToolContext, ToolOutcome};
 
 /// The panicking tool's status message, set before it panics.
 const PANIC_STATUS: &str = "about to panic";
@@ -44,7 +45,9 @@ fn main() -> ExitCode {
     };
     let served = match options.runtime {
         RuntimeChoice::Smol => taskwire_smol::serve_stdio(server),
-        RuntimeChoice::Tokio => tokio::runtime::Runtime::new()
+        RuntimeChoice::Tokio => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
             .and_then(|rt| rt.block_on(taskwire_tokio::serve_stdio(server))),
     };
     match served {
@@ -60,16 +63,24 @@ fn with_test_tools(server: Server) -> Server {
     server
         .tool(Tool::new("panic", TaskSupport::Optional), panic_tool)
         .tool(Tool::new("ticker", TaskSupport::Optional), ticker)
+        .tool(Tool::new("flood", TaskSupport::Optional), flood)
 }
 
-async fn panic_tool(ctx: ToolContext, _: Value) -> Result<Value, RpcError> {
+async fn panic_tool(ctx: ToolContext, _: NoArgs) -> ToolOutcome {
     ctx.set_status(PANIC_STATUS).await;
     panic!("{PANIC_MESSAGE}");
 }
 
-async fn ticker(ctx: ToolContext, args: Value) -> Result<Value, RpcError> {
-    let file = args["file"].as_str().unwrap_or_default().to_owned();
-    let step = Duration::from_millis(args["step_ms"].as_u64().unwrap_or(20));
+#[derive(Deserialize)]
+struct TickerArgs {
+    file: String,
+    #[serde(default)]
+    step_ms: Option<u64>,
+}
+
+async fn ticker(ctx: ToolContext, args: TickerArgs) -> ToolOutcome {
+    let file = args.file;
+    let step = Duration::from_millis(args.step_ms.unwrap_or(20));
     let mut tick = 0u64;
     loop {
         tick += 1;
@@ -80,6 +91,19 @@ async fn ticker(ctx: ToolContext, args: Value) -> Result<Value, RpcError> {
             .map_err(|e| RpcError::new(-32603, format!("cannot open {file:?}: {e}")))?;
         let _ = writeln!(out, "tick {tick}");
         ctx.sleep(step).await;
+    }
+}
+
+/// Never waits on anything but its own reports: a tool that would hog the thread if the
+/// context did not take turns with the rest.
+async fn flood(ctx: ToolContext, _: NoArgs) -> ToolOutcome {
+    let mut n = 0u64;
+    loop {
+        n += 1;
+        ctx.progress(n as f64, None, None).await;
+        if n % 1000 == 0 {
+            ctx.set_status(format!("update {n}")).await;
+        }
     }
 }
 

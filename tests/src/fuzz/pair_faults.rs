@@ -266,7 +266,7 @@ impl World {
         ccfg.client.elicitation = true;
         ccfg.request_timeout_ms = timeout;
         ccfg.polling.min_interval_ms = [1, 100, 250, 0][usize::from(b1 & 3)];
-        ccfg.polling.max_interval_ms = [1000, 10_000][usize::from((b1 >> 2) & 1)];
+        ccfg.polling.max_interval_ms = Some([1000, 10_000][usize::from((b1 >> 2) & 1)]);
         ccfg.polling.default_interval_ms = [500, 2000][usize::from((b1 >> 3) & 1)];
         ccfg.tasks.status_notifications = b1 & 16 == 0;
         ccfg.tasks.max_tasks = 1 + usize::from(b3 % 4);
@@ -275,7 +275,7 @@ impl World {
         let mut scfg = config("fuzz-server");
         scfg.request_timeout_ms = timeout;
         scfg.polling.min_interval_ms = [1, 100][usize::from((b3 >> 4) & 1)];
-        scfg.polling.max_interval_ms = [1000, 10_000][usize::from((b3 >> 5) & 1)];
+        scfg.polling.max_interval_ms = Some([1000, 10_000][usize::from((b3 >> 5) & 1)]);
         scfg.tasks.max_tasks = 1 + usize::from(b2 % 6);
         scfg.tasks.max_tasks_per_owner = 1 + usize::from((b2 >> 3) % 4);
         scfg.tasks.default_ttl_ms =
@@ -1326,9 +1326,10 @@ impl World {
     fn window(&self) -> u64 {
         let interval = |c: &Config, t: &TaskInfo| {
             let p = c.polling;
+            let max = p.max_interval_ms.unwrap_or(u64::MAX);
             t.poll_interval_ms
                 .unwrap_or(p.default_interval_ms)
-                .clamp(p.min_interval_ms, p.max_interval_ms.max(p.min_interval_ms))
+                .clamp(p.min_interval_ms, max.max(p.min_interval_ms))
         };
         let longest = |host: &Host, session: SessionId, c: &Config| {
             host.remote_task_ids(session)

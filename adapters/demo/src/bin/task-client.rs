@@ -1,5 +1,7 @@
-//! `task-client [--runtime smol|tokio] [-- CMD ARGS...]`: the seed's client flow against the
-//! `task-server` built beside this binary, or against any stdio MCP server.
+//! `task-client [--runtime smol|tokio] [--request-timeout-ms N] [-- CMD ARGS...]`: the seed's
+//! client flow against the `task-server` built beside this binary, or against any stdio MCP
+//! server. Input the server asks for (`elicitation/create`) is answered unattended: accepted
+//! with the form's defaults, or declined.
 
 use std::process::ExitCode;
 
@@ -8,7 +10,8 @@ use std::process::ExitCode;
 use {
     std::io::Write,
     std::path::PathBuf,
-    std::time::Duration,
+    std::time::{Duration, Instant},
+    taskwire_demo::flow,
     taskwire_demo::options::{Options, RuntimeChoice},
     taskwire_driver::engine::Config,
     taskwire_driver::ClientBuilder,
@@ -22,11 +25,12 @@ fn main() -> ExitCode {
 
 #[cfg(not(target_os = "wasi"))]
 fn main() -> ExitCode {
-    let options = match Options::parse(std::env::args().skip(1), &[]) {
+    let options = match Options::parse_with(std::env::args().skip(1), &[], &[TIMEOUT]) {
         Ok(o) => o,
         Err(e) => {
             eprintln!(
-                "task-client: {e}\nusage: task-client [--runtime smol|tokio] [-- CMD ARGS...]"
+                "task-client: {e}\nusage: task-client [--runtime smol|tokio] \
+                 [{TIMEOUT} N] [-- CMD ARGS...]"
             );
             return ExitCode::from(2);
         }
@@ -44,41 +48,36 @@ fn main() -> ExitCode {
             }
         },
     };
-    let print = |line: String| {
-        let _ = writeln!(std::io::stdout(), "{line}");
-    };
-    let builder = ClientBuilder::new(Config::new("task-client", env!("CARGO_PKG_VERSION")));
+    let start = Instant::now();
+    let mut config = Config::new("task-client", env!("CARGO_PKG_VERSION"));
+    if let Some(ms) = options.number(TIMEOUT) {
+        config.request_timeout_ms = Some(ms);
+    }
+    let builder = ClientBuilder::new(config).on_elicitation(move |params| {
+        let answer = flow::elicitation_answer(&params);
+        print(flow::stamped(start, &flow::input_line(&params, &answer)));
+        async move { Ok(answer) }
+    });
+    let mut command = std::process::Command::new(&program);
+    command.args(&args);
     let outcome = match options.runtime {
         RuntimeChoice::Smol => smol::block_on(async {
-            let mut command = smol::process::Command::new(&program);
-            let (client, mut child) = taskwire_smol::spawn_server(command.args(&args), builder)?;
-            let completed = taskwire_demo::flow::run(&client, print).await;
-            client.close().await;
-            let exited = futures::future::select(
-                Box::pin(child.status()),
-                Box::pin(smol::Timer::after(Duration::from_secs(2))),
-            );
-            if let futures::future::Either::Right(_) = exited.await {
-                let _ = child.kill();
-            }
+            let (client, child) = taskwire_smol::spawn_server(command, builder)?;
+            let completed = flow::run_since(&client, start, print).await;
+            finish(client, child, smol::Timer::after(Duration::from_secs(2))).await;
             Ok::<_, std::io::Error>(completed)
         }),
-        RuntimeChoice::Tokio => tokio::runtime::Runtime::new().and_then(|rt| {
-            rt.block_on(async {
-                let mut command = tokio::process::Command::new(&program);
-                let (client, mut child) =
-                    taskwire_tokio::spawn_server(command.args(&args), builder)?;
-                let completed = taskwire_demo::flow::run(&client, print).await;
-                client.close().await;
-                if tokio::time::timeout(Duration::from_secs(2), child.wait())
-                    .await
-                    .is_err()
-                {
-                    let _ = child.kill().await;
-                }
-                Ok(completed)
-            })
-        }),
+        RuntimeChoice::Tokio => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .and_then(|rt| {
+                rt.block_on(async {
+                    let (client, child) = taskwire_tokio::spawn_server(command, builder)?;
+                    let completed = flow::run_since(&client, start, print).await;
+                    finish(client, child, tokio::time::sleep(Duration::from_secs(2))).await;
+                    Ok(completed)
+                })
+            }),
     };
     match outcome {
         Ok(Ok(true)) => ExitCode::SUCCESS,
@@ -91,6 +90,33 @@ fn main() -> ExitCode {
             eprintln!("task-client: cannot start {}: {e}", program.display());
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The option that sets the local timeout of each request (`tasks/result` of a finished
+/// task included), in ms; the default is 60 000.
+#[cfg(not(target_os = "wasi"))]
+const TIMEOUT: &str = "--request-timeout-ms";
+
+/// Prints one line on stdout.
+#[cfg(not(target_os = "wasi"))]
+fn print(line: String) {
+    let _ = writeln!(std::io::stdout(), "{line}");
+}
+
+/// Closes the connection and waits for the server to exit; kills it after `grace`.
+#[cfg(not(target_os = "wasi"))]
+async fn finish(
+    client: taskwire_driver::Client,
+    mut child: Box<dyn taskwire_driver::ChildProcess>,
+    grace: impl std::future::Future<Output = impl Sized>,
+) {
+    client.close().await;
+    drop(client);
+    let exited = futures::future::select(child.wait(), Box::pin(grace)).await;
+    if let futures::future::Either::Right(_) = exited {
+        drop(exited);
+        let _ = child.kill();
     }
 }
 

@@ -1,7 +1,8 @@
-//! `task-server [--runtime smol|tokio] [--required-tool] [--bench-tools] [--step-ms N]`: the
-//! seed's MCP task server on stdio. `--bench-tools` adds the benchmark fixture's `echo` and
-//! `instant_task` and room for 200,000 tasks. The `wasm32-wasip1` build runs on taskwire-wasi
-//! and has no `--runtime`.
+//! `task-server [--runtime smol|tokio] [--required-tool] [--extra-tools] [--bench-tools]
+//! [--step-ms N]`: the seed's MCP task server on stdio. `--extra-tools` adds `confirm_task`
+//! (asks for a confirmation mid-task) and `progress_task` (reports progress); `--bench-tools`
+//! adds the benchmark fixture's `echo` and `instant_task` and room for 200,000 tasks. The
+//! `wasm32-wasip1` build runs on taskwire-wasi and has no `--runtime`.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -12,10 +13,11 @@ use taskwire_demo::options::RuntimeChoice;
 use taskwire_demo::tools::ServerOptions;
 
 #[cfg(not(target_os = "wasi"))]
-const USAGE: &str =
-    "usage: task-server [--runtime smol|tokio] [--required-tool] [--bench-tools] [--step-ms N]";
+const USAGE: &str = "usage: task-server [--runtime smol|tokio] [--required-tool] [--extra-tools] \
+                     [--bench-tools] [--step-ms N]";
 #[cfg(target_os = "wasi")]
-const USAGE: &str = "usage: task-server.wasm [--required-tool] [--bench-tools] [--step-ms N]";
+const USAGE: &str =
+    "usage: task-server.wasm [--required-tool] [--extra-tools] [--bench-tools] [--step-ms N]";
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -28,7 +30,8 @@ fn main() -> ExitCode {
         Ok(ms) => Duration::from_millis(ms.unwrap_or(1000)),
         Err(e) => return usage(&e),
     };
-    let options = match Options::parse(args, &["--required-tool", "--bench-tools"]) {
+    let flags = ["--required-tool", "--extra-tools", "--bench-tools"];
+    let options = match Options::parse(args, &flags) {
         Ok(o) => o,
         Err(e) => return usage(&e),
     };
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
         step,
         required_tool: options.has("--required-tool"),
         bench_tools: options.has("--bench-tools"),
+        extra_tools: options.has("--extra-tools"),
     };
     let server = match taskwire_demo::tools::server(server_options) {
         Ok(server) => server,
@@ -44,7 +48,10 @@ fn main() -> ExitCode {
     #[cfg(not(target_os = "wasi"))]
     let served = match options.runtime {
         RuntimeChoice::Smol => taskwire_smol::serve_stdio(server),
-        RuntimeChoice::Tokio => tokio::runtime::Runtime::new()
+        // One thread, as on smol: the driver, stdio and the tools share it.
+        RuntimeChoice::Tokio => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
             .and_then(|rt| rt.block_on(taskwire_tokio::serve_stdio(server))),
     };
     #[cfg(target_os = "wasi")]

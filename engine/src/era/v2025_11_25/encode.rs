@@ -112,7 +112,7 @@ fn error_code(raw: &RawValue) -> i64 {
 }
 
 /// Appends a stored result object with `_meta[related-task]` set to `task`.
-fn push_with_related_task(buf: &mut Buf, raw: &RawValue, task: &str) {
+pub(super) fn push_with_related_task(buf: &mut Buf, raw: &RawValue, task: &str) {
     let text = raw.get().trim_end();
     if text.contains("\"_meta\"") {
         // The result has `_meta` of its own (or the text names one inside): merge properly.

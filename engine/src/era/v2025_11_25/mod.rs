@@ -8,6 +8,8 @@
 
 mod encode;
 mod handshake;
+mod negotiation;
+mod polling;
 mod receiver;
 mod requestor;
 mod tools;
@@ -15,7 +17,9 @@ mod types;
 
 use serde_json::value::RawValue;
 
-pub(crate) use requestor::RemoteTask;
+pub use negotiation::PlainReason;
+pub(crate) use negotiation::ToolCatalog;
+pub(crate) use polling::RemoteTask;
 pub(crate) use tools::Tools;
 pub use tools::{TaskDecision, ToolDef};
 pub use types::*;
@@ -95,9 +99,9 @@ impl Host {
             "notifications/cancelled" => {
                 jsonrpc::params(params).map(|p| self.on_cancelled(session, p))
             }
-            "notifications/tasks/status" => {
-                jsonrpc::params(params).map(|task: Task| self.observe_remote_task(session, task))
-            }
+            "notifications/tasks/status" => jsonrpc::params(params).map(|task: Task| {
+                self.observe_remote_task(session, task, polling::Source::Notification)
+            }),
             "notifications/progress" => jsonrpc::params(params)
                 .map(|p: ProgressParams| self.event(crate::Event::Progress { session, params: p })),
             _ => {

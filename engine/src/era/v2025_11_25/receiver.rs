@@ -314,11 +314,7 @@ impl Host {
     }
 
     /// The reply to a plain call; related-task `_meta` when it served a peer's task.
-    pub(crate) fn answer_plain(
-        &mut self,
-        call: CallId,
-        outcome: Result<Map<String, Value>, RpcError>,
-    ) {
+    pub(crate) fn answer_plain(&mut self, call: CallId, outcome: Result<Box<RawValue>, RpcError>) {
         let Some(state) = self.remove_call(call) else {
             return;
         };
@@ -331,11 +327,15 @@ impl Host {
         s.inbound.remove(&request);
         match outcome {
             Ok(result) => {
-                let result = match &state.related_task {
-                    Some(task) => with_related_task(result, task.as_str()),
-                    None => result,
+                let text = result.get();
+                let line = match &state.related_task {
+                    Some(task) => jsonrpc::reply_with(&request, text.len() + 128, |buf| {
+                        encode::push_with_related_task(buf, &result, task.as_str())
+                    }),
+                    None => jsonrpc::reply_with(&request, text.len() + 48, |buf| {
+                        buf.extend_from_slice(text.as_bytes())
+                    }),
                 };
-                let line = jsonrpc::result_line(&request, &result);
                 self.reply(session, &request, None, line);
             }
             Err(error) => self.reply_error(session, Some(&request), &error),

@@ -1,9 +1,12 @@
-//! The requestor role in 2025-11-25: our requests to the peer, the tasks it hosts for us,
-//! polling them, their results; local timeouts; what a closing session fails.
+//! The requestor role in 2025-11-25: our requests to the peer and their answers, local
+//! timeouts, and what a closing session fails. Following the tasks it hosts for us is in
+//! `polling`; whether a call goes as a task, in `negotiation`.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::negotiation::{PlainReason, Plan};
+use super::polling::Source;
 use super::types::{
     CallToolRequest, CancelledParams, CreateTaskResult, PageParams, Task, TaskIdParams,
     TaskMetadata,
@@ -13,30 +16,10 @@ use crate::event::{Event, MessageKind};
 use crate::host::{Host, Timer};
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{self, code, RequestId, RpcError};
-use crate::session::{Purpose, Session};
-use crate::status::TaskStatus;
+use crate::session::{PlainCall, Purpose, Session};
 use crate::task::TaskInfo;
 use crate::time::Millis;
 use crate::UsageError;
-
-/// What we know of a task the peer hosts.
-#[derive(Debug, Default)]
-pub(crate) struct RemoteTask {
-    /// The newest view seen (from `CreateTaskResult`, `tasks/get` or a notification).
-    view: Option<TaskInfo>,
-    /// We created it (its `CreateTaskResult` arrived); only then do we poll and fetch.
-    ours: bool,
-    auto_poll: bool,
-    get_in_flight: bool,
-    result_requested: bool,
-    result_reported: bool,
-}
-
-impl RemoteTask {
-    fn status(&self) -> Option<TaskStatus> {
-        self.view.as_ref().map(|t| t.status)
-    }
-}
 
 /// `tools/call` arguments: an object, or `null` for none (then the member is left out).
 fn tool_arguments(arguments: &Value) -> Result<Option<&Value>, UsageError> {
@@ -45,10 +28,6 @@ fn tool_arguments(arguments: &Value) -> Result<Option<&Value>, UsageError> {
         Value::Object(_) => Ok(Some(arguments)),
         _ => Err(UsageError::NotAnObject("tool arguments")),
     }
-}
-
-fn malformed_task(id: &RequestId) -> String {
-    format!("malformed task in answer to {id}")
 }
 
 impl Host {
@@ -79,19 +58,16 @@ impl Host {
             .ok_or(UsageError::UnknownSession(session))
     }
 
-    /// `tools/list`, one page.
+    /// `tools/list`, one page; the answer arrives as [`Event::Response`], and each tool's
+    /// task support is remembered for [`Host::call_tool_as_task`].
     pub fn list_tools(
         &mut self,
         now: Millis,
         session: SessionId,
         cursor: Option<String>,
     ) -> Result<RequestId, UsageError> {
-        self.request(
-            now,
-            session,
-            "tools/list",
-            Some(json!(PageParams { cursor })),
-        )
+        let params = Some(json!(PageParams { cursor }));
+        self.outbound_request(now, session, "tools/list", params, Purpose::ToolsList)
     }
 
     /// A plain `tools/call`; `arguments` is an object, or `null` for none.
@@ -110,9 +86,15 @@ impl Host {
         self.outbound_request(now, session, "tools/call", Some(params), Purpose::App)
     }
 
-    /// A task-augmented `tools/call`, whatever the tool advertises. [`Event::TaskCreated`]
-    /// follows, then [`Event::TaskStatus`] changes and one [`Event::TaskResult`]; a server
-    /// that runs the call plainly answers with [`Event::Response`] instead.
+    /// A `tools/call` as a task, when the server and the tool allow it: [`Event::TaskCreated`]
+    /// follows, then [`Event::TaskStatus`] changes and one [`Event::TaskResult`].
+    ///
+    /// The call goes out plainly, with [`Event::RanPlainly`] saying why and the answer as
+    /// [`Event::Response`], when the server did not declare `tasks.requests.tools.call`, or
+    /// the tool's last listed `execution.taskSupport` (see [`Host::list_tools`]) is
+    /// `"forbidden"` or absent. When the listing could not be read (e.g. `task_support`), the
+    /// task is tried and, if refused with -32601, sent again plainly. A server that answers
+    /// a task request plainly gives [`Event::Response`] too.
     pub fn call_tool_as_task(
         &mut self,
         now: Millis,
@@ -121,18 +103,44 @@ impl Host {
         arguments: Value,
         ttl_ms: Option<u64>,
     ) -> Result<RequestId, UsageError> {
+        let args = tool_arguments(&arguments)?;
+        self.check_tasks_negotiated(session)?;
+        let s = self.ready(session)?;
+        let plan = s.tools.plan(&s.peer_capabilities, name);
+        let fallback = match plan {
+            Plan::Plain(reason) => {
+                let params = CallToolRequest {
+                    name,
+                    arguments: args,
+                    task: None,
+                };
+                let request =
+                    self.outbound_request(now, session, "tools/call", Some(params), Purpose::App)?;
+                self.event(Event::RanPlainly {
+                    session,
+                    request: request.clone(),
+                    reason,
+                });
+                return Ok(request);
+            }
+            Plan::Task { fallback } => fallback.then(|| {
+                Box::new(PlainCall {
+                    name: name.to_owned(),
+                    arguments: arguments.clone(),
+                })
+            }),
+        };
         let params = CallToolRequest {
             name,
-            arguments: tool_arguments(&arguments)?,
+            arguments: args,
             task: Some(TaskMetadata { ttl: ttl_ms }),
         };
-        self.check_tasks_negotiated(session)?;
         self.outbound_request(
             now,
             session,
             "tools/call",
             Some(params),
-            Purpose::TaskRequest,
+            Purpose::TaskRequest { fallback },
         )
     }
 
@@ -151,7 +159,8 @@ impl Host {
         };
         params.insert("task".into(), json!(TaskMetadata { ttl: ttl_ms }));
         self.check_tasks_negotiated(session)?;
-        self.outbound_request(now, session, method, Some(params), Purpose::TaskRequest)
+        let purpose = Purpose::TaskRequest { fallback: None };
+        self.outbound_request(now, session, method, Some(params), purpose)
     }
 
     /// `tasks/get`; the answer arrives as [`Event::Response`] and updates the task's view.
@@ -253,7 +262,7 @@ impl Host {
         let task = TaskId::from(task);
         if on {
             self.follow_up(session, &task);
-            self.after_poll(session, &task);
+            self.schedule_poll(session, &task, false);
         } else {
             self.timers.clear(&Timer::Poll(session, task));
         }
@@ -262,7 +271,7 @@ impl Host {
 
     /// What we last heard of a task the peer hosts for us.
     pub fn remote_task(&self, session: SessionId, task: &str) -> Option<&TaskInfo> {
-        self.session(session)?.remote.get(task)?.view.as_ref()
+        self.session(session)?.remote.get(task)?.view()
     }
 
     /// Ids of the peer-hosted tasks we follow on a session, sorted.
@@ -297,16 +306,34 @@ impl Host {
                 request: id,
                 outcome,
             }),
-            Purpose::TaskRequest => self.on_task_created(session, id, outcome),
+            Purpose::TaskRequest { fallback } => match (fallback, &outcome) {
+                (Some(plain), Err(e)) if e.code == code::METHOD_NOT_FOUND => {
+                    self.retry_plainly(session, id, *plain)
+                }
+                _ => self.on_task_created(session, id, outcome),
+            },
+            Purpose::PlainRetry { original } => self.event(Event::Response {
+                session,
+                request: original,
+                outcome,
+            }),
+            Purpose::ToolsList => {
+                if let (Ok(page), Some(s)) = (&outcome, self.session_mut(session)) {
+                    s.tools.learn(page);
+                }
+                self.event(Event::Response {
+                    session,
+                    request: id,
+                    outcome,
+                });
+            }
             Purpose::TaskGet { task, auto } => {
                 match &outcome {
                     Ok(v) => match parse_task(v) {
                         Some(view) if view.task_id == task.as_str() => {
-                            self.observe_remote_task(session, view)
+                            self.observe_remote_task(session, view, Source::Answer)
                         }
-                        _ => {
-                            self.peer_error(session, PeerErrorKind::Malformed, malformed_task(&id))
-                        }
+                        _ => self.on_malformed_task_answer(session, &task, &id),
                     },
                     Err(e) if e.code == code::INVALID_PARAMS => {
                         self.remote_gone(session, &task, e.clone())
@@ -326,11 +353,13 @@ impl Host {
                 if let Ok(v) = &outcome {
                     match parse_task(v) {
                         Some(view) if view.task_id == task.as_str() => {
-                            self.observe_remote_task(session, view)
+                            self.observe_remote_task(session, view, Source::Answer)
                         }
-                        _ => {
-                            self.peer_error(session, PeerErrorKind::Malformed, malformed_task(&id))
-                        }
+                        _ => self.peer_error(
+                            session,
+                            PeerErrorKind::Malformed,
+                            format!("malformed task in answer to {id}"),
+                        ),
                     }
                 }
                 self.event(Event::Response {
@@ -392,199 +421,33 @@ impl Host {
         let Some(s) = self.session_mut(session) else {
             return;
         };
-        let entry = s.remote.entry(id.clone()).or_default();
-        entry.ours = true;
-        entry.auto_poll = true;
-        let current = match entry.view.take() {
-            Some(early) if early.status != task.status && task.status.can_become(early.status) => {
-                early
-            }
-            Some(early)
-                if early.status == task.status && task.last_updated_at < early.last_updated_at =>
-            {
-                early
-            }
-            _ => task,
-        };
-        entry.view = Some(current.clone());
+        let current = s.remote.entry(id.clone()).or_default().created(task);
         self.event(Event::TaskCreated {
             session,
             request,
             task: current,
         });
         self.follow_up(session, &id);
-        self.after_poll(session, &id);
+        self.schedule_poll(session, &id, false);
     }
 
-    /// A fresh view of a peer-hosted task (poll answer, cancel answer or notification).
-    pub(crate) fn observe_remote_task(&mut self, session: SessionId, task: Task) {
-        let Some(task) = task.to_info() else {
-            return self.peer_error(
-                session,
-                PeerErrorKind::Malformed,
-                format!("task {:?}: a time is not RFC 3339", task.task_id),
-            );
+    /// The server refused a task-augmented call (-32601) whose tool's support we could not
+    /// read: it goes again plainly, answering as the original request.
+    fn retry_plainly(&mut self, session: SessionId, original: RequestId, plain: PlainCall) {
+        let params = CallToolRequest {
+            name: &plain.name,
+            arguments: tool_arguments(&plain.arguments).ok().flatten(),
+            task: None,
         };
-        let max = self.config.tasks.max_tasks;
-        let Some(s) = self.session_mut(session) else {
-            return;
+        let purpose = Purpose::PlainRetry {
+            original: original.clone(),
         };
-        let id = task.id.clone();
-        if !s.remote.contains_key(&id) && s.remote.len() >= max {
-            return self.peer_error(
-                session,
-                PeerErrorKind::Malformed,
-                format!("status of unknown task {id:?} dropped: too many"),
-            );
-        }
-        let entry = s.remote.entry(id.clone()).or_default();
-        let visible = match &entry.view {
-            None => true,
-            // An older state that arrived late (a reordered answer or notification).
-            Some(cur) if task.last_updated_at < cur.last_updated_at => return,
-            Some(cur) if cur.status != task.status => {
-                if !cur.status.can_become(task.status) {
-                    return; // stale or out of order: the table decides
-                }
-                true
-            }
-            Some(cur) => cur.status_message != task.status_message,
-        };
-        entry.view = Some(task.clone());
-        if entry.ours {
-            if visible {
-                self.event(Event::TaskStatus { session, task });
-            }
-            self.follow_up(session, &id);
-        }
-    }
-
-    /// Fetches the result when the task needs input or is terminal; forgets it when done.
-    fn follow_up(&mut self, session: SessionId, id: &TaskId) {
-        let Some(s) = self.session_mut(session) else {
-            return;
-        };
-        let Some(entry) = s.remote.get_mut(id) else {
-            return;
-        };
-        let Some(status) = entry.status() else {
-            return;
-        };
-        if !entry.ours || !entry.auto_poll {
-            return;
-        }
-        let fetch = (status == TaskStatus::InputRequired || status.is_terminal())
-            && !entry.result_requested;
-        if fetch {
-            entry.result_requested = true;
-        }
-        let done = status.is_terminal() && entry.result_reported;
-        if done {
-            s.remote.remove(id);
-        }
-        if status.is_terminal() {
-            self.timers.clear(&Timer::Poll(session, id.clone()));
-        }
-        if fetch {
-            let params = TaskIdParams {
-                task_id: id.to_string(),
-            };
-            let purpose = Purpose::TaskResult {
-                task: id.clone(),
-                auto: true,
-            };
-            self.send_request(session, "tasks/result", Some(params), purpose, None);
-        }
-    }
-
-    /// Schedules the next poll, `pollInterval` (clamped) after the last answer.
-    fn after_poll(&mut self, session: SessionId, id: &TaskId) {
-        let polling = self.config.polling;
-        let now = self.now;
-        let key = Timer::Poll(session, id.clone());
-        let scheduled = self.timers.contains(&key);
-        let Some(entry) = self.session_mut(session).and_then(|s| s.remote.get_mut(id)) else {
-            return;
-        };
-        entry.get_in_flight = false;
-        let live = entry.status().is_some_and(|s| !s.is_terminal());
-        if entry.ours && entry.auto_poll && live && !scheduled {
-            let suggested = entry.view.as_ref().and_then(|t| t.poll_interval_ms);
-            let interval = suggested.unwrap_or(polling.default_interval_ms).clamp(
-                polling.min_interval_ms,
-                polling.max_interval_ms.max(polling.min_interval_ms),
-            );
-            self.timers.set(key, now.plus(interval));
-        }
-    }
-
-    /// A poll timer fired: send `tasks/get` unless one is already out.
-    pub(crate) fn poll_remote_task(&mut self, session: SessionId, id: &TaskId) {
-        let Some(entry) = self.session_mut(session).and_then(|s| s.remote.get_mut(id)) else {
-            return;
-        };
-        if !entry.ours
-            || !entry.auto_poll
-            || entry.get_in_flight
-            || entry.status().is_some_and(TaskStatus::is_terminal)
-        {
-            return;
-        }
-        entry.get_in_flight = true;
-        let params = TaskIdParams {
-            task_id: id.to_string(),
-        };
-        let purpose = Purpose::TaskGet {
-            task: id.clone(),
-            auto: true,
-        };
-        self.send_request(session, "tasks/get", Some(params), purpose, None);
-    }
-
-    fn on_remote_result(
-        &mut self,
-        session: SessionId,
-        id: &TaskId,
-        outcome: Result<Value, RpcError>,
-    ) {
-        let Some(s) = self.session_mut(session) else {
-            return;
-        };
-        let Some(entry) = s
-            .remote
-            .get_mut(id)
-            .filter(|t| t.ours && !t.result_reported)
-        else {
-            return;
-        };
-        entry.result_reported = true;
-        let terminal = entry.status().is_some_and(TaskStatus::is_terminal);
-        if terminal {
-            s.remote.remove(id);
-            self.timers.clear(&Timer::Poll(session, id.clone()));
-        }
-        self.event(Event::TaskResult {
+        self.event(Event::RanPlainly {
             session,
-            task: id.clone(),
-            outcome,
+            request: original,
+            reason: PlainReason::TaskRefused,
         });
-    }
-
-    /// The peer no longer knows the task (expired or purged).
-    fn remote_gone(&mut self, session: SessionId, id: &TaskId, error: RpcError) {
-        let Some(s) = self.session_mut(session) else {
-            return;
-        };
-        if let Some(entry) = s.remote.remove(id) {
-            self.timers.clear(&Timer::Poll(session, id.clone()));
-            if entry.ours && !entry.result_reported {
-                self.event(Event::TaskResult {
-                    session,
-                    task: id.clone(),
-                    outcome: Err(error),
-                });
-            }
-        }
+        self.send_request(session, "tools/call", Some(params), purpose, None);
     }
 
     // ---- timeouts and abandoning ------------------------------------------------------------
@@ -628,13 +491,17 @@ impl Host {
             self.event(Event::InitializeFailed { session, error });
             return self.close(self.now, session);
         }
+        if let Purpose::TaskResult { task, auto: true } = &purpose {
+            return self.result_timed_out(session, task);
+        }
         self.abandon_request(session, &id, "Request timed out");
         // The engine's own polls are not the application's business.
         if !matches!(purpose, Purpose::TaskGet { auto: true, .. }) {
-            self.event(Event::TimedOut {
-                session,
-                request: id,
-            });
+            let request = match &purpose {
+                Purpose::PlainRetry { original } => original.clone(),
+                _ => id,
+            };
+            self.event(Event::TimedOut { session, request });
         }
         if let Purpose::TaskGet { task, .. } = purpose {
             self.after_poll(session, &task);
@@ -657,9 +524,11 @@ impl Host {
                     session,
                     error: closed(),
                 }),
-                Purpose::App | Purpose::TaskRequest | Purpose::TaskCancel { .. } => {
-                    self.event(response(request))
-                }
+                Purpose::App
+                | Purpose::ToolsList
+                | Purpose::TaskRequest { .. }
+                | Purpose::TaskCancel { .. } => self.event(response(request)),
+                Purpose::PlainRetry { original } => self.event(response(original)),
                 Purpose::TaskGet { auto: false, .. } | Purpose::TaskResult { auto: false, .. } => {
                     self.event(response(request))
                 }

@@ -269,6 +269,19 @@ impl Tool {
         self.description = Some(description.into());
         self
     }
+
+    /// The same tool with this `inputSchema` (an object schema; the default takes any
+    /// object).
+    pub fn with_input_schema(mut self, schema: Value) -> Self {
+        self.input_schema = schema;
+        self
+    }
+
+    /// The same tool with this `outputSchema`, the schema of its `structuredContent`.
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
 }
 
 /// `result` of `tools/list`.

@@ -1,0 +1,406 @@
+//! The client side: an async handle over a client session whose driver runs in the
+//! background, and the server-to-client requests the application answers.
+
+mod waits;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+
+use async_channel::{Receiver, Sender};
+use futures::channel::oneshot;
+use serde_json::{json, Value};
+use taskwire_engine::{
+    ClientFeatures, Config, Host, Owner, PlainReason, RpcError, SessionId, TaskInfo, Tool,
+};
+
+use crate::command::{closed, usage_error, Command, Reply};
+use crate::driver::{App, Driver, Until};
+use crate::runtime::{now, random_task_id, BoxFuture, ChildProcess, Reader, Runtime, Writer};
+
+pub(crate) use waits::Waits;
+
+/// A handler for a server-to-client request (`elicitation/create`, `sampling/createMessage`,
+/// `roots/list`): params in, result out.
+pub type Handler = Arc<dyn Fn(Value) -> BoxFuture<Result<Value, RpcError>> + Send + Sync>;
+
+/// The handlers a client answers with, by method.
+pub(crate) type Handlers = HashMap<String, Handler>;
+
+/// The owner of the tasks a client hosts for its server (sampling, elicitation tasks).
+const SERVER_OWNER: &str = "server";
+
+/// The handshake's outcome, as a client sees it.
+#[derive(Clone, Debug)]
+pub struct Initialized {
+    /// Negotiated protocol version.
+    pub protocol_version: String,
+    /// The server's name and version.
+    pub server: taskwire_engine::Implementation,
+    /// The server's capabilities as sent.
+    pub capabilities: Value,
+}
+
+/// One step of a call made with [`Client::call_tool_as_task`].
+#[derive(Debug)]
+pub enum TaskUpdate {
+    /// The task's status or message changed.
+    Status(TaskInfo),
+    /// The outcome (always the last update): the tool's result, or the error the task
+    /// ended with.
+    Result(Result<Value, RpcError>),
+}
+
+/// A call made with [`Client::call_tool_as_task`], in progress.
+#[derive(Debug)]
+pub struct TaskCall {
+    /// The task as created; `None` when the call ran without a task.
+    pub task: Option<TaskInfo>,
+    /// Why the call ran without a task, when the client decided so (the server did not
+    /// offer tasks, the tool forbids them, or refused one); `None` for a task, or when the
+    /// server chose to answer plainly.
+    pub plain: Option<PlainReason>,
+    /// Status changes, then the outcome.
+    pub updates: Receiver<TaskUpdate>,
+}
+
+impl TaskCall {
+    /// Waits for the outcome, skipping status updates.
+    pub async fn result(self) -> Result<Value, RpcError> {
+        while let Ok(update) = self.updates.recv().await {
+            if let TaskUpdate::Result(outcome) = update {
+                return outcome;
+            }
+        }
+        Err(closed())
+    }
+
+    /// A call answered at once (no task): its updates hold just the outcome.
+    pub(crate) fn answered(outcome: Value, plain: Option<PlainReason>) -> TaskCall {
+        let (tx, updates) = async_channel::bounded(1);
+        let _ = tx.try_send(TaskUpdate::Result(Ok(outcome)));
+        TaskCall {
+            task: None,
+            plain,
+            updates,
+        }
+    }
+}
+
+/// Builds a client: configuration and the server-to-client requests it answers.
+pub struct ClientBuilder {
+    config: Config,
+    handlers: Handlers,
+}
+
+impl ClientBuilder {
+    /// A client with this configuration.
+    pub fn new(config: Config) -> Self {
+        ClientBuilder {
+            config,
+            handlers: HashMap::new(),
+        }
+    }
+
+    /// Answers `elicitation/create` (declares the capability, and task hosting for it).
+    pub fn on_elicitation<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        self.handle("elicitation/create", handler)
+    }
+
+    /// Answers `sampling/createMessage` (declares the capability, and task hosting for it).
+    pub fn on_sampling<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        self.handle("sampling/createMessage", handler)
+    }
+
+    /// Answers `roots/list`.
+    pub fn on_roots<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        self.handle("roots/list", handler)
+    }
+
+    fn handle<F, Fut>(mut self, method: &str, handler: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        self.handlers.insert(
+            method.to_owned(),
+            Arc::new(move |params| Box::pin(handler(params))),
+        );
+        self
+    }
+
+    /// Starts the client's driver on `runtime` over a connection to a server, and returns
+    /// the handle. Call [`Client::initialize`] first.
+    pub fn connect(self, runtime: Arc<dyn Runtime>, reader: Reader, writer: Writer) -> Client {
+        let mut config = self.config;
+        // The client declares what it answers, and hosts tasks only for those.
+        config.client = ClientFeatures {
+            sampling: self.handlers.contains_key("sampling/createMessage"),
+            elicitation: self.handlers.contains_key("elicitation/create"),
+            roots: self.handlers.contains_key("roots/list"),
+        };
+        let host = Host::new(config, Box::new(random_task_id), now());
+        let app = App::Client(Arc::new(self.handlers));
+        let (mut driver, commands) = Driver::new(host, runtime.clone(), app, Until::LinksEnd);
+        driver.attach(Owner::from(SERVER_OWNER), reader, writer, None);
+        runtime.spawn(Box::pin(driver));
+        Client {
+            inner: Arc::new(Inner { commands }),
+        }
+    }
+}
+
+/// Starts `command` as a stdio MCP server (its stderr goes to ours) and connects a client.
+/// If the child exits or closes its stdout, every pending call fails at once.
+pub fn spawn_server(
+    runtime: Arc<dyn Runtime>,
+    command: std::process::Command,
+    client: ClientBuilder,
+) -> io::Result<(Client, Box<dyn ChildProcess>)> {
+    let child = runtime.spawn_child(command)?;
+    let client = client.connect(runtime, child.stdout, child.stdin);
+    Ok((client, child.process))
+}
+
+/// An MCP client connection. Cheap to clone; every method fails with a "Connection closed"
+/// error (code -32000) once the server is gone, and never hangs on a dead peer. When the
+/// last clone is dropped, the connection closes.
+#[derive(Clone, Debug)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    commands: Sender<Command>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let _ = self.commands.try_send(Command::Shutdown);
+    }
+}
+
+impl Client {
+    /// The handshake: `initialize`, then `notifications/initialized`.
+    pub async fn initialize(&self) -> Result<Initialized, RpcError> {
+        self.ask(Command::Initialize).await
+    }
+
+    /// Every tool, following `nextCursor` pages. The tools' task support is remembered:
+    /// [`Client::call_tool_as_task`] honours it.
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, RpcError> {
+        let mut tools = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = self
+                .ask(|reply| Command::ListTools { cursor, reply })
+                .await?;
+            let (items, next): (Vec<Value>, _) = page_items(page, "tools")?;
+            for item in items {
+                tools.push(listed_tool(item)?);
+            }
+            match next {
+                Some(next) => cursor = Some(next),
+                None => return Ok(tools),
+            }
+        }
+    }
+
+    /// A plain `tools/call`; returns the `CallToolResult`.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, RpcError> {
+        let name = name.to_owned();
+        self.ask(|reply| Command::CallTool {
+            name,
+            arguments,
+            reply,
+        })
+        .await
+    }
+
+    /// A `tools/call` as a task, when the server and the tool allow it (see
+    /// [`Host::call_tool_as_task`](taskwire_engine::Host::call_tool_as_task)); otherwise a
+    /// plain call, with [`TaskCall::plain`] saying why. The engine polls at the server's
+    /// `pollInterval` and fetches the result.
+    pub async fn call_tool_as_task(
+        &self,
+        name: &str,
+        arguments: Value,
+        ttl_ms: Option<u64>,
+    ) -> Result<TaskCall, RpcError> {
+        let name = name.to_owned();
+        self.ask(|reply| Command::CallToolAsTask {
+            name,
+            arguments,
+            ttl_ms,
+            reply,
+        })
+        .await
+    }
+
+    /// `tasks/get`.
+    pub async fn get_task(&self, task: &str) -> Result<TaskInfo, RpcError> {
+        let task = task.to_owned();
+        self.ask(|reply| Command::GetTask { task, reply }).await
+    }
+
+    /// `tasks/result`: waits until the task is terminal.
+    pub async fn task_result(&self, task: &str) -> Result<Value, RpcError> {
+        let task = task.to_owned();
+        self.ask(|reply| Command::TaskResult { task, reply }).await
+    }
+
+    /// `tasks/cancel`.
+    pub async fn cancel_task(&self, task: &str) -> Result<TaskInfo, RpcError> {
+        let task = task.to_owned();
+        self.ask(|reply| Command::CancelTask { task, reply }).await
+    }
+
+    /// Every task, following `nextCursor` pages.
+    pub async fn list_tasks(&self) -> Result<Vec<TaskInfo>, RpcError> {
+        let mut tasks = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = cursor
+                .take()
+                .map_or_else(|| json!({}), |c| json!({ "cursor": c }));
+            let page = self.request("tasks/list", Some(params)).await?;
+            let (items, next): (Vec<taskwire_engine::Task>, _) = page_items(page, "tasks")?;
+            for task in items {
+                let info = task.to_info().ok_or_else(|| {
+                    RpcError::internal(format!(
+                        "malformed task {:?}: a time is not RFC 3339",
+                        task.task_id
+                    ))
+                })?;
+                tasks.push(info);
+            }
+            match next {
+                Some(next) => cursor = Some(next),
+                None => return Ok(tasks),
+            }
+        }
+    }
+
+    /// Any request; returns the raw result.
+    pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, RpcError> {
+        let method = method.to_owned();
+        self.ask(|reply| Command::Request {
+            method,
+            params,
+            reply,
+        })
+        .await
+    }
+
+    /// Closes the connection: pending calls fail, the driver stops.
+    pub async fn close(&self) {
+        let _ = self.inner.commands.send(Command::Shutdown).await;
+    }
+
+    async fn ask<T>(&self, command: impl FnOnce(Reply<T>) -> Command) -> Result<T, RpcError> {
+        let (reply, answer) = oneshot::channel();
+        self.inner
+            .commands
+            .send(command(reply))
+            .await
+            .map_err(|_| closed())?;
+        answer.await.unwrap_or_else(|_| Err(closed()))
+    }
+}
+
+/// The `key` array of a page and its `nextCursor`.
+fn page_items<T: serde::de::DeserializeOwned>(
+    mut page: Value,
+    key: &str,
+) -> Result<(Vec<T>, Option<String>), RpcError> {
+    let items = page
+        .get_mut(key)
+        .map(Value::take)
+        .unwrap_or_else(|| json!([]));
+    let items = serde_json::from_value(items)
+        .map_err(|e| RpcError::internal(format!("malformed answer: {e}")))?;
+    let next = page
+        .get("nextCursor")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Ok((items, next))
+}
+
+/// A listed tool. An `execution` that cannot be read (e.g. `"taskSupport": 1`) is left out,
+/// like an unknown spelling: the engine, which keeps the listing as sent, still tries such a
+/// tool as a task and calls it plainly if the task is refused.
+fn listed_tool(mut item: Value) -> Result<Tool, RpcError> {
+    let malformed = |e: serde_json::Error| RpcError::internal(format!("malformed answer: {e}"));
+    match serde_json::from_value(item.clone()) {
+        Ok(tool) => Ok(tool),
+        Err(e) => match item.as_object_mut().and_then(|o| o.remove("execution")) {
+            Some(_) => serde_json::from_value(item).map_err(malformed),
+            None => Err(malformed(e)),
+        },
+    }
+}
+
+/// Runs a client command against the host's client session.
+pub(crate) fn on_command(
+    host: &mut Host,
+    session: Option<SessionId>,
+    waits: &mut Waits,
+    command: Command,
+) {
+    let Some(session) = session.filter(|s| !host.is_closed(*s)) else {
+        return waits::refuse(command, closed());
+    };
+    let now = now();
+    match command {
+        Command::Initialize(reply) => match host.initialize(now, session) {
+            Ok(_) => waits.initialized = Some(reply),
+            Err(e) => {
+                let _ = reply.send(Err(usage_error(e)));
+            }
+        },
+        Command::Request {
+            method,
+            params,
+            reply,
+        } => waits.value(host.request(now, session, &method, params), reply),
+        Command::ListTools { cursor, reply } => {
+            waits.value(host.list_tools(now, session, cursor), reply)
+        }
+        Command::CallTool {
+            name,
+            arguments,
+            reply,
+        } => waits.value(host.call_tool(now, session, &name, arguments), reply),
+        Command::CallToolAsTask {
+            name,
+            arguments,
+            ttl_ms,
+            reply,
+        } => {
+            let sent = host.call_tool_as_task(now, session, &name, arguments, ttl_ms);
+            waits.task(sent, reply);
+        }
+        Command::GetTask { task, reply } => waits.info(host.get_task(now, session, &task), reply),
+        Command::TaskResult { task, reply } => {
+            waits.value(host.task_result(now, session, &task), reply)
+        }
+        Command::CancelTask { task, reply } => {
+            waits.info(host.cancel_task(now, session, &task), reply)
+        }
+        other => waits::refuse(other, closed()),
+    }
+}

@@ -1,0 +1,143 @@
+//! What a running tool can do: report status and progress, ask the client for input, sleep.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use async_channel::Sender;
+use futures::channel::oneshot;
+use serde_json::Value;
+use taskwire_engine::{CallId, RpcError, TaskId};
+
+use crate::command::{closed, Command};
+use crate::runtime::Runtime;
+
+/// The handle a tool runs with. Cancellation (`tasks/cancel`, expiry, shutdown) drops the
+/// tool's future; its answer is its return value.
+pub struct ToolContext {
+    name: String,
+    task: Option<TaskId>,
+    call: CallId,
+    commands: Sender<Command>,
+    runtime: Arc<dyn Runtime>,
+    /// Reports sent since the tool last let others run.
+    sent: AtomicU32,
+}
+
+/// Reports a tool may send before its context yields once, so that a tool that only
+/// reports (and never waits) still lets the driver read input and fire timers.
+const REPORTS_PER_YIELD: u32 = 32;
+
+impl ToolContext {
+    pub(crate) fn new(
+        name: String,
+        task: Option<TaskId>,
+        call: CallId,
+        commands: Sender<Command>,
+        runtime: Arc<dyn Runtime>,
+    ) -> Self {
+        ToolContext {
+            name,
+            task,
+            call,
+            commands,
+            runtime,
+            sent: AtomicU32::new(0),
+        }
+    }
+
+    /// The name of the tool that was called.
+    pub fn tool_name(&self) -> &str {
+        &self.name
+    }
+
+    /// The task this call runs as, when the client called it as a task.
+    pub fn task_id(&self) -> Option<&str> {
+        self.task.as_deref()
+    }
+
+    /// Sets the task's status message (nothing for a plain call).
+    pub async fn set_status(&self, message: impl Into<String>) {
+        if self.task.is_some() {
+            let message = message.into();
+            self.send(Command::TaskMessage {
+                call: self.call,
+                message,
+            });
+            self.take_turns().await;
+        }
+    }
+
+    /// Reports progress when the caller asked for it with a progress token (`total` when
+    /// known). Non-finite numbers are dropped (JSON cannot carry them).
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        self.send(Command::Progress {
+            call: self.call,
+            progress,
+            total,
+            message,
+        });
+        self.take_turns().await;
+    }
+
+    /// Asks the client for input with `elicitation/create` (a task shows `input_required`
+    /// meanwhile); returns the client's `ElicitResult`.
+    pub async fn elicit(&self, params: Value) -> Result<Value, RpcError> {
+        self.ask_input("elicitation/create", params).await
+    }
+
+    /// Asks the client's model with `sampling/createMessage` (a task shows `input_required`
+    /// meanwhile); returns the `CreateMessageResult`.
+    pub async fn create_message(&self, params: Value) -> Result<Value, RpcError> {
+        self.ask_input("sampling/createMessage", params).await
+    }
+
+    /// Sleeps on the runtime's timer.
+    pub async fn sleep(&self, duration: Duration) {
+        self.runtime.sleep(duration).await;
+    }
+
+    async fn ask_input(&self, method: &'static str, params: Value) -> Result<Value, RpcError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::Input {
+            call: self.call,
+            method,
+            params,
+            reply,
+        });
+        answer.await.unwrap_or_else(|_| Err(closed()))
+    }
+
+    /// Commands go on an unbounded channel: sending never waits, and the driver takes them
+    /// in turns with peer input and timers, so a chatty tool cannot starve either.
+    fn send(&self, command: Command) {
+        let _ = self.commands.try_send(command);
+    }
+
+    /// Every [`REPORTS_PER_YIELD`] reports, lets the executor run others once.
+    async fn take_turns(&self) {
+        if self.sent.fetch_add(1, Ordering::Relaxed) + 1 >= REPORTS_PER_YIELD {
+            self.sent.store(0, Ordering::Relaxed);
+            YieldNow(false).await;
+        }
+    }
+}
+
+/// Pending once (waking itself at once), then ready.
+struct YieldNow(bool);
+
+impl Future for YieldNow {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}

@@ -1,0 +1,162 @@
+//! The server side: a host with tools as typed async functions, served over one connection
+//! or many.
+
+mod context;
+mod result;
+mod tool;
+
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+
+use async_channel::Sender;
+use futures::channel::oneshot;
+use serde::de::DeserializeOwned;
+use taskwire_engine::{Config, Host, Millis, Owner, TaskDecision, Tool, ToolDef, UsageError};
+
+pub use context::ToolContext;
+pub use result::{CallToolResult, Content};
+pub use tool::{NoArgs, ToolOutcome};
+
+use crate::command::Command;
+use crate::driver::{App, Driver, Until};
+use crate::runtime::{random_task_id, BoxFuture, Reader, Runtime, Writer};
+pub(crate) use tool::ToolSet;
+
+/// The owner of a stdio connection's tasks: the one peer on the other end of the pipe.
+pub const STDIO_OWNER: &str = "stdio";
+
+/// A server: configuration, tools, and a host prepared before it starts serving.
+pub struct Server {
+    host: Host,
+    tools: ToolSet,
+}
+
+impl Server {
+    /// A server with random 128-bit task ids.
+    pub fn new(config: Config) -> Self {
+        let host = Host::new(config, Box::new(random_task_id), crate::runtime::now());
+        Server {
+            host,
+            tools: ToolSet::default(),
+        }
+    }
+
+    /// Adds a tool. Its arguments are decoded into `A` before it runs (a mismatch answers
+    /// -32602 with serde's message); it returns a [`CallToolResult`] or a JSON-RPC error.
+    /// A call the client asks to run as a task becomes one when `tool.execution.taskSupport`
+    /// allows it.
+    pub fn tool<A, F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    where
+        A: DeserializeOwned + Send + 'static,
+        F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ToolOutcome> + Send + 'static,
+    {
+        let handler = tool::handler(&tool.name, handler);
+        self.tools.insert(tool.name.clone(), handler);
+        // The driver decodes the arguments first, then starts the task: bad arguments are a
+        // -32602 answer, never a task that fails at once.
+        self.host.add_tool(ToolDef {
+            decision: TaskDecision::App,
+            ..ToolDef::from(tool)
+        });
+        self
+    }
+
+    /// Handles calls to names no tool has, instead of the engine's -32602;
+    /// [`ToolContext::tool_name`] tells which name was called.
+    pub fn fallback<A, F, Fut>(mut self, handler: F) -> Self
+    where
+        A: DeserializeOwned + Send + 'static,
+        F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ToolOutcome> + Send + 'static,
+    {
+        self.tools.set_fallback(tool::handler("(any)", handler));
+        self.host.accept_unknown_tools(true);
+        self
+    }
+
+    /// Prepares the host before serving (e.g. pre-creating a finished task of
+    /// [`STDIO_OWNER`]).
+    pub fn setup(
+        mut self,
+        f: impl FnOnce(&mut Host, Millis) -> Result<(), UsageError>,
+    ) -> Result<Self, UsageError> {
+        f(&mut self.host, crate::runtime::now())?;
+        Ok(self)
+    }
+
+    /// Serves one connection (e.g. this process's stdio) in the calling task until its input
+    /// ends, then stops every tool and flushes what is left. The reading, the engine and the
+    /// writing all run in this task; tools that wait are spawned on `runtime`.
+    pub async fn serve(self, runtime: Arc<dyn Runtime>, reader: Reader, writer: Writer) {
+        self.serve_until(runtime, reader, writer, None).await;
+    }
+
+    /// [`Server::serve`], ending the connection's input early when `stop` completes.
+    async fn serve_until(
+        self,
+        runtime: Arc<dyn Runtime>,
+        reader: Reader,
+        writer: Writer,
+        stop: Option<BoxFuture<()>>,
+    ) {
+        let (mut driver, _) = self.driver(runtime, Until::LinksEnd);
+        driver.attach(Owner::from(STDIO_OWNER), reader, writer, None);
+        if let Some(stop) = stop {
+            driver.stop_on(stop);
+        }
+        driver.await;
+    }
+
+    /// Starts serving in the background; connections are added with [`ServerHandle::connect`].
+    pub fn start(self, runtime: Arc<dyn Runtime>) -> ServerHandle {
+        let (driver, commands) = self.driver(runtime.clone(), Until::Shutdown);
+        runtime.spawn(Box::pin(driver));
+        ServerHandle { commands }
+    }
+
+    fn driver(self, runtime: Arc<dyn Runtime>, until: Until) -> (Driver, Sender<Command>) {
+        Driver::new(self.host, runtime, App::Server(Arc::new(self.tools)), until)
+    }
+}
+
+/// Serves `server` on this process's stdio until stdin ends or the process is asked to
+/// terminate (SIGTERM); running tools are dropped and pending output is flushed first.
+pub async fn serve_stdio(server: Server, runtime: Arc<dyn Runtime>) -> io::Result<()> {
+    let stdio = runtime.stdio()?;
+    // SIGTERM: the session ends as at end of input.
+    let terminated = runtime.terminated();
+    server
+        .serve_until(runtime, stdio.input, stdio.output, Some(terminated))
+        .await;
+    Ok(())
+}
+
+/// A running server; cheap to clone. It serves until [`ServerHandle::shutdown`].
+#[derive(Clone, Debug)]
+pub struct ServerHandle {
+    commands: Sender<Command>,
+}
+
+impl ServerHandle {
+    /// Serves one more connection for `owner` (tasks are shared by the owner's connections);
+    /// completes when that connection ends.
+    pub async fn connect(&self, owner: impl Into<Owner>, reader: Reader, writer: Writer) {
+        let (done, ended) = oneshot::channel();
+        let attach = Command::Attach {
+            owner: owner.into(),
+            reader,
+            writer,
+            done,
+        };
+        if self.commands.send(attach).await.is_ok() {
+            let _ = ended.await;
+        }
+    }
+
+    /// Closes every connection and stops all work.
+    pub async fn shutdown(&self) {
+        let _ = self.commands.send(Command::Shutdown).await;
+    }
+}

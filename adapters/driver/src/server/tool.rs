@@ -1,0 +1,70 @@
+//! Tools as typed async functions, erased to one handler type the driver calls.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use taskwire_engine::RpcError;
+
+use super::context::ToolContext;
+use super::result::CallToolResult;
+use crate::runtime::BoxFuture;
+
+/// What a tool's work resolves to.
+pub type ToolOutcome = Result<CallToolResult, RpcError>;
+
+/// A tool's work, its arguments decoded, waiting for its context.
+pub(crate) type Start = Box<dyn FnOnce(ToolContext) -> BoxFuture<ToolOutcome> + Send>;
+
+/// A tool implementation: decodes the arguments (`Err`, -32602, when they do not fit the
+/// tool's type) into the work to start.
+pub(crate) type Handler = Arc<dyn Fn(Option<&RawValue>) -> Result<Start, RpcError> + Send + Sync>;
+
+/// Arguments of a tool that takes none (any object, or none at all, is accepted).
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+pub struct NoArgs {}
+
+/// The tools a server runs, by name, plus an optional handler for unknown names.
+#[derive(Default)]
+pub(crate) struct ToolSet {
+    handlers: HashMap<String, Handler>,
+    fallback: Option<Handler>,
+}
+
+impl ToolSet {
+    pub fn handler(&self, name: &str) -> Option<&Handler> {
+        self.handlers.get(name).or(self.fallback.as_ref())
+    }
+
+    pub fn insert(&mut self, name: String, handler: Handler) {
+        self.handlers.insert(name, handler);
+    }
+
+    pub fn set_fallback(&mut self, handler: Handler) {
+        self.fallback = Some(handler);
+    }
+}
+
+/// Erases a typed tool function: decodes `A` from the arguments, then calls it.
+pub(crate) fn handler<A, F, Fut>(name: &str, f: F) -> Handler
+where
+    A: DeserializeOwned + Send + 'static,
+    F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ToolOutcome> + Send + 'static,
+{
+    let name = name.to_owned();
+    let f = Arc::new(f);
+    Arc::new(move |arguments| {
+        let text = arguments.map_or("{}", RawValue::get);
+        let args: A = serde_json::from_str(text).map_err(|e| {
+            let why = e.to_string();
+            let why = why.split(" at line ").next().unwrap_or(&why).to_owned();
+            RpcError::invalid_params(format!("Invalid arguments for tool {name}: {why}"))
+        })?;
+        let f = f.clone();
+        Ok(Box::new(move |ctx| Box::pin(f(ctx, args)) as BoxFuture<ToolOutcome>) as Start)
+    })
+}

@@ -1,0 +1,37 @@
+//! A client on smol: starts a stdio server (`smol_client SERVER [ARGS...]`, e.g. this
+//! crate's `smol_server` example), calls `echo`, then `countdown` as a task, printing each
+//! status update and the result.
+
+use taskwire_driver::serde_json::json;
+use taskwire_driver::{ClientBuilder, Config, TaskUpdate};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let program = args.next().ok_or("usage: smol_client SERVER [ARGS...]")?;
+    let mut command = std::process::Command::new(program);
+    command.args(args);
+    smol::block_on(async {
+        let builder = ClientBuilder::new(Config::new("smol-client", "1.0"));
+        let (client, _child) = taskwire_smol::spawn_server(command, builder)?;
+        let server = client.initialize().await?;
+        println!("connected to {}", server.server.name);
+        let echoed = client.call_tool("echo", json!({ "text": "hello" })).await?;
+        println!("echo: {}", echoed["content"][0]["text"]);
+        let call = client
+            .call_tool_as_task("countdown", json!({ "from": 3 }), Some(60_000))
+            .await?;
+        while let Ok(update) = call.updates.recv().await {
+            match update {
+                TaskUpdate::Status(task) => {
+                    let message = task.status_message.unwrap_or_default();
+                    println!("status: {} {message}", task.status)
+                }
+                TaskUpdate::Result(outcome) => {
+                    println!("result: {}", outcome?["content"][0]["text"])
+                }
+            }
+        }
+        client.close().await;
+        Ok(())
+    })
+}

@@ -1,0 +1,127 @@
+//! What a client may ask of this server's tools: whether a `tools/call` goes out as a task,
+//! from the server's capabilities and the tool's `execution.taskSupport` as last listed.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::types::{declares, TaskSupport};
+
+/// Why a call the application wanted as a task went out plainly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PlainReason {
+    /// The server did not declare `tasks.requests.tools.call`.
+    NoTaskCapability,
+    /// The tool's `execution.taskSupport` is `"forbidden"` (or the tool has no `execution`).
+    ToolForbidsTasks,
+    /// The tool's task support could not be read, the task-augmented call was refused with
+    /// -32601, and it was sent again plainly.
+    TaskRefused,
+}
+
+/// A tool's task support as a server's `tools/list` wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ToolSupport {
+    Known(TaskSupport),
+    /// `execution` is there, but without a `taskSupport` we can read (e.g. `task_support`).
+    Unreadable,
+}
+
+/// Each listed tool's task support.
+#[derive(Debug, Default)]
+pub(crate) struct ToolCatalog(HashMap<String, ToolSupport>);
+
+/// How to send a `tools/call` the application wants as a task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Plan {
+    /// As a task; `fallback`: plainly again if refused with -32601.
+    Task {
+        fallback: bool,
+    },
+    Plain(PlainReason),
+}
+
+impl ToolCatalog {
+    /// Remembers the tools of one `tools/list` page.
+    pub fn learn(&mut self, page: &Value) {
+        let Some(tools) = page.get("tools").and_then(Value::as_array) else {
+            return;
+        };
+        for tool in tools {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let support = match tool.get("execution") {
+                None | Some(Value::Null) => ToolSupport::Known(TaskSupport::Forbidden),
+                Some(execution) => execution
+                    .get("taskSupport")
+                    .and_then(|s| TaskSupport::deserialize_str(s.as_str()?))
+                    .map_or(ToolSupport::Unreadable, ToolSupport::Known),
+            };
+            self.0.insert(name.to_owned(), support);
+        }
+    }
+
+    /// How to call `tool` as a task on a server with `capabilities`.
+    pub fn plan(&self, capabilities: &Value, tool: &str) -> Plan {
+        if !declares(capabilities, &["tasks", "requests", "tools", "call"]) {
+            return Plan::Plain(PlainReason::NoTaskCapability);
+        }
+        match self.0.get(tool) {
+            Some(ToolSupport::Known(TaskSupport::Forbidden)) => {
+                Plan::Plain(PlainReason::ToolForbidsTasks)
+            }
+            Some(ToolSupport::Unreadable) => Plan::Task { fallback: true },
+            // Optional, required, or never listed: the application asked for a task.
+            Some(ToolSupport::Known(_)) | None => Plan::Task { fallback: false },
+        }
+    }
+}
+
+impl TaskSupport {
+    fn deserialize_str(text: &str) -> Option<TaskSupport> {
+        match text {
+            "forbidden" => Some(TaskSupport::Forbidden),
+            "optional" => Some(TaskSupport::Optional),
+            "required" => Some(TaskSupport::Required),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const TASKS: &str = r#"{"tasks":{"requests":{"tools":{"call":{}}}}}"#;
+
+    #[test]
+    fn plans_follow_capabilities_and_listed_support() {
+        let caps: Value = serde_json::from_str(TASKS).unwrap();
+        let mut catalog = ToolCatalog::default();
+        catalog.learn(&json!({ "tools": [
+            { "name": "plain" },
+            { "name": "null", "execution": null },
+            { "name": "forb", "execution": { "taskSupport": "forbidden" } },
+            { "name": "opt", "execution": { "taskSupport": "optional" } },
+            { "name": "req", "execution": { "taskSupport": "required" } },
+            { "name": "snake", "execution": { "task_support": "optional" } },
+            { "name": "odd", "execution": { "taskSupport": "sometimes" } },
+        ]}));
+        let plan = |tool| catalog.plan(&caps, tool);
+        assert_eq!(plan("plain"), Plan::Plain(PlainReason::ToolForbidsTasks));
+        assert_eq!(plan("null"), Plan::Plain(PlainReason::ToolForbidsTasks));
+        assert_eq!(plan("forb"), Plan::Plain(PlainReason::ToolForbidsTasks));
+        assert_eq!(plan("opt"), Plan::Task { fallback: false });
+        assert_eq!(plan("req"), Plan::Task { fallback: false });
+        assert_eq!(plan("snake"), Plan::Task { fallback: true });
+        assert_eq!(plan("odd"), Plan::Task { fallback: true });
+        assert_eq!(plan("unlisted"), Plan::Task { fallback: false });
+        assert_eq!(
+            catalog.plan(&json!({ "tools": {} }), "opt"),
+            Plan::Plain(PlainReason::NoTaskCapability)
+        );
+    }
+}

@@ -1,0 +1,33 @@
+//! The adapters' runnable examples (`adapters/*/examples/`), built once per test process with
+//! `cargo build -p taskwire-smol -p taskwire-tokio --examples` for `tests/tests/examples.rs`.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use crate::peers::{run, target_dir, Argv};
+
+/// The path of the built example `name`; panics with cargo's output if the build fails.
+pub fn binary(name: &str) -> PathBuf {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let target = target_dir();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let args = ["build", "-p", "taskwire-smol", "-p", "taskwire-tokio"];
+        let build = run(
+            &Argv::new(cargo)
+                .args(&args)
+                .args(&["--examples", "--target-dir"])
+                .arg(&target),
+            Duration::from_secs(900),
+        );
+        match build.code {
+            Some(0) => Ok(target.join("debug/examples")),
+            _ => Err(format!("cannot build the adapters' examples\n{build}")),
+        }
+    });
+    match dir {
+        Ok(dir) => dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX)),
+        Err(why) => panic!("{why}"),
+    }
+}
