@@ -154,4 +154,8 @@ pub enum PeerErrorKind {
     UnknownResponse,
     /// A response or notification we could not read (nothing is sent back).
     Malformed,
+    /// A 2026-07-28 request naming a protocol version we do not serve (-32022).
+    UnsupportedVersion(String),
+    /// A 2026-07-28 request that needs a client capability it did not declare (-32021).
+    MissingCapability,
 }

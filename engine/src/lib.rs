@@ -79,9 +79,12 @@
 //!
 //! ## Protocol eras
 //!
-//! The host and its task table are era-neutral; each protocol era's module (today
-//! [`era::v2025_11_25`]) owns its decoding, encoding and rules. [`era`] describes where a
-//! new era plugs in.
+//! The host and its task table are era-neutral; each protocol era's module owns its
+//! decoding, encoding and rules: [`era::v2025_11_25`] (core tasks, `initialize`) and
+//! [`era::v2026_07_28`] (stateless requests with the `io.modelcontextprotocol/tasks`
+//! extension; server role so far). A server session serves both at once: a request that
+//! carries `_meta["io.modelcontextprotocol/protocolVersion"]` (and `server/discover`) is
+//! read as 2026-07-28, anything else as 2025-11-25. [`era`] describes where an era plugs in.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

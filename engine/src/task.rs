@@ -14,6 +14,9 @@ use crate::time::Millis;
 pub enum Era {
     /// MCP 2025-11-25: tasks in the core protocol (`params.task`, `tasks/result`).
     V2025_11_25,
+    /// MCP 2026-07-28 with the `io.modelcontextprotocol/tasks` extension (stateless
+    /// requests, the outcome inline in `tasks/get`).
+    V2026_07_28,
 }
 
 impl Era {
@@ -21,6 +24,7 @@ impl Era {
     pub const fn as_str(self) -> &'static str {
         match self {
             Era::V2025_11_25 => "2025-11-25",
+            Era::V2026_07_28 => "2026-07-28",
         }
     }
 
@@ -28,6 +32,7 @@ impl Era {
     pub fn from_name(name: &str) -> Option<Era> {
         match name {
             "2025-11-25" => Some(Era::V2025_11_25),
+            "2026-07-28" => Some(Era::V2026_07_28),
             _ => None,
         }
     }

@@ -1,4 +1,5 @@
-//! The MCP 2025-11-25 JSON Schema, loaded once, with one compiled validator per definition.
+//! The MCP JSON Schemas (2025-11-25; 2026-07-28 core and its tasks extension), each loaded
+//! once, with one compiled validator per definition.
 //!
 //! The schema file is read from `shared/spec/` beside the checkout (`../../shared/spec` from
 //! this crate), or from `$TASKWIRE_SPEC_DIR` when set.
@@ -11,6 +12,10 @@ use jsonschema::{Draft, Validator};
 use serde_json::{json, Value};
 
 const SCHEMA_FILE: &str = "schema-2025-11-25.json";
+/// The core MCP 2026-07-28 schema (it has no task types).
+pub const CORE_2026: &str = "schema-2026-07-28.json";
+/// The schema of the 2026 tasks extension `io.modelcontextprotocol/tasks`.
+pub const TASKS_2026: &str = "schema-ext-tasks-2026.json";
 
 /// Where the spec files live.
 pub fn spec_dir() -> PathBuf {
@@ -20,26 +25,32 @@ pub fn spec_dir() -> PathBuf {
     }
 }
 
-fn root() -> &'static Value {
-    static ROOT: OnceLock<Value> = OnceLock::new();
-    ROOT.get_or_init(|| {
-        let path = spec_dir().join(SCHEMA_FILE);
+fn root(file: &'static str) -> &'static Value {
+    static ROOTS: OnceLock<Mutex<HashMap<&'static str, &'static Value>>> = OnceLock::new();
+    let roots = ROOTS.get_or_init(Default::default);
+    let mut roots = roots.lock().expect("schema roots");
+    roots.entry(file).or_insert_with(|| {
+        let path = spec_dir().join(file);
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("cannot read the MCP schema at {}: {e}", path.display()));
-        serde_json::from_str(&text).expect("the MCP schema is JSON")
+        Box::leak(Box::new(
+            serde_json::from_str(&text).expect("the MCP schema is JSON"),
+        ))
     })
 }
 
-fn validator(definition: &str) -> Arc<Validator> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Validator>>>> = OnceLock::new();
+fn validator(file: &'static str, definition: &str) -> Arc<Validator> {
+    type Cache = HashMap<(&'static str, String), Arc<Validator>>;
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    if let Some(v) = cache.lock().expect("schema cache").get(definition) {
+    let key = (file, definition.to_owned());
+    if let Some(v) = cache.lock().expect("schema cache").get(&key) {
         return Arc::clone(v);
     }
-    let root = root();
+    let root = root(file);
     assert!(
         root["$defs"].get(definition).is_some(),
-        "the schema has no definition {definition:?}"
+        "{file} has no definition {definition:?}"
     );
     let schema = json!({
         "$schema": root["$schema"],
@@ -50,18 +61,24 @@ fn validator(definition: &str) -> Arc<Validator> {
         .with_draft(Draft::Draft202012)
         .should_validate_formats(true)
         .build(&schema)
-        .unwrap_or_else(|e| panic!("schema definition {definition} does not compile: {e}"));
+        .unwrap_or_else(|e| panic!("{file} definition {definition} does not compile: {e}"));
     let compiled = Arc::new(compiled);
     cache
         .lock()
         .expect("schema cache")
-        .insert(definition.to_owned(), Arc::clone(&compiled));
+        .insert(key, Arc::clone(&compiled));
     compiled
 }
 
-/// Checks `value` against one `$defs` entry; the error lists every violation with its path.
+/// Checks `value` against one `$defs` entry of the 2025-11-25 schema; the error lists every
+/// violation with its path.
 pub fn check(definition: &str, value: &Value) -> Result<(), String> {
-    let validator = validator(definition);
+    check_in(SCHEMA_FILE, definition, value)
+}
+
+/// [`check`] against a definition of another schema file ([`CORE_2026`], [`TASKS_2026`]).
+pub fn check_in(file: &'static str, definition: &str, value: &Value) -> Result<(), String> {
+    let validator = validator(file, definition);
     let errors: Vec<String> = validator
         .iter_errors(value)
         .map(|e| format!("{} at {}", e, e.instance_path()))
@@ -70,15 +87,20 @@ pub fn check(definition: &str, value: &Value) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "not a valid {definition}: {}\n  value: {value}",
+            "not a valid {definition} ({file}): {}\n  value: {value}",
             errors.join("; ")
         ))
     }
 }
 
-/// Panics unless `value` is a valid `definition`.
+/// Panics unless `value` is a valid `definition` of the 2025-11-25 schema.
 pub fn assert_valid(definition: &str, value: &Value) {
-    if let Err(e) = check(definition, value) {
+    assert_valid_in(SCHEMA_FILE, definition, value);
+}
+
+/// Panics unless `value` is a valid `definition` of `file`.
+pub fn assert_valid_in(file: &'static str, definition: &str, value: &Value) {
+    if let Err(e) = check_in(file, definition, value) {
         panic!("{e}");
     }
 }

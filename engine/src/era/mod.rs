@@ -7,23 +7,34 @@
 //! in its shapes.
 //!
 //! The seam is the handful of functions below: every request, notification and follower
-//! update is routed by era. A new era plugs in as a sibling module of [`v2025_11_25`] with
-//! its own handlers, one [`Era`] variant, and one arm in each function here; the host does
-//! not change.
+//! update is routed by era. An era plugs in as a sibling module ([`v2025_11_25`],
+//! [`v2026_07_28`]) with its own handlers, one [`Era`] variant, and its arms here. The
+//! host stays era-neutral: it tags each call and task with the era of its request, and
+//! the era's module reads that tag.
 
 pub mod v2025_11_25;
+pub mod v2026_07_28;
 
 use serde_json::value::RawValue;
 
 use crate::host::Host;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId};
+use crate::session::Role;
 use crate::task::Era;
 
 impl Host {
-    /// The era that reads a request on this session.
-    fn request_era(&self, _session: SessionId, _params: Option<&RawValue>) -> Era {
-        Era::V2025_11_25
+    /// The era that reads a request: 2026-07-28 when it is `server/discover` or carries
+    /// the per-request protocol version (on a server session); 2025-11-25 otherwise.
+    fn request_era(&self, session: SessionId, method: &str, params: Option<&RawValue>) -> Era {
+        let server = self
+            .session(session)
+            .is_some_and(|s| s.role == Role::Server);
+        if server && (method == "server/discover" || v2026_07_28::is_modern(params)) {
+            Era::V2026_07_28
+        } else {
+            Era::V2025_11_25
+        }
     }
 
     /// Routes a request (not `ping`, which every era answers alike) to its era.
@@ -34,8 +45,9 @@ impl Host {
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<(), Reject> {
-        match self.request_era(session, params) {
-            Era::V2025_11_25 => self.legacy_request(session, id, method, params),
+        match self.request_era(session, method, params) {
+            Era::V2026_07_28 => self.modern_request(session, id, method, params),
+            _ => self.legacy_request(session, id, method, params),
         }
     }
 
@@ -46,15 +58,13 @@ impl Host {
         method: &str,
         params: Option<&RawValue>,
     ) {
-        match self.request_era(session, params) {
-            Era::V2025_11_25 => self.legacy_notification(session, method, params),
-        }
+        // Both eras read the notifications a client sends (`notifications/cancelled`) alike.
+        self.legacy_notification(session, method, params)
     }
 
     /// Tells one follower session about a task's change, in that session's era.
     pub(crate) fn tell_follower(&mut self, session: SessionId, task: &TaskId) {
-        match self.request_era(session, None) {
-            Era::V2025_11_25 => self.legacy_status_notification(session, task),
-        }
+        // Only 2025-11-25 sessions follow tasks; 2026-07-28 has listen streams instead.
+        self.legacy_status_notification(session, task)
     }
 }

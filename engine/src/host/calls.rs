@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::ids::{InputId, SessionId, TaskId};
 use crate::jsonrpc::RequestId;
+use crate::task::{Era, InputKinds};
 
 /// One call awaiting the application's answer.
 #[derive(Debug)]
@@ -26,6 +27,10 @@ pub(crate) struct Call {
     pub followers: Vec<SessionId>,
     /// The requestor asked for a task and the application decides: the requested ttl.
     pub offer: Option<Option<u64>>,
+    /// The era of the request it answers (how its plain reply and its task read).
+    pub era: Era,
+    /// The input the requestor can answer, as its request declared it (2026-07-28).
+    pub input_kinds: InputKinds,
 }
 
 impl Call {
@@ -39,6 +44,8 @@ impl Call {
             inputs: Vec::new(),
             followers: Vec::new(),
             offer: None,
+            era: Era::V2025_11_25,
+            input_kinds: InputKinds::default(),
         }
     }
 
@@ -52,6 +59,8 @@ impl Call {
             inputs: Vec::new(),
             followers: session.into_iter().collect(),
             offer: None,
+            era: Era::V2025_11_25,
+            input_kinds: InputKinds::default(),
         }
     }
 

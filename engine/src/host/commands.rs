@@ -122,7 +122,8 @@ impl Host {
     }
 
     /// Sends `notifications/progress` when the request asked for it (a `progressToken`);
-    /// nothing is sent without a token.
+    /// nothing is sent without a token, nor for a task of the 2026-07-28 era (which has no
+    /// task progress; [`Host::set_task_message`] reaches its `tasks/get`).
     pub fn notify_progress(
         &mut self,
         now: Millis,
@@ -136,9 +137,13 @@ impl Host {
         }
         self.advance(now);
         let state = self.call(call).ok_or(UsageError::UnknownCall(call))?;
+        let modern = state.era == Era::V2026_07_28;
         if let Some(task) = state.task.clone() {
             self.running_task(call)?;
-            self.send_task_progress(call, &task, progress, total, message);
+            // 2026-07-28 has no progress for tasks: the task's status message carries it.
+            if !modern {
+                self.send_task_progress(call, &task, progress, total, message);
+            }
         } else {
             self.send_plain_progress(call, progress, total, message);
         }
@@ -166,6 +171,11 @@ impl Host {
         };
         self.advance(now);
         let state = self.call(call).ok_or(UsageError::UnknownCall(call))?;
+        if state.era == Era::V2026_07_28 {
+            return Err(UsageError::NotNegotiated(
+                "input requests in the 2026-07-28 era (inputRequests and MRTR come later)",
+            ));
+        }
         if state.task.is_some() {
             self.running_task(call)?;
         }
@@ -418,7 +428,13 @@ impl Host {
             CreateError::Quota(q) => quota_error(q),
             CreateError::Duplicate => RpcError::internal("Task id collision"),
         })?;
-        let call = self.add_call(Call::task(Some(session), id.clone(), progress_token));
+        let mut state = Call::task(Some(session), id.clone(), progress_token);
+        state.era = era;
+        if era == Era::V2026_07_28 {
+            // No unsolicited notifications in this era: only a listen stream hears changes.
+            state.followers.clear();
+        }
+        let call = self.add_call(state);
         self.work.insert(id.clone(), call);
         self.journal_put(&id);
         Ok((id, call))

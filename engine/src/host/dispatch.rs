@@ -117,9 +117,12 @@ impl Host {
         id: &RequestId,
         method: &str,
         params: Option<&RawValue>,
+        era: crate::task::Era,
     ) {
         let token = progress_token(params);
-        let call = self.add_call(super::Call::plain(session, id.clone(), token));
+        let mut state = super::Call::plain(session, id.clone(), token);
+        state.era = era;
+        let call = self.add_call(state);
         if let Some(s) = self.session_mut(session) {
             s.inbound
                 .insert(id.clone(), crate::session::Inbound::App(call));

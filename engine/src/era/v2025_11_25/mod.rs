@@ -77,7 +77,7 @@ impl Host {
                 self.on_peer_request(session, id, method, params, false)
             }
             _ if !owned_by_engine(method) && self.config.app_serves(method) => {
-                self.app_request(session, id, method, params);
+                self.app_request(session, id, method, params, crate::task::Era::V2025_11_25);
                 Ok(())
             }
             _ => Err(Reject::peer(

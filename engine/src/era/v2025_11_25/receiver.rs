@@ -17,6 +17,7 @@ use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{self, Reject, RequestId, RpcError};
 use crate::session::{Inbound, Purpose};
 use crate::status::TaskStatus;
+use crate::task::Era;
 use crate::UsageError;
 
 /// A `tasks/list` cursor: the listing key of the last task listed, `{ms}:{id}`.
@@ -328,11 +329,14 @@ impl Host {
         match outcome {
             Ok(result) => {
                 let text = result.get();
-                let line = match &state.related_task {
-                    Some(task) => jsonrpc::reply_with(&request, text.len() + 128, |buf| {
+                let line = match (&state.related_task, state.era) {
+                    (_, Era::V2026_07_28) => {
+                        crate::era::v2026_07_28::plain_reply(&request, &result)
+                    }
+                    (Some(task), _) => jsonrpc::reply_with(&request, text.len() + 128, |buf| {
                         encode::push_with_related_task(buf, &result, task.as_str())
                     }),
-                    None => jsonrpc::reply_with(&request, text.len() + 48, |buf| {
+                    (None, _) => jsonrpc::reply_with(&request, text.len() + 48, |buf| {
                         buf.extend_from_slice(text.as_bytes())
                     }),
                 };
@@ -353,7 +357,14 @@ impl Host {
             return Err(UsageError::NotATaskOffer(call));
         };
         let token = state.progress_token.clone();
-        let (task, new_call) = match self.legacy_begin_task(session, &request, ttl, token, None) {
+        let begun = match state.era {
+            Era::V2026_07_28 => {
+                let kinds = state.input_kinds;
+                self.modern_begin_task(session, &request, token, kinds)
+            }
+            _ => self.legacy_begin_task(session, &request, ttl, token, None),
+        };
+        let (task, new_call) = match begun {
             Ok(started) => started,
             Err(reject) => {
                 // The requestor learns why: that is the call's one answer.

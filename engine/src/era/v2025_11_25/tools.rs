@@ -54,6 +54,41 @@ pub(crate) struct Tools {
     accept_unknown: bool,
 }
 
+impl Tools {
+    /// One `tools/list` page from `cursor` (`tools:<index>`), and the next page's cursor.
+    pub(crate) fn page(
+        &self,
+        cursor: Option<&str>,
+        size: usize,
+    ) -> Result<(impl Iterator<Item = &Tool>, Option<String>), RpcError> {
+        let defs = &self.defs;
+        let start = match cursor {
+            None => 0,
+            Some(c) => c
+                .strip_prefix("tools:")
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|&n| n <= defs.len())
+                .ok_or_else(|| RpcError::invalid_params("Invalid cursor"))?,
+        };
+        let end = (start + size.max(1)).min(defs.len());
+        let next_cursor = (end < defs.len()).then(|| format!("tools:{end}"));
+        Ok((defs[start..end].iter().map(|d| &d.tool), next_cursor))
+    }
+
+    /// How a tool answers task requests: its task support and who decides; `None` for an
+    /// unknown tool (unless unknown tools are accepted, as "optional").
+    pub(crate) fn policy(&self, name: &str) -> Option<(TaskSupport, TaskDecision)> {
+        match self.by_name.get(name) {
+            Some(&i) => {
+                let def = &self.defs[i];
+                Some((def.tool.execution.task_support, def.decision))
+            }
+            None if self.accept_unknown => Some((TaskSupport::Optional, TaskDecision::Policy)),
+            None => None,
+        }
+    }
+}
+
 impl Host {
     /// Adds (or replaces) a tool.
     pub fn add_tool(&mut self, def: impl Into<ToolDef>) {
@@ -83,18 +118,10 @@ impl Host {
         params: Option<&RawValue>,
     ) -> Result<(), Reject> {
         let p: PageParams = jsonrpc::params(params)?;
-        let defs = &self.tools.defs;
-        let start = match p.cursor {
-            None => 0,
-            Some(c) => c
-                .strip_prefix("tools:")
-                .and_then(|n| n.parse::<usize>().ok())
-                .filter(|&n| n <= defs.len())
-                .ok_or_else(|| RpcError::invalid_params("Invalid cursor"))?,
-        };
-        let end = (start + self.config.tools_page_size.max(1)).min(defs.len());
-        let tools = defs[start..end].iter().map(|d| d.tool.clone()).collect();
-        let next_cursor = (end < defs.len()).then(|| format!("tools:{end}"));
+        let (tools, next_cursor) = self
+            .tools
+            .page(p.cursor.as_deref(), self.config.tools_page_size)?;
+        let tools = tools.cloned().collect();
         let line = jsonrpc::result_line(id, &ListToolsResult { tools, next_cursor });
         self.reply(session, id, None, line);
         Ok(())

@@ -1,0 +1,164 @@
+//! Tasks, outcomes and results in 2026-07-28 shapes, written straight into the message
+//! text: every result carries `resultType`, the task fields are `ttlMs` and
+//! `pollIntervalMs`, and a task's outcome is inlined in `tasks/get`.
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::meta::SERVER_INFO_KEY;
+use crate::host::tasks::{Record, StoredOutcome};
+use crate::json::{self, Buf};
+use crate::jsonrpc::{self, RequestId};
+use crate::status::TaskStatus;
+use crate::Implementation;
+
+/// The task fields (no braces): status as stored, so an `isError: true` result reads as
+/// `completed`; `ttlMs` always written (`null` is unlimited).
+fn push_task_fields(buf: &mut Buf, task: &Record) {
+    buf.extend_from_slice(br#""taskId":"#);
+    json::push_str(buf, task.id.as_str());
+    buf.extend_from_slice(br#","status":""#);
+    buf.extend_from_slice(task.status.as_str().as_bytes());
+    buf.push(b'"');
+    if let Some(message) = task.message() {
+        buf.extend_from_slice(br#","statusMessage":"#);
+        json::push_str(buf, message);
+    }
+    buf.extend_from_slice(br#","createdAt":"#);
+    json::push_time(buf, task.created_at);
+    buf.extend_from_slice(br#","lastUpdatedAt":"#);
+    json::push_time(buf, task.last_updated_at);
+    buf.extend_from_slice(br#","ttlMs":"#);
+    match task.ttl_ms() {
+        Some(ttl) => json::push_u64(buf, ttl),
+        None => buf.extend_from_slice(b"null"),
+    }
+    if let Some(poll) = task.poll_interval_ms().filter(|&p| p > 0) {
+        buf.extend_from_slice(br#","pollIntervalMs":"#);
+        json::push_u64(buf, poll);
+    }
+}
+
+/// `,"_meta":{"io.modelcontextprotocol/serverInfo":{…}}`.
+fn push_server_info(buf: &mut Buf, info: &Implementation) {
+    buf.extend_from_slice(br#","_meta":{"#);
+    json::push_str(buf, SERVER_INFO_KEY);
+    buf.push(b':');
+    json::push_serialized(buf, info);
+    buf.push(b'}');
+}
+
+/// The flat `CreateTaskResult`: `resultType: "task"` beside the task fields.
+pub(super) fn create_task_result(id: &RequestId, task: &Record, info: &Implementation) -> String {
+    jsonrpc::reply_with(id, 320, |buf| {
+        buf.extend_from_slice(br#"{"resultType":"task","#);
+        push_task_fields(buf, task);
+        push_server_info(buf, info);
+        buf.push(b'}');
+    })
+}
+
+/// `GetTaskResult`: the `DetailedTask` with the inline `result` (completed) or `error`
+/// (failed); a cancelled task carries neither.
+pub(super) fn get_task_result(id: &RequestId, task: &Record, info: &Implementation) -> String {
+    let outcome = task.outcome();
+    let size = outcome.as_ref().map_or(0, |o| match o {
+        StoredOutcome::Result { raw, .. } | StoredOutcome::Error(raw) => raw.get().len(),
+    });
+    jsonrpc::reply_with(id, 320 + size, |buf| {
+        buf.extend_from_slice(br#"{"resultType":"complete","#);
+        push_task_fields(buf, task);
+        match (task.status, outcome) {
+            (TaskStatus::Completed, Some(StoredOutcome::Result { raw, .. })) => {
+                buf.extend_from_slice(br#","result":"#);
+                push_complete(buf, raw);
+            }
+            (TaskStatus::Failed, Some(StoredOutcome::Error(raw))) => {
+                buf.extend_from_slice(br#","error":"#);
+                buf.extend_from_slice(raw.get().as_bytes());
+            }
+            _ => {}
+        }
+        push_server_info(buf, info);
+        buf.push(b'}');
+    })
+}
+
+/// The empty acknowledgement of `tasks/update` and `tasks/cancel`.
+pub(super) fn ack(id: &RequestId, info: &Implementation) -> String {
+    jsonrpc::reply_with(id, 160, |buf| {
+        buf.extend_from_slice(br#"{"resultType":"complete""#);
+        push_server_info(buf, info);
+        buf.push(b'}');
+    })
+}
+
+/// A result the engine builds (`server/discover`, `tools/list`): `resultType: "complete"`
+/// and our `serverInfo` added to `fields`.
+pub(super) fn complete_line(
+    id: &RequestId,
+    mut fields: Map<String, Value>,
+    info: &Implementation,
+) -> String {
+    let mut result = Map::new();
+    result.insert("resultType".into(), "complete".into());
+    result.append(&mut fields);
+    let meta = serde_json::json!({ SERVER_INFO_KEY: info });
+    result.insert("_meta".into(), meta);
+    jsonrpc::result_line(id, &result)
+}
+
+/// The reply to a plain call: the application's result with `resultType: "complete"`
+/// (unless it set one).
+pub(crate) fn plain_reply(id: &RequestId, raw: &RawValue) -> String {
+    jsonrpc::reply_with(id, raw.get().len() + 72, |buf| push_complete(buf, raw))
+}
+
+/// Appends a result object with `"resultType":"complete"` first, unless it has one.
+fn push_complete(buf: &mut Buf, raw: &RawValue) {
+    let text = raw.get().trim();
+    if text.contains("\"resultType\"") {
+        // The text names the key (maybe nested): decide on the parsed object.
+        let mut map: Map<String, Value> = serde_json::from_str(text).unwrap_or_default();
+        map.entry("resultType").or_insert_with(|| "complete".into());
+        json::push_serialized(buf, &map);
+        return;
+    }
+    let body = text.strip_prefix('{').unwrap_or(text).trim_start();
+    buf.extend_from_slice(br#"{"resultType":"complete""#);
+    if !body.starts_with('}') {
+        buf.push(b',');
+    }
+    buf.extend_from_slice(body.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn completed(raw: &str) -> Value {
+        let raw = RawValue::from_string(raw.into()).unwrap();
+        let mut buf = Buf::new();
+        push_complete(&mut buf, &raw);
+        serde_json::from_slice(&buf).unwrap()
+    }
+
+    #[test]
+    fn result_type_is_added_to_any_result_once() {
+        assert_eq!(completed("{}"), json!({ "resultType": "complete" }));
+        assert_eq!(completed(" { } "), json!({ "resultType": "complete" }));
+        assert_eq!(
+            completed(r#"{"content":[]}"#),
+            json!({ "resultType": "complete", "content": [] })
+        );
+        assert_eq!(
+            completed(r#"{"resultType":"complete","x":1}"#),
+            json!({ "resultType": "complete", "x": 1 })
+        );
+        assert_eq!(
+            completed(r#"{"structuredContent":{"resultType":7}}"#),
+            json!({ "resultType": "complete", "structuredContent": { "resultType": 7 } })
+        );
+    }
+}

@@ -1,0 +1,155 @@
+//! The per-request `params._meta` of this era: protocol version and client capabilities
+//! travel with every request, since there is no handshake.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+use super::{EXTENSION, VERSION};
+use crate::error::PeerErrorKind;
+use crate::jsonrpc::{Reject, RpcError};
+use crate::task::InputKinds;
+
+/// The `_meta` key that marks a request of this era.
+pub(crate) const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key of our identity in every result.
+pub(super) const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// `-32021`: the request needs a client capability it did not declare.
+pub(super) const MISSING_CAPABILITY: i64 = -32021;
+/// `-32022`: the request names a protocol version we do not serve statelessly.
+pub(super) const UNSUPPORTED_VERSION: i64 = -32022;
+
+#[derive(Deserialize)]
+struct Params {
+    #[serde(rename = "_meta", default)]
+    meta: Option<Meta>,
+}
+
+#[derive(Deserialize)]
+struct Meta {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
+    version: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
+    capabilities: Option<Value>,
+    #[serde(rename = "progressToken", default)]
+    progress_token: Option<Value>,
+}
+
+/// What one request declares about itself.
+#[derive(Debug)]
+pub(super) struct RequestMeta {
+    /// The client capabilities of this request (`{}` when none).
+    pub capabilities: Value,
+    /// The request's progress token.
+    pub progress_token: Option<Value>,
+}
+
+impl RequestMeta {
+    /// Reads and checks a request's `_meta`: a missing required key is -32602, another
+    /// version than ours -32022.
+    pub fn read(params: Option<&RawValue>) -> Result<RequestMeta, Reject> {
+        let text = params.map_or("{}", RawValue::get);
+        let parsed: Params = serde_json::from_str(text).map_err(|e| {
+            let message = e.to_string();
+            let message = message.split(" at line ").next().unwrap_or(&message);
+            invalid_meta(None, format!("Invalid params: {message}"))
+        })?;
+        let Some(meta) = parsed.meta else {
+            return Err(invalid_meta(
+                Some("_meta"),
+                format!("Invalid params: missing params._meta[\"{VERSION_KEY}\"]"),
+            ));
+        };
+        let version = match meta.version {
+            Some(Value::String(v)) => v,
+            Some(_) => {
+                return Err(invalid_meta(
+                    Some(VERSION_KEY),
+                    format!("Invalid params: _meta[\"{VERSION_KEY}\"] must be a string"),
+                ))
+            }
+            None => {
+                return Err(invalid_meta(
+                    Some(VERSION_KEY),
+                    format!("Invalid params: missing params._meta[\"{VERSION_KEY}\"]"),
+                ))
+            }
+        };
+        let capabilities = match meta.capabilities {
+            Some(caps @ Value::Object(_)) => caps,
+            Some(_) => {
+                return Err(invalid_meta(
+                    Some(CAPABILITIES_KEY),
+                    format!("Invalid params: _meta[\"{CAPABILITIES_KEY}\"] must be an object"),
+                ))
+            }
+            None => {
+                return Err(invalid_meta(
+                    Some(CAPABILITIES_KEY),
+                    format!("Invalid params: missing params._meta[\"{CAPABILITIES_KEY}\"]"),
+                ))
+            }
+        };
+        if version != VERSION {
+            let error = RpcError::new(UNSUPPORTED_VERSION, "Unsupported protocol version")
+                .with_data(json!({ "supported": [VERSION], "requested": &version }));
+            return Err(Reject::peer(
+                PeerErrorKind::UnsupportedVersion(version),
+                error,
+            ));
+        }
+        Ok(RequestMeta {
+            capabilities,
+            progress_token: meta.progress_token,
+        })
+    }
+
+    /// Whether this request declares the tasks extension (any object under its key).
+    pub fn declares_tasks(&self) -> bool {
+        self.capabilities
+            .get("extensions")
+            .and_then(|e| e.get(EXTENSION))
+            .is_some_and(Value::is_object)
+    }
+
+    /// The kinds of input this request's client can answer.
+    pub fn input_kinds(&self) -> InputKinds {
+        let has = |key: &str| self.capabilities.get(key).is_some_and(Value::is_object);
+        InputKinds {
+            elicitation: has("elicitation"),
+            sampling: has("sampling"),
+            roots: has("roots"),
+        }
+    }
+}
+
+/// Whether a request is of this era: it carries the version key in `params._meta`.
+pub(crate) fn is_modern(params: Option<&RawValue>) -> bool {
+    let Some(params) = params else {
+        return false;
+    };
+    // Cheap first: a legacy request almost never names the key at all.
+    if !params.get().contains(VERSION_KEY) {
+        return false;
+    }
+    serde_json::from_str::<Params>(params.get())
+        .is_ok_and(|p| p.meta.is_some_and(|m| m.version.is_some()))
+}
+
+/// `-32021` naming the tasks extension as the capability the request lacks.
+pub(super) fn tasks_required() -> Reject {
+    let error = RpcError::new(MISSING_CAPABILITY, "Missing required client capability")
+        .with_data(json!({ "requiredCapabilities": { "extensions": { EXTENSION: {} } } }));
+    Reject::peer(PeerErrorKind::MissingCapability, error)
+}
+
+fn invalid_meta(field: Option<&str>, message: String) -> Reject {
+    Reject::peer(
+        PeerErrorKind::InvalidParams {
+            field: field.map(str::to_owned),
+        },
+        RpcError::invalid_params(message),
+    )
+}

@@ -1,0 +1,104 @@
+//! MCP 2026-07-28 with the tasks extension `io.modelcontextprotocol/tasks` (server role).
+//!
+//! Requests are stateless: each carries its protocol version and client capabilities in
+//! `params._meta`, there is no `initialize`, and `server/discover` says what we
+//! serve. Every result has `resultType`. A `tools/call` becomes a task only when that
+//! request declares the extension (the tool's policy decides); the `CreateTaskResult` is
+//! flat; `tasks/get` inlines the outcome; `tasks/cancel` and `tasks/update` are acks;
+//! `tasks/result` and `tasks/list` do not exist. A tool result with `isError: true` reads
+//! as `completed`; `failed` carries the JSON-RPC error.
+//!
+//! Checks run in the order the spec's decisions fix: `_meta` (-32602) and version
+//! (-32022), method (-32601), extension declared (-32021), params (-32602), task lookup.
+//! Not yet here: task `inputRequests` with `tasks/update`, MRTR, `subscriptions/listen`,
+//! and the client role.
+
+mod encode;
+mod meta;
+mod tasks;
+mod tools;
+
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+
+pub(crate) use encode::plain_reply;
+pub(crate) use meta::is_modern;
+
+use crate::error::PeerErrorKind;
+use crate::host::Host;
+use crate::ids::SessionId;
+use crate::jsonrpc::{Reject, RequestId, RpcError};
+use crate::task::Era;
+use meta::RequestMeta;
+
+/// The protocol version this era serves statelessly.
+pub const VERSION: &str = "2026-07-28";
+/// The tasks extension's identifier.
+pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// How long a client may cache `server/discover` and `tools/list` (ms).
+const CACHE_TTL_MS: u64 = 60_000;
+
+impl Host {
+    /// A request of this era, on any server session (it may also speak 2025-11-25).
+    pub(crate) fn modern_request(
+        &mut self,
+        session: SessionId,
+        id: &RequestId,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<(), Reject> {
+        let meta = RequestMeta::read(params)?;
+        match method {
+            "server/discover" => self.on_discover(session, id),
+            "tools/list" => self.modern_tools_list(session, id, params),
+            "tools/call" => self.modern_tools_call(session, id, params, &meta),
+            "tasks/get" => self.modern_tasks_get(session, id, params, &meta),
+            "tasks/cancel" => self.modern_tasks_cancel(session, id, params, &meta),
+            "tasks/update" => self.modern_tasks_update(session, id, params, &meta),
+            _ if !method.starts_with("tasks/")
+                && !matches!(method, "initialize" | "ping")
+                && !method.starts_with("tools/")
+                && self.config.app_serves(method) =>
+            {
+                self.app_request(session, id, method, params, Era::V2026_07_28);
+                Ok(())
+            }
+            _ => Err(Reject::peer(
+                PeerErrorKind::UnknownMethod(method.to_owned()),
+                RpcError::method_not_found(method),
+            )),
+        }
+    }
+
+    /// `server/discover`: the versions we serve statelessly and our capabilities, the
+    /// tasks extension among them when tasks are on (never the legacy `tasks` key).
+    fn on_discover(&mut self, session: SessionId, id: &RequestId) -> Result<(), Reject> {
+        let mut capabilities = Map::new();
+        capabilities.insert("tools".into(), json!({}));
+        for (key, value) in &self.config.app_capabilities {
+            capabilities
+                .entry(key.clone())
+                .or_insert_with(|| value.clone());
+        }
+        if self.config.tasks.enabled {
+            let extensions = capabilities
+                .entry("extensions")
+                .or_insert_with(|| json!({}));
+            if let Value::Object(extensions) = extensions {
+                extensions.insert(EXTENSION.into(), json!({}));
+            }
+        }
+        let mut fields = Map::new();
+        fields.insert("supportedVersions".into(), json!([VERSION]));
+        fields.insert("capabilities".into(), Value::Object(capabilities));
+        if let Some(instructions) = &self.config.instructions {
+            fields.insert("instructions".into(), instructions.clone().into());
+        }
+        fields.insert("ttlMs".into(), CACHE_TTL_MS.into());
+        fields.insert("cacheScope".into(), "public".into());
+        let line = encode::complete_line(id, fields, &self.config.info);
+        self.reply(session, id, None, line);
+        Ok(())
+    }
+}

@@ -1,0 +1,124 @@
+//! `tasks/get`, `tasks/cancel` and `tasks/update` in this era.
+
+use serde::Deserialize;
+use serde_json::json;
+use serde_json::value::RawValue;
+
+use super::encode;
+use super::meta::{tasks_required, RequestMeta};
+use crate::era::v2025_11_25::TaskIdRef;
+use crate::event::StopReason;
+use crate::host::commands::error_outcome;
+use crate::host::tasks::Record;
+use crate::host::Host;
+use crate::ids::SessionId;
+use crate::jsonrpc::{self, Reject, RequestId, RpcError};
+use crate::status::TaskStatus;
+use crate::task::Era;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UpdateParams {
+    task_id: String,
+    /// Checked for shape only: no key is outstanding until task input requests exist.
+    #[serde(rename = "inputResponses")]
+    _input_responses: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Host {
+    /// `tasks/get`: the whole `DetailedTask`, outcome inline.
+    pub(super) fn modern_tasks_get(
+        &mut self,
+        session: SessionId,
+        id: &RequestId,
+        params: Option<&RawValue>,
+        meta: &RequestMeta,
+    ) -> Result<(), Reject> {
+        let record = self.modern_task(session, params, meta, "retrieve")?;
+        let task = record.id.clone();
+        let line = encode::get_task_result(id, record, &self.config.info);
+        self.reply(session, id, Some(&task), line);
+        Ok(())
+    }
+
+    /// `tasks/cancel`: an ack, the same for a task already finished.
+    pub(super) fn modern_tasks_cancel(
+        &mut self,
+        session: SessionId,
+        id: &RequestId,
+        params: Option<&RawValue>,
+        meta: &RequestMeta,
+    ) -> Result<(), Reject> {
+        let record = self.modern_task(session, params, meta, "cancel")?;
+        let task = record.id.clone();
+        let running = !record.status.is_terminal();
+        if running {
+            let error =
+                RpcError::invalid_params("Task was cancelled").with_data(json!({ "taskId": task }));
+            self.settle_task(
+                &task,
+                TaskStatus::Cancelled,
+                Some("Cancelled at the client's request".into()),
+                error_outcome(&error),
+            );
+        }
+        let line = encode::ack(id, &self.config.info);
+        self.reply(session, id, Some(&task), line);
+        if running {
+            self.after_settle(&task, Some(StopReason::Cancelled));
+        }
+        Ok(())
+    }
+
+    /// `tasks/update`: an ack. Responses to keys not outstanding are ignored, and no task
+    /// of this engine has outstanding input requests yet.
+    pub(super) fn modern_tasks_update(
+        &mut self,
+        session: SessionId,
+        id: &RequestId,
+        params: Option<&RawValue>,
+        meta: &RequestMeta,
+    ) -> Result<(), Reject> {
+        if !meta.declares_tasks() {
+            return Err(tasks_required());
+        }
+        let p: UpdateParams = jsonrpc::params(params)?;
+        let owner = self.session(session).map_or(u32::MAX, |s| s.owner);
+        let task = self
+            .tasks
+            .get_owned(&p.task_id, owner)
+            .map(|r| r.id.clone())
+            .ok_or_else(|| not_found("update"))?;
+        let line = encode::ack(id, &self.config.info);
+        self.reply(session, id, Some(&task), line);
+        Ok(())
+    }
+
+    /// The task a request names, if its owner may see it. Without the extension declared
+    /// only a task created in the 2025-11-25 era is served (-32021 for anything else,
+    /// unknown ids included, so the gate leaks nothing).
+    fn modern_task(
+        &self,
+        session: SessionId,
+        params: Option<&RawValue>,
+        meta: &RequestMeta,
+        action: &str,
+    ) -> Result<&Record, Reject> {
+        let p = TaskIdRef::read(params);
+        let owner = self.session(session).map_or(u32::MAX, |s| s.owner);
+        if !meta.declares_tasks() {
+            let record = p.ok().and_then(|p| self.tasks.get_owned(&p.task_id, owner));
+            return match record {
+                Some(record) if record.era == Era::V2025_11_25 => Ok(record),
+                _ => Err(tasks_required()),
+            };
+        }
+        self.tasks
+            .get_owned(&p?.task_id, owner)
+            .ok_or_else(|| not_found(action))
+    }
+}
+
+fn not_found(action: &str) -> Reject {
+    RpcError::invalid_params(format!("Failed to {action} task: Task not found")).into()
+}

@@ -1,0 +1,86 @@
+//! The demo `task-server` over real stdio pipes, spoken to in the 2026-07-28 era with the
+//! tasks extension: no `initialize`; `server/discover`, then the seed's tool as a task,
+//! polled with `tasks/get` until `completed` with the result inline. Then a 2025-11-25
+//! handshake on the same process still works. Every answer is checked against the 2026
+//! schemas.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use taskwire_demo::tools::{STEPS, TOOL};
+use taskwire_tests::procs::{self, Raw, Rt};
+use taskwire_tests::schema::{assert_valid_in, CORE_2026, TASKS_2026};
+
+const HANG: Duration = Duration::from_secs(10);
+
+fn modern(id: u64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": { "io.modelcontextprotocol/tasks": {} }
+        }
+    });
+    procs::request(id, method, params)
+}
+
+fn whole_task(runtime: Rt) {
+    let mut raw = Raw::spawn(
+        &procs::task_server(),
+        &procs::server_args(runtime, 50),
+        None,
+    );
+    raw.send(&modern(1, "server/discover", json!({})))
+        .expect("discover");
+    let discovered = raw.expect(HANG, "the discover answer", |m| m["id"] == 1);
+    assert_valid_in(CORE_2026, "DiscoverResultResponse", &discovered);
+
+    raw.send(&modern(
+        2,
+        "tools/call",
+        json!({ "name": TOOL, "arguments": {} }),
+    ))
+    .expect("tools/call");
+    let created = raw.expect(HANG, "CreateTaskResult", |m| m["id"] == 2);
+    assert_valid_in(TASKS_2026, "CreateTaskResult", &created["result"]);
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+
+    let mut id = 3;
+    let done = loop {
+        std::thread::sleep(Duration::from_millis(100));
+        raw.send(&modern(id, "tasks/get", json!({ "taskId": task })))
+            .expect("tasks/get");
+        let got = raw.expect(HANG, "a tasks/get answer", |m| m["id"] == id);
+        assert_valid_in(TASKS_2026, "GetTaskResult", &got["result"]);
+        if got["result"]["status"] == "completed" {
+            break got;
+        }
+        assert_eq!(got["result"]["status"], "working", "{got}");
+        id += 1;
+        assert!(id < 100, "the task never completed");
+    };
+    let result = &done["result"]["result"];
+    assert_valid_in(CORE_2026, "CallToolResult", result);
+    assert_eq!(result["resultType"], "complete");
+    assert!(
+        result["content"][0]["text"].is_string(),
+        "the tool's text is inline: {done}"
+    );
+    assert_eq!(done["result"]["statusMessage"], STEPS[STEPS.len() - 1]);
+
+    // The same process still speaks 2025-11-25 to a client that says initialize.
+    raw.handshake();
+    raw.send(&procs::call_as_task(200, TOOL))
+        .expect("legacy call");
+    let legacy = raw.expect(HANG, "a legacy CreateTaskResult", |m| m["id"] == 200);
+    assert_eq!(legacy["result"]["task"]["status"], "working", "{legacy}");
+}
+
+#[test]
+fn a_2026_client_runs_a_whole_task_smol_server() {
+    whole_task(Rt::Smol);
+}
+
+#[test]
+fn a_2026_client_runs_a_whole_task_tokio_server() {
+    whole_task(Rt::Tokio);
+}

@@ -1,0 +1,430 @@
+//! The 2026-07-28 era with the tasks extension, server role (checklist §1 and §2 of
+//! `shared/spec/tasks-ext-2026.md`): stateless requests, `server/discover`, the per-request
+//! task decision, the flat `CreateTaskResult`, `tasks/get` with the outcome inline, the
+//! cancel and update acks, and the error gates in the order the checklist fixes. Every
+//! message the engine writes is validated against the 2026 schemas by its definition.
+//! A 2025-11-25 session on the same host keeps its own era.
+
+use serde_json::{json, Value};
+use taskwire_engine::{
+    Config, Event, Host, Millis, Output, Role, SessionId, TaskDecision, TaskSupport, Tool, ToolDef,
+};
+use taskwire_tests::schema::{assert_valid, assert_valid_in, CORE_2026, TASKS_2026};
+use taskwire_tests::setup::{counter_ids, stamp, T0};
+
+const EXT: &str = "io.modelcontextprotocol/tasks";
+
+/// A server host with `greet` (never a task), `slow` (a task when declared) and `job`
+/// (only as a task), and one session that never says `initialize`.
+struct Modern {
+    host: Host,
+    session: SessionId,
+    now: Millis,
+    next_id: i64,
+    events: Vec<Event>,
+}
+
+impl Modern {
+    fn new() -> Modern {
+        let mut config = Config::new("taskwire-test", "1.0.0");
+        config.tasks.poll_interval_ms = Some(200);
+        let mut host = Host::new(config, counter_ids("task-"), T0);
+        host.add_tool(Tool::new("greet", TaskSupport::Forbidden));
+        host.add_tool(Tool::new("slow", TaskSupport::Optional));
+        host.add_tool(Tool::new("job", TaskSupport::Required));
+        host.add_tool(ToolDef {
+            tool: Tool::new("ask", TaskSupport::Optional),
+            immediate_response: None,
+            decision: TaskDecision::App,
+        });
+        let session = host.open(T0, Role::Server, "alice");
+        Modern {
+            host,
+            session,
+            now: T0,
+            next_id: 0,
+            events: Vec::new(),
+        }
+    }
+
+    /// Sends one request line; returns every message written back (all on our session).
+    fn raw(&mut self, line: &str) -> Vec<Value> {
+        self.host
+            .handle_message(self.now, self.session, line.as_bytes());
+        self.drain()
+    }
+
+    fn drain(&mut self) -> Vec<Value> {
+        let mut out = Vec::new();
+        while let Some(o) = self.host.poll_output() {
+            match o {
+                Output::Send(t) => {
+                    assert_eq!(t.session, self.session);
+                    assert!(!t.message.contains('\n'), "one line: {}", t.message);
+                    out.push(serde_json::from_str(&t.message).expect("JSON"));
+                }
+                Output::Event(e) => self.events.push(e),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        out
+    }
+
+    /// A request with `_meta` of this era; `caps` are its client capabilities.
+    fn request(&mut self, method: &str, mut params: Value, caps: Value) -> Value {
+        self.next_id += 1;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": caps,
+        });
+        let line =
+            json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
+        let out = self.raw(&line.to_string());
+        assert_eq!(out.len(), 1, "one answer to {method}: {out:?}");
+        let answer = out.into_iter().next().unwrap();
+        assert_eq!(answer["id"], self.next_id);
+        answer
+    }
+
+    /// A request declaring the tasks extension.
+    fn declared(&mut self, method: &str, params: Value) -> Value {
+        self.request(method, params, json!({ "extensions": { EXT: {} } }))
+    }
+
+    /// The last tool call that reached the app.
+    fn tool_call(&self) -> Seen {
+        let call = self.events.iter().rev().find_map(|e| match e {
+            Event::ToolCall(c) => Some(Seen {
+                call: c.call,
+                task: c.task.as_ref().map(|t| t.to_string()),
+                task_offered: c.task_offered,
+            }),
+            _ => None,
+        });
+        call.expect("a tool call reached the app")
+    }
+}
+
+/// What a test needs of a `ToolCall` event.
+struct Seen {
+    call: taskwire_engine::CallId,
+    task: Option<String>,
+    task_offered: bool,
+}
+
+fn result_of(answer: &Value) -> &Value {
+    assert!(answer.get("error").is_none(), "an error: {answer}");
+    &answer["result"]
+}
+
+fn error_code(answer: &Value) -> i64 {
+    answer["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no error: {answer}"))
+}
+
+fn server_info() -> Value {
+    json!({ "io.modelcontextprotocol/serverInfo": { "name": "taskwire-test", "version": "1.0.0" } })
+}
+
+#[test]
+fn discover_names_the_version_and_the_extension_but_no_legacy_tasks() {
+    let mut m = Modern::new();
+    let answer = m.request("server/discover", json!({}), json!({}));
+    assert_valid_in(CORE_2026, "DiscoverResultResponse", &answer);
+    let result = result_of(&answer);
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["supportedVersions"], json!(["2026-07-28"]));
+    assert_eq!(result["capabilities"]["extensions"][EXT], json!({}));
+    assert!(result["capabilities"].get("tasks").is_none(), "{result}");
+    assert_eq!(result["_meta"], server_info());
+    assert_eq!(
+        m.host.protocol_version(m.session),
+        None,
+        "no handshake happened"
+    );
+}
+
+#[test]
+fn required_meta_and_version_are_checked_first() {
+    let mut m = Modern::new();
+    // No _meta at all: a modern-only method is a malformed modern request.
+    let out = m.raw(r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}"#);
+    assert_eq!(error_code(&out[0]), -32602, "{out:?}");
+    assert_valid_in(CORE_2026, "JSONRPCErrorResponse", &out[0]);
+    // The version but no capabilities.
+    let out = m.raw(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#);
+    assert_eq!(error_code(&out[0]), -32602, "{out:?}");
+    assert!(out[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("clientCapabilities"));
+    // Another version, even a legacy one, without initialize: -32022 with the data.
+    for version in ["2026-01-01", "2025-11-25"] {
+        let line = json!({"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"x","_meta":{
+            "io.modelcontextprotocol/protocolVersion": version,
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
+        let out = m.raw(&line.to_string());
+        assert_valid_in(CORE_2026, "UnsupportedProtocolVersionError", &out[0]);
+        assert_eq!(
+            out[0]["error"]["data"],
+            json!({ "supported": ["2026-07-28"], "requested": version })
+        );
+    }
+}
+
+#[test]
+fn tools_list_has_cache_fields_and_no_task_support() {
+    let mut m = Modern::new();
+    let answer = m.request("tools/list", json!({}), json!({}));
+    assert_valid_in(CORE_2026, "ListToolsResultResponse", &answer);
+    let result = result_of(&answer);
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["cacheScope"], "public");
+    assert!(result["ttlMs"].as_u64().is_some());
+    let tools = result["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 4);
+    assert!(
+        tools.iter().all(|t| t.get("execution").is_none()),
+        "{tools:?}"
+    );
+}
+
+#[test]
+fn a_call_becomes_a_task_only_when_its_own_request_declares_the_extension() {
+    let mut m = Modern::new();
+    // Declared: the optional tool becomes a task, answered with the flat CreateTaskResult.
+    let answer = m.declared("tools/call", json!({ "name": "slow", "arguments": {} }));
+    assert_valid_in(CORE_2026, "JSONRPCResultResponse", &answer);
+    assert_valid_in(TASKS_2026, "CreateTaskResult", result_of(&answer));
+    let created = result_of(&answer);
+    assert_eq!(created["resultType"], "task");
+    assert_eq!(created["taskId"], "task-1");
+    assert_eq!(created["status"], "working");
+    assert_eq!(created["createdAt"], stamp(0));
+    assert_eq!(created["pollIntervalMs"], 200);
+    assert!(
+        created.get("ttl").is_none() && created.get("task").is_none(),
+        "{created}"
+    );
+    let call = m.tool_call();
+    assert_eq!(call.task.as_deref(), Some("task-1"));
+    // The very next tasks/get finds it.
+    let got = m.declared("tasks/get", json!({ "taskId": "task-1" }));
+    assert_valid_in(TASKS_2026, "GetTaskResult", result_of(&got));
+    assert_eq!(result_of(&got)["status"], "working");
+
+    // The next request does not declare it: a plain call, answered with resultType.
+    let before = m.host.task_count();
+    m.next_id += 1;
+    let line = json!({"jsonrpc":"2.0","id":m.next_id,"method":"tools/call","params":{
+        "name":"slow","arguments":{},"task":{"ttl":1000},
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                 "io.modelcontextprotocol/clientCapabilities":{}}}});
+    assert!(
+        m.raw(&line.to_string()).is_empty(),
+        "no answer before the app's"
+    );
+    let plain = m.tool_call();
+    assert_eq!(plain.task, None, "params.task means nothing in this era");
+    assert_eq!(m.host.task_count(), before);
+    m.host
+        .respond(
+            m.now,
+            plain.call,
+            Ok(json!({"content":[{"type":"text","text":"hi"}]})),
+        )
+        .unwrap();
+    let out = m.drain();
+    assert_valid_in(CORE_2026, "CallToolResultResponse", &out[0]);
+    assert_eq!(
+        out[0]["result"],
+        json!({"resultType":"complete","content":[{"type":"text","text":"hi"}]})
+    );
+}
+
+#[test]
+fn a_task_only_tool_needs_the_extension_and_a_forbidden_one_never_is_a_task() {
+    let mut m = Modern::new();
+    let answer = m.request("tools/call", json!({ "name": "job" }), json!({}));
+    assert_valid_in(CORE_2026, "MissingRequiredClientCapabilityError", &answer);
+    assert_eq!(
+        answer["error"]["data"],
+        json!({ "requiredCapabilities": { "extensions": { EXT: {} } } })
+    );
+    assert_eq!(m.host.task_count(), 0);
+
+    m.next_id += 1;
+    let line = json!({"jsonrpc":"2.0","id":m.next_id,"method":"tools/call","params":{"name":"greet",
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                 "io.modelcontextprotocol/clientCapabilities":{"extensions":{EXT:{}}}}}});
+    assert!(m.raw(&line.to_string()).is_empty());
+    assert_eq!(m.tool_call().task, None);
+    assert_eq!(m.host.task_count(), 0);
+}
+
+#[test]
+fn tasks_get_inlines_the_outcome_and_is_error_reads_completed() {
+    let mut m = Modern::new();
+    // A tool error result: completed, with the result inline (resultType added).
+    m.declared("tools/call", json!({ "name": "slow" }));
+    let call = m.tool_call().call;
+    let tool_error = json!({"content":[{"type":"text","text":"empty input"}],"isError":true});
+    m.host.respond(m.now, call, Ok(tool_error)).unwrap();
+    m.drain();
+    let got = m.declared("tasks/get", json!({ "taskId": "task-1" }));
+    let result = result_of(&got);
+    assert_valid_in(TASKS_2026, "GetTaskResult", result);
+    assert_eq!(result["status"], "completed");
+    assert_eq!(
+        result["result"],
+        json!({"resultType":"complete","content":[{"type":"text","text":"empty input"}],"isError":true})
+    );
+    assert_valid_in(CORE_2026, "CallToolResult", &result["result"]);
+    assert!(result.get("error").is_none());
+
+    // A JSON-RPC error: failed, carrying the error, no result.
+    m.now = m.now.plus(1500);
+    m.declared("tools/call", json!({ "name": "slow" }));
+    let call = m.tool_call().call;
+    let error = taskwire_engine::RpcError::internal("backend unavailable");
+    m.host.respond(m.now, call, Err(error)).unwrap();
+    m.drain();
+    let got = m.declared("tasks/get", json!({ "taskId": "task-2" }));
+    let result = result_of(&got);
+    assert_valid_in(TASKS_2026, "GetTaskResult", result);
+    assert_eq!(result["status"], "failed");
+    assert_eq!(result["error"]["code"], -32603);
+    assert!(result.get("result").is_none());
+    assert_eq!(result["lastUpdatedAt"], stamp(1500));
+}
+
+#[test]
+fn cancel_is_an_ack_and_idempotent_on_finished_tasks() {
+    let mut m = Modern::new();
+    m.declared("tools/call", json!({ "name": "slow" }));
+    let call = m.tool_call().call;
+    for _ in 0..2 {
+        let ack = m.declared("tasks/cancel", json!({ "taskId": "task-1" }));
+        assert_valid_in(TASKS_2026, "CancelTaskResult", result_of(&ack));
+        assert_eq!(result_of(&ack)["resultType"], "complete");
+        assert!(result_of(&ack).get("status").is_none());
+    }
+    assert!(
+        m.events
+            .iter()
+            .any(|e| matches!(e, Event::Stop { call: c, .. } if *c == call)),
+        "the work was told to stop: {:?}",
+        m.events
+    );
+    let got = m.declared("tasks/get", json!({ "taskId": "task-1" }));
+    let result = result_of(&got);
+    assert_valid_in(TASKS_2026, "GetTaskResult", result);
+    assert_eq!(result["status"], "cancelled");
+    assert!(result.get("error").is_none() && result.get("result").is_none());
+    // Unknown ids stay -32602.
+    let unknown = m.declared("tasks/cancel", json!({ "taskId": "nope" }));
+    assert_eq!(error_code(&unknown), -32602);
+}
+
+#[test]
+fn update_acks_and_ignores_keys_that_are_not_outstanding() {
+    let mut m = Modern::new();
+    m.declared("tools/call", json!({ "name": "slow" }));
+    let params =
+        json!({ "taskId": "task-1", "inputResponses": { "unknown-key": { "ignored": true } } });
+    let ack = m.declared("tasks/update", params);
+    assert_valid_in(TASKS_2026, "UpdateTaskResult", result_of(&ack));
+    let unknown = m.declared(
+        "tasks/update",
+        json!({ "taskId": "nope", "inputResponses": {} }),
+    );
+    assert_eq!(error_code(&unknown), -32602);
+    let missing = m.declared("tasks/update", json!({ "taskId": "task-1" }));
+    assert_eq!(error_code(&missing), -32602);
+}
+
+#[test]
+fn the_gates_come_in_the_checklists_order() {
+    let mut m = Modern::new();
+    // Method first: tasks/result and tasks/list do not exist in this era.
+    for method in ["tasks/result", "tasks/list"] {
+        let answer = m.request(method, json!({ "taskId": "x" }), json!({}));
+        assert_eq!(error_code(&answer), -32601, "{method}");
+    }
+    // Then the extension, before the task lookup (the suite's gate-test id).
+    let get = m.request("tasks/get", json!({ "taskId": "gate-test" }), json!({}));
+    assert_valid_in(CORE_2026, "MissingRequiredClientCapabilityError", &get);
+    let update = m.request(
+        "tasks/update",
+        json!({ "taskId": "gate-test", "inputResponses": {} }),
+        json!({}),
+    );
+    assert_eq!(error_code(&update), -32021);
+    let cancel = m.request("tasks/cancel", json!({ "taskId": "gate-test" }), json!({}));
+    assert_eq!(error_code(&cancel), -32021);
+    // Then params, then the lookup.
+    let bad = m.declared("tasks/get", json!({}));
+    assert_eq!(error_code(&bad), -32602);
+    let unknown = m.declared("tasks/get", json!({ "taskId": "gate-test" }));
+    assert_eq!(error_code(&unknown), -32602);
+    assert_eq!(
+        unknown["error"]["message"],
+        "Failed to retrieve task: Task not found"
+    );
+}
+
+#[test]
+fn the_app_decides_when_it_asks_to_and_its_task_is_modern() {
+    let mut m = Modern::new();
+    m.next_id += 1;
+    let line = json!({"jsonrpc":"2.0","id":m.next_id,"method":"tools/call","params":{"name":"ask",
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                 "io.modelcontextprotocol/clientCapabilities":{"extensions":{EXT:{}}}}}});
+    assert!(m.raw(&line.to_string()).is_empty());
+    let offered = m.tool_call();
+    assert!(offered.task_offered);
+    let task = m.host.start_task(m.now, offered.call).unwrap();
+    let out = m.drain();
+    assert_valid_in(TASKS_2026, "CreateTaskResult", &out[0]["result"]);
+    assert_eq!(out[0]["result"]["taskId"], task.as_str());
+    // The work of a 2026 task sends no progress (the era has none for tasks).
+    m.host
+        .notify_progress(m.now, offered.call, 1.0, Some(2.0), None)
+        .unwrap();
+    assert!(m.drain().is_empty());
+    assert!(m
+        .host
+        .request_input(m.now, offered.call, "elicitation/create", json!({}))
+        .is_err());
+}
+
+#[test]
+fn a_legacy_session_on_the_same_host_keeps_2025_11_25() {
+    let mut m = Modern::new();
+    let legacy = m.host.open(m.now, Role::Server, "alice");
+    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}});
+    m.host
+        .handle_message(m.now, legacy, init.to_string().as_bytes());
+    m.host.handle_message(
+        m.now,
+        legacy,
+        br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","task":{"ttl":60000}}}"#,
+    );
+    let mut legacy_out = Vec::new();
+    while let Some(o) = m.host.poll_output() {
+        if let Output::Send(t) = o {
+            assert_eq!(t.session, legacy);
+            legacy_out.push(serde_json::from_str::<Value>(&t.message).unwrap());
+        }
+    }
+    let created = &legacy_out[1]["result"];
+    assert_valid("CreateTaskResult", created);
+    assert_eq!(created["task"]["ttl"], 60000);
+    // A modern request of the same owner without the extension may still read and cancel
+    // that legacy-created task, in 2026 shapes.
+    let got = m.request("tasks/get", json!({ "taskId": "task-1" }), json!({}));
+    assert_valid_in(TASKS_2026, "GetTaskResult", result_of(&got));
+    assert_eq!(result_of(&got)["ttlMs"], 60000);
+}
