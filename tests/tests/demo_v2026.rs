@@ -1,12 +1,14 @@
 //! The demo `task-server` over real stdio pipes, spoken to in the 2026-07-28 era with the
 //! tasks extension: no `initialize`; `server/discover`, then the seed's tool as a task,
-//! polled with `tasks/get` until `completed` with the result inline. Then a 2025-11-25
-//! handshake on the same process still works. Every answer is checked against the 2026
-//! schemas.
+//! polled with `tasks/get` until `completed` with the result inline, and `confirm_task`,
+//! whose elicitation shows in `tasks/get` and is answered with `tasks/update`. Then a
+//! 2025-11-25 handshake on the same process still works. Every answer is checked against
+//! the 2026 schemas.
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use taskwire_demo::extra_tools::CONFIRM_TASK;
 use taskwire_demo::tools::{STEPS, TOOL};
 use taskwire_tests::procs::{self, Raw, Rt};
 use taskwire_tests::schema::{assert_valid_in, CORE_2026, TASKS_2026};
@@ -17,16 +19,38 @@ fn modern(id: u64, method: &str, mut params: Value) -> Value {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": { "form": {} },
             "extensions": { "io.modelcontextprotocol/tasks": {} }
         }
     });
     procs::request(id, method, params)
 }
 
+/// Polls `tasks/get` every 50 ms from id `*id` on until `done` holds for the task.
+fn poll_until(raw: &mut Raw, id: &mut u64, task: &str, done: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..200 {
+        std::thread::sleep(Duration::from_millis(50));
+        *id += 1;
+        raw.send(&modern(*id, "tasks/get", json!({ "taskId": task })))
+            .expect("tasks/get");
+        let want = *id;
+        let got = raw.expect(HANG, "a tasks/get answer", |m| m["id"] == want);
+        assert_valid_in(TASKS_2026, "GetTaskResult", &got["result"]);
+        if done(&got["result"]) {
+            return got["result"].clone();
+        }
+    }
+    panic!("task {task} never reached the state wanted");
+}
+
 fn whole_task(runtime: Rt) {
     let mut raw = Raw::spawn(
         &procs::task_server(),
-        &procs::server_args(runtime, 50),
+        &[
+            procs::server_args(runtime, 50),
+            vec!["--extra-tools".into()],
+        ]
+        .concat(),
         None,
     );
     raw.send(&modern(1, "server/discover", json!({})))
@@ -44,20 +68,9 @@ fn whole_task(runtime: Rt) {
     assert_valid_in(TASKS_2026, "CreateTaskResult", &created["result"]);
     let task = created["result"]["taskId"].as_str().unwrap().to_owned();
 
-    let mut id = 3;
-    let done = loop {
-        std::thread::sleep(Duration::from_millis(100));
-        raw.send(&modern(id, "tasks/get", json!({ "taskId": task })))
-            .expect("tasks/get");
-        let got = raw.expect(HANG, "a tasks/get answer", |m| m["id"] == id);
-        assert_valid_in(TASKS_2026, "GetTaskResult", &got["result"]);
-        if got["result"]["status"] == "completed" {
-            break got;
-        }
-        assert_eq!(got["result"]["status"], "working", "{got}");
-        id += 1;
-        assert!(id < 100, "the task never completed");
-    };
+    let mut id = 10;
+    let done = poll_until(&mut raw, &mut id, &task, |t| t["status"] == "completed");
+    let done = json!({ "result": done });
     let result = &done["result"]["result"];
     assert_valid_in(CORE_2026, "CallToolResult", result);
     assert_eq!(result["resultType"], "complete");
@@ -66,6 +79,39 @@ fn whole_task(runtime: Rt) {
         "the tool's text is inline: {done}"
     );
     assert_eq!(done["result"]["statusMessage"], STEPS[STEPS.len() - 1]);
+
+    // A tool that asks for a confirmation mid-task.
+    raw.send(&modern(
+        100,
+        "tools/call",
+        json!({ "name": CONFIRM_TASK, "arguments": { "question": "Ship it?" } }),
+    ))
+    .expect("tools/call");
+    let created = raw.expect(HANG, "CreateTaskResult", |m| m["id"] == 100);
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let mut id = 100;
+    let waiting = poll_until(&mut raw, &mut id, &task, |t| {
+        t["status"] == "input_required"
+    });
+    let requests = waiting["inputRequests"].as_object().expect("inputRequests");
+    assert_eq!(requests.len(), 1, "{waiting}");
+    let (key, request) = requests.iter().next().unwrap();
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["message"], "Ship it?");
+    id += 1;
+    let answer = json!({ key.clone(): { "action": "accept", "content": { "confirm": true } } });
+    raw.send(&modern(
+        id,
+        "tasks/update",
+        json!({ "taskId": task, "inputResponses": answer }),
+    ))
+    .expect("tasks/update");
+    let want = id;
+    let ack = raw.expect(HANG, "the update ack", |m| m["id"] == want);
+    assert_valid_in(TASKS_2026, "UpdateTaskResult", &ack["result"]);
+    let done = poll_until(&mut raw, &mut id, &task, |t| t["status"] == "completed");
+    assert_eq!(done["result"]["content"][0]["text"], "Ship it? confirmed");
+    assert_eq!(done["result"]["structuredContent"]["confirmed"], true);
 
     // The same process still speaks 2025-11-25 to a client that says initialize.
     raw.handshake();

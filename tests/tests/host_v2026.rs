@@ -393,6 +393,7 @@ fn the_app_decides_when_it_asks_to_and_its_task_is_modern() {
         .notify_progress(m.now, offered.call, 1.0, Some(2.0), None)
         .unwrap();
     assert!(m.drain().is_empty());
+    // Nor input: its request declared no elicitation.
     assert!(m
         .host
         .request_input(m.now, offered.call, "elicitation/create", json!({}))
@@ -427,4 +428,113 @@ fn a_legacy_session_on_the_same_host_keeps_2025_11_25() {
     let got = m.request("tasks/get", json!({ "taskId": "task-1" }), json!({}));
     assert_valid_in(TASKS_2026, "GetTaskResult", result_of(&got));
     assert_eq!(result_of(&got)["ttlMs"], 60000);
+}
+
+#[test]
+fn input_requests_are_listed_by_get_and_answered_by_update() {
+    let mut m = Modern::new();
+    let caps = json!({ "elicitation": { "form": {} }, "extensions": { EXT: {} } });
+    m.request("tools/call", json!({ "name": "slow" }), caps.clone());
+    let call = m.tool_call().call;
+    let ask = |m: &mut Modern, message: &str| {
+        let params = json!({ "mode": "form", "message": message, "requestedSchema": {
+            "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] } });
+        m.host
+            .request_input(m.now, call, "elicitation/create", params)
+            .unwrap()
+    };
+    let first = ask(&mut m, "Delete?");
+    let second = ask(&mut m, "Really?");
+    assert!(m.drain().is_empty(), "nothing is sent: the client polls");
+    let got = m.request("tasks/get", json!({ "taskId": "task-1" }), caps.clone());
+    let result = result_of(&got);
+    assert_valid_in(TASKS_2026, "GetTaskResult", result);
+    assert_eq!(result["status"], "input_required");
+    let keys: Vec<&String> = result["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(keys.len(), 2, "{result}");
+    let (k1, k2) = (keys[0].clone(), keys[1].clone());
+    assert_eq!(result["inputRequests"][&k1]["method"], "elicitation/create");
+
+    // Unknown keys are ignored; a malformed value for an outstanding key is -32602 and
+    // changes nothing.
+    let update = |m: &mut Modern, responses: Value| {
+        m.request(
+            "tasks/update",
+            json!({ "taskId": "task-1", "inputResponses": responses }),
+            caps.clone(),
+        )
+    };
+    let ack = update(&mut m, json!({ "unknown-key": { "ignored": true } }));
+    assert_valid_in(TASKS_2026, "UpdateTaskResult", result_of(&ack));
+    let bad = update(&mut m, json!({ k1.clone(): "yes" }));
+    assert_eq!(error_code(&bad), -32602);
+    // One answered: still input_required, with only the other key, before any poll.
+    let ack = update(
+        &mut m,
+        json!({ k1.clone(): { "action": "accept", "content": { "ok": true } } }),
+    );
+    assert_eq!(result_of(&ack)["resultType"], "complete");
+    let answered: Vec<_> = m
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::InputResponse { input, outcome, .. } => Some((*input, outcome.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0].0, first);
+    assert_eq!(answered[0].1.as_ref().unwrap()["content"]["ok"], true);
+    let got = m.request("tasks/get", json!({ "taskId": "task-1" }), caps.clone());
+    assert_eq!(result_of(&got)["status"], "input_required");
+    let left: Vec<&String> = result_of(&got)["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(left, vec![&k2]);
+    // The same key again is no longer outstanding: ignored.
+    update(&mut m, json!({ k1.clone(): { "action": "decline" } }));
+    // The last one: working again.
+    update(
+        &mut m,
+        json!({ k2.clone(): { "action": "accept", "content": { "ok": true } } }),
+    );
+    assert!(m
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::InputResponse { input, .. } if *input == second)));
+    let got = m.request("tasks/get", json!({ "taskId": "task-1" }), caps.clone());
+    assert_valid_in(TASKS_2026, "GetTaskResult", result_of(&got));
+    assert_eq!(result_of(&got)["status"], "working");
+    assert!(result_of(&got).get("inputRequests").is_none());
+    // A key is never reused within the task.
+    let third = ask(&mut m, "Once more?");
+    let got = m.request("tasks/get", json!({ "taskId": "task-1" }), caps);
+    let keys: Vec<&String> = result_of(&got)["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert!(keys[0] != &k1 && keys[0] != &k2, "{keys:?} after {third}");
+}
+
+#[test]
+fn input_the_creating_request_did_not_declare_cannot_be_asked() {
+    let mut m = Modern::new();
+    m.declared("tools/call", json!({ "name": "slow" }));
+    let call = m.tool_call().call;
+    let asked = m
+        .host
+        .request_input(m.now, call, "sampling/createMessage", json!({}));
+    assert_eq!(
+        asked,
+        Err(taskwire_engine::UsageError::NotNegotiated("sampling"))
+    );
+    let got = m.declared("tasks/get", json!({ "taskId": "task-1" }));
+    assert_eq!(result_of(&got)["status"], "working");
 }

@@ -21,8 +21,10 @@ pub(crate) struct Call {
     pub progress_token: Option<Value>,
     /// Client role: the peer task this request serves (its answer carries related-task meta).
     pub related_task: Option<TaskId>,
-    /// Our input requests still unanswered.
+    /// Our input requests still unanswered (2025-11-25: requests sent to the peer).
     pub inputs: Vec<PendingInput>,
+    /// A 2026-07-28 task's outstanding `inputRequests`, shown by `tasks/get`.
+    pub asks: Vec<Ask>,
     /// Sessions told about the task's changes: where it was created and where it was asked about.
     pub followers: Vec<SessionId>,
     /// The requestor asked for a task and the application decides: the requested ttl.
@@ -42,6 +44,7 @@ impl Call {
             progress_token,
             related_task: None,
             inputs: Vec::new(),
+            asks: Vec::new(),
             followers: Vec::new(),
             offer: None,
             era: Era::V2025_11_25,
@@ -57,6 +60,7 @@ impl Call {
             progress_token,
             related_task: None,
             inputs: Vec::new(),
+            asks: Vec::new(),
             followers: session.into_iter().collect(),
             offer: None,
             era: Era::V2025_11_25,
@@ -70,6 +74,17 @@ impl Call {
             self.followers.push(session);
         }
     }
+}
+
+/// An input request a 2026-07-28 task waits for: `tasks/get` lists it under `key` until
+/// `tasks/update` answers it.
+#[derive(Debug)]
+pub(crate) struct Ask {
+    pub id: InputId,
+    /// Unique over the host's life, so never reused within a task.
+    pub key: String,
+    /// `{"method":…,"params":…}`, as `inputRequests` shows it.
+    pub request: Box<serde_json::value::RawValue>,
 }
 
 /// An input request sent to a peer on behalf of a call.

@@ -152,7 +152,10 @@ impl Host {
 
     /// Asks the requestor for input on behalf of a call: `method` is `elicitation/create`,
     /// `sampling/createMessage` or `roots/list`. A task shows `input_required` until every
-    /// input request is answered; the answer arrives as [`Event::InputResponse`].
+    /// input request is answered; the answer arrives as [`Event::InputResponse`]. In
+    /// 2025-11-25 the request goes to the peer; a 2026-07-28 task lists it in `tasks/get`
+    /// (`inputRequests`) until `tasks/update` answers it, and a plain 2026-07-28 call cannot
+    /// ask yet ([`UsageError::NotNegotiated`]: that needs MRTR).
     pub fn request_input(
         &mut self,
         now: Millis,
@@ -171,13 +174,12 @@ impl Host {
         };
         self.advance(now);
         let state = self.call(call).ok_or(UsageError::UnknownCall(call))?;
-        if state.era == Era::V2026_07_28 {
-            return Err(UsageError::NotNegotiated(
-                "input requests in the 2026-07-28 era (inputRequests and MRTR come later)",
-            ));
-        }
+        let modern = state.era == Era::V2026_07_28;
         if state.task.is_some() {
             self.running_task(call)?;
+        }
+        if modern {
+            return self.ask_input(call, method, capability, params);
         }
         self.send_input_request(call, method, capability, params)
     }

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::meta::SERVER_INFO_KEY;
 use crate::host::tasks::{Record, StoredOutcome};
+use crate::host::Ask;
 use crate::json::{self, Buf};
 use crate::jsonrpc::{self, RequestId};
 use crate::status::TaskStatus;
@@ -59,12 +60,23 @@ pub(super) fn create_task_result(id: &RequestId, task: &Record, info: &Implement
 }
 
 /// `GetTaskResult`: the `DetailedTask` with the inline `result` (completed) or `error`
-/// (failed); a cancelled task carries neither.
-pub(super) fn get_task_result(id: &RequestId, task: &Record, info: &Implementation) -> String {
+/// (failed), or every outstanding request (`inputRequests`, input_required); a cancelled
+/// task carries none of them.
+pub(super) fn get_task_result(
+    id: &RequestId,
+    task: &Record,
+    asks: &[Ask],
+    info: &Implementation,
+) -> String {
     let outcome = task.outcome();
     let size = outcome.as_ref().map_or(0, |o| match o {
         StoredOutcome::Result { raw, .. } | StoredOutcome::Error(raw) => raw.get().len(),
     });
+    let size = size
+        + asks
+            .iter()
+            .map(|a| a.request.get().len() + 24)
+            .sum::<usize>();
     jsonrpc::reply_with(id, 320 + size, |buf| {
         buf.extend_from_slice(br#"{"resultType":"complete","#);
         push_task_fields(buf, task);
@@ -76,6 +88,18 @@ pub(super) fn get_task_result(id: &RequestId, task: &Record, info: &Implementati
             (TaskStatus::Failed, Some(StoredOutcome::Error(raw))) => {
                 buf.extend_from_slice(br#","error":"#);
                 buf.extend_from_slice(raw.get().as_bytes());
+            }
+            (TaskStatus::InputRequired, _) if !asks.is_empty() => {
+                buf.extend_from_slice(br#","inputRequests":{"#);
+                for (i, ask) in asks.iter().enumerate() {
+                    if i > 0 {
+                        buf.push(b',');
+                    }
+                    json::push_str(buf, &ask.key);
+                    buf.push(b':');
+                    buf.extend_from_slice(ask.request.get().as_bytes());
+                }
+                buf.push(b'}');
             }
             _ => {}
         }

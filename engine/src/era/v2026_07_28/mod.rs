@@ -10,10 +10,12 @@
 //!
 //! Checks run in the order the spec's decisions fix: `_meta` (-32602) and version
 //! (-32022), method (-32601), extension declared (-32021), params (-32602), task lookup.
-//! Not yet here: task `inputRequests` with `tasks/update`, MRTR, `subscriptions/listen`,
-//! and the client role.
+//! A task's input requests ([`Host::request_input`]) are listed in `tasks/get` as
+//! `inputRequests` and answered by `tasks/update`. Not yet here: MRTR for plain calls,
+//! `subscriptions/listen`, and the client role.
 
 mod encode;
+mod input;
 mod meta;
 mod tasks;
 mod tools;

@@ -20,9 +20,7 @@ use crate::task::Era;
 #[serde(rename_all = "camelCase")]
 struct UpdateParams {
     task_id: String,
-    /// Checked for shape only: no key is outstanding until task input requests exist.
-    #[serde(rename = "inputResponses")]
-    _input_responses: serde_json::Map<String, serde_json::Value>,
+    input_responses: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Host {
@@ -36,7 +34,8 @@ impl Host {
     ) -> Result<(), Reject> {
         let record = self.modern_task(session, params, meta, "retrieve")?;
         let task = record.id.clone();
-        let line = encode::get_task_result(id, record, &self.config.info);
+        let asks = self.asks_of(&task);
+        let line = encode::get_task_result(id, record, asks, &self.config.info);
         self.reply(session, id, Some(&task), line);
         Ok(())
     }
@@ -70,8 +69,8 @@ impl Host {
         Ok(())
     }
 
-    /// `tasks/update`: an ack. Responses to keys not outstanding are ignored, and no task
-    /// of this engine has outstanding input requests yet.
+    /// `tasks/update`: answers the task's outstanding input requests, then acks (keys not
+    /// outstanding are ignored; a working or finished task just gets the ack).
     pub(super) fn modern_tasks_update(
         &mut self,
         session: SessionId,
@@ -89,6 +88,8 @@ impl Host {
             .get_owned(&p.task_id, owner)
             .map(|r| r.id.clone())
             .ok_or_else(|| not_found("update"))?;
+        // Applied before the ack, so the next tasks/get already shows it.
+        self.answer_asks(&task, p.input_responses)?;
         let line = encode::ack(id, &self.config.info);
         self.reply(session, id, Some(&task), line);
         Ok(())
