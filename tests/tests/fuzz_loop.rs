@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use taskwire_tests::fuzz::check::Schema;
-use taskwire_tests::fuzz::{framing, pair_faults, server_ops, Record, Rng};
+use taskwire_tests::fuzz::{framing, modern_ops, pair_faults, server_ops, Record, Rng};
 
 /// The oracle of the seeded loop and of replays: every message validated, every input
 /// run twice.
@@ -77,6 +77,7 @@ fn replay() {
         "framing" => framing::run_with(&data, FULL),
         "server_ops" => server_ops::run_with(&data, FULL),
         "pair_faults" => pair_faults::run_with(&data, FULL),
+        "modern_ops" => modern_ops::run_with(&data, FULL),
         other => panic!("no target {other}"),
     }
 }
@@ -109,6 +110,21 @@ fn server_ops_seeded() {
             "parked results answered on a non-creating session",
             s.parked_elsewhere,
         ),
+    ] {
+        assert!(n >= 5, "the seeded loop reached {what} only {n} times");
+    }
+}
+
+#[test]
+fn modern_ops_seeded() {
+    seeded("modern_ops", 4, 200, 600, |d| modern_ops::run_with(d, FULL));
+    let s = modern_ops::stats();
+    eprintln!("modern_ops: {s:?}");
+    for (what, n) in [
+        ("2026 tasks created", s.created),
+        ("inputRequests shown", s.asked),
+        ("outcomes inline", s.outcomes),
+        ("2025-11-25 tasks read in 2026", s.legacy_read),
     ] {
         assert!(n >= 5, "the seeded loop reached {what} only {n} times");
     }
@@ -645,10 +661,11 @@ fn depth() {
 #[ignore]
 fn throughput() {
     type Target = (&'static str, u64, usize, fn(&[u8]));
-    let targets: [Target; 3] = [
+    let targets: [Target; 4] = [
         ("framing", 1, 600, framing::run),
         ("server_ops", 2, 1500, server_ops::run),
         ("pair_faults", 3, 1200, pair_faults::run),
+        ("modern_ops", 4, 600, modern_ops::run),
     ];
     let only = std::env::var("TASKWIRE_FUZZ_TARGET").ok();
     for (target, salt, max_len, body) in targets {

@@ -12,6 +12,9 @@
 //!   owners (sessions close and reconnect), driven by inbound messages (a grammar of MCP
 //!   messages with mutations, plus raw garbage), application commands through call
 //!   handles, and time; owner isolation is an invariant.
+//! - [`modern_ops::run`]: one server host serving the 2026-07-28 era on two sessions of two
+//!   owners beside a 2025-11-25 session: requests with right and wrong per-request
+//!   `_meta`, application commands, time; answers checked against the 2026 schemas.
 //! - [`pair_faults::run`]: a client host and a server host over an in-memory wire that
 //!   drops, duplicates and reorders messages, either side restarting, plus a second client
 //!   host of another owner on the same server whose traffic never reaches the first.
@@ -52,6 +55,7 @@
 
 pub mod check;
 pub mod framing;
+pub mod modern_ops;
 pub mod pair_faults;
 pub mod reader;
 pub mod server_ops;

@@ -89,7 +89,9 @@ pub(super) fn get_task_result(
                 buf.extend_from_slice(br#","error":"#);
                 buf.extend_from_slice(raw.get().as_bytes());
             }
-            (TaskStatus::InputRequired, _) if !asks.is_empty() => {
+            // Always present in this status (the schema requires it); empty for a task of
+            // the 2025-11-25 era, whose input requests went to its own client as requests.
+            (TaskStatus::InputRequired, _) => {
                 buf.extend_from_slice(br#","inputRequests":{"#);
                 for (i, ask) in asks.iter().enumerate() {
                     if i > 0 {
