@@ -538,3 +538,42 @@ fn input_the_creating_request_did_not_declare_cannot_be_asked() {
     let got = m.declared("tasks/get", json!({ "taskId": "task-1" }));
     assert_eq!(result_of(&got)["status"], "working");
 }
+
+/// modern_ops: a 2025-11-25 task waiting for input, read by a 2026 request, lacked
+/// `inputRequests` (which the schema requires in that status). Its input requests went to
+/// its own client as requests, so the map is empty.
+#[test]
+fn a_legacy_task_waiting_for_input_reads_with_empty_input_requests() {
+    let mut m = Modern::new();
+    let legacy = m.host.open(m.now, Role::Server, "alice");
+    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},
+        "clientInfo":{"name":"c","version":"1"}}});
+    m.host
+        .handle_message(m.now, legacy, init.to_string().as_bytes());
+    m.host.handle_message(
+        m.now,
+        legacy,
+        br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","task":{}}}"#,
+    );
+    while let Some(o) = m.host.poll_output() {
+        if let Output::Event(e) = o {
+            m.events.push(e);
+        }
+    }
+    let call = m.tool_call().call;
+    m.host
+        .request_input(
+            m.now,
+            call,
+            "elicitation/create",
+            json!({"message": "ok?", "requestedSchema": {"type": "object", "properties": {}}}),
+        )
+        .unwrap();
+    while m.host.poll_output().is_some() {}
+    let got = m.request("tasks/get", json!({ "taskId": "task-1" }), json!({}));
+    let result = result_of(&got);
+    assert_valid_in(TASKS_2026, "GetTaskResult", result);
+    assert_eq!(result["status"], "input_required");
+    assert_eq!(result["inputRequests"], json!({}));
+}
