@@ -75,6 +75,11 @@ pub enum StopReason {
     Closed,
     /// The application removed the task.
     Removed,
+    /// A plain 2026-07-28 call asked for input: its request was answered with an
+    /// `InputRequiredResult` (MRTR), and the client retries it as a new call that carries
+    /// the answers (the same [`Host::request_input`](crate::Host::request_input) calls then
+    /// get them at once).
+    InputRequired,
 }
 
 /// A change of a hosted task, for a durable store. Entries come in the order the

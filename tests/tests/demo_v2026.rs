@@ -113,6 +113,28 @@ fn whole_task(runtime: Rt) {
     assert_eq!(done["result"]["content"][0]["text"], "Ship it? confirmed");
     assert_eq!(done["result"]["structuredContent"]["confirmed"], true);
 
+    // The same tool called plainly (no extension declared): MRTR. The request is answered
+    // with the input it needs; the retry carries the answer and gets the result.
+    let plain = |id: u64, extra: Value| {
+        let mut params = json!({ "name": CONFIRM_TASK, "arguments": { "question": "Plain?" },
+            "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                       "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} } } });
+        if let Value::Object(extra) = extra {
+            params.as_object_mut().unwrap().extend(extra);
+        }
+        procs::request(id, "tools/call", params)
+    };
+    raw.send(&plain(150, json!({}))).expect("tools/call");
+    let asked = raw.expect(HANG, "the InputRequiredResult", |m| m["id"] == 150);
+    assert_valid_in(CORE_2026, "InputRequiredResult", &asked["result"]);
+    let requests = asked["result"]["inputRequests"].as_object().unwrap();
+    let key = requests.keys().next().unwrap().clone();
+    let retry = json!({ "inputResponses": { key: { "action": "accept", "content": { "confirm": true } } } });
+    raw.send(&plain(151, retry)).expect("the retry");
+    let done = raw.expect(HANG, "the retried call's result", |m| m["id"] == 151);
+    assert_valid_in(CORE_2026, "CallToolResultResponse", &done);
+    assert_eq!(done["result"]["content"][0]["text"], "Plain? confirmed");
+
     // The same process still speaks 2025-11-25 to a client that says initialize.
     raw.handshake();
     raw.send(&procs::call_as_task(200, TOOL))

@@ -577,3 +577,142 @@ fn a_legacy_task_waiting_for_input_reads_with_empty_input_requests() {
     assert_eq!(result["status"], "input_required");
     assert_eq!(result["inputRequests"], json!({}));
 }
+
+/// One `tools/call` line of this era declaring elicitation (and the extension when
+/// `tasks`), with MRTR fields merged into `params`.
+fn elicit_call(m: &mut Modern, name: &str, tasks: bool, mrtr: Value) -> Vec<Value> {
+    m.next_id += 1;
+    let mut caps = json!({ "elicitation": {} });
+    if tasks {
+        caps["extensions"] = json!({ EXT: {} });
+    }
+    let mut params = json!({ "name": name, "arguments": {}, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": caps } });
+    if let Value::Object(extra) = mrtr {
+        params.as_object_mut().unwrap().extend(extra);
+    }
+    let line = json!({"jsonrpc":"2.0","id":m.next_id,"method":"tools/call","params":params});
+    m.raw(&line.to_string())
+}
+
+fn ask_name(m: &mut Modern, call: taskwire_engine::CallId, n: u32) -> taskwire_engine::InputId {
+    let params = json!({ "mode": "form", "message": format!("question {n}"),
+        "requestedSchema": { "type": "object", "properties": { "a": { "type": "string" } } } });
+    m.host
+        .request_input(m.now, call, "elicitation/create", params)
+        .unwrap()
+}
+
+fn answers(m: &Modern) -> Vec<(taskwire_engine::InputId, Value)> {
+    m.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::InputResponse { input, outcome, .. } => Some((*input, outcome.clone().unwrap())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_plain_call_asks_for_input_by_mrtr_over_two_rounds() {
+    let mut m = Modern::new();
+    // Round 1: the tool asks; the request is answered with an InputRequiredResult.
+    assert!(elicit_call(&mut m, "greet", false, json!({})).is_empty());
+    let call = m.tool_call().call;
+    ask_name(&mut m, call, 1);
+    let out = m.drain();
+    assert_eq!(out.len(), 1);
+    assert_valid_in(CORE_2026, "InputRequiredResult", &out[0]["result"]);
+    assert_eq!(out[0]["result"]["resultType"], "input_required");
+    let request = &out[0]["result"]["inputRequests"]["input-1"];
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["message"], "question 1");
+    assert!(
+        out[0]["result"].get("requestState").is_none(),
+        "nothing to carry yet"
+    );
+    assert!(m.events.iter().any(|e| matches!(e,
+        Event::Stop { call: c, reason: taskwire_engine::StopReason::InputRequired, .. } if *c == call)));
+    assert_eq!(
+        m.host.respond(m.now, call, Ok(json!({"content": []}))),
+        Err(taskwire_engine::UsageError::UnknownCall(call)),
+        "the call is over"
+    );
+
+    // Round 2: the retry carries the answer; the same first ask gets it at once, a second
+    // ask goes back to the client with the first answer in requestState.
+    let first = json!({ "action": "accept", "content": { "a": "one" } });
+    let mrtr = json!({ "inputResponses": { "input-1": first } });
+    assert!(elicit_call(&mut m, "greet", false, mrtr).is_empty());
+    let call = m.tool_call().call;
+    m.events.clear();
+    let input = ask_name(&mut m, call, 1);
+    assert!(m.drain().is_empty());
+    assert_eq!(answers(&m), vec![(input, first.clone())]);
+    ask_name(&mut m, call, 2);
+    let out = m.drain();
+    assert_valid_in(CORE_2026, "InputRequiredResult", &out[0]["result"]);
+    assert!(out[0]["result"]["inputRequests"].get("input-2").is_some());
+    let state = out[0]["result"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // Round 3: both answers; the tool finishes.
+    let second = json!({ "action": "accept", "content": { "a": "two" } });
+    let mrtr = json!({ "inputResponses": { "input-2": second }, "requestState": state });
+    assert!(elicit_call(&mut m, "greet", false, mrtr).is_empty());
+    let call = m.tool_call().call;
+    m.events.clear();
+    let (one, two) = (ask_name(&mut m, call, 1), ask_name(&mut m, call, 2));
+    assert!(m.drain().is_empty());
+    assert_eq!(answers(&m), vec![(one, first), (two, second)]);
+    m.host
+        .respond(
+            m.now,
+            call,
+            Ok(json!({"content":[{"type":"text","text":"one two"}]})),
+        )
+        .unwrap();
+    let out = m.drain();
+    assert_valid_in(CORE_2026, "CallToolResultResponse", &out[0]);
+    assert_eq!(out[0]["result"]["resultType"], "complete");
+}
+
+#[test]
+fn mrtr_then_a_task_when_the_app_decides() {
+    let mut m = Modern::new();
+    elicit_call(&mut m, "ask", true, json!({}));
+    let offered = m.tool_call();
+    assert!(offered.task_offered);
+    ask_name(&mut m, offered.call, 1);
+    let out = m.drain();
+    assert_eq!(out[0]["result"]["resultType"], "input_required");
+    assert_eq!(m.host.task_count(), 0, "no task before the input");
+    let mrtr = json!({ "inputResponses": { "input-1": { "action": "accept", "content": {} } } });
+    elicit_call(&mut m, "ask", true, mrtr);
+    let retried = m.tool_call();
+    ask_name(&mut m, retried.call, 1);
+    assert!(m.drain().is_empty(), "answered from the retry");
+    m.host.start_task(m.now, retried.call).unwrap();
+    let out = m.drain();
+    assert_valid_in(TASKS_2026, "CreateTaskResult", &out[0]["result"]);
+    assert!(out[0]["result"].get("requestState").is_none());
+}
+
+#[test]
+fn a_request_state_we_did_not_write_is_refused() {
+    let mut m = Modern::new();
+    let out = elicit_call(
+        &mut m,
+        "greet",
+        false,
+        json!({ "requestState": "v1.not-ours" }),
+    );
+    assert_eq!(error_code(&out[0]), -32602, "{out:?}");
+    assert!(
+        !m.events.iter().any(|e| matches!(e, Event::ToolCall(_))),
+        "the tool never ran"
+    );
+}

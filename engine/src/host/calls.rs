@@ -25,6 +25,9 @@ pub(crate) struct Call {
     pub inputs: Vec<PendingInput>,
     /// A 2026-07-28 task's outstanding `inputRequests`, shown by `tasks/get`.
     pub asks: Vec<Ask>,
+    /// A plain 2026-07-28 call: the answers its request carried (MRTR `inputResponses`
+    /// with those of earlier rounds from `requestState`), and how many inputs it asked.
+    pub rounds: Option<Box<Rounds>>,
     /// Sessions told about the task's changes: where it was created and where it was asked about.
     pub followers: Vec<SessionId>,
     /// The requestor asked for a task and the application decides: the requested ttl.
@@ -45,6 +48,7 @@ impl Call {
             related_task: None,
             inputs: Vec::new(),
             asks: Vec::new(),
+            rounds: None,
             followers: Vec::new(),
             offer: None,
             era: Era::V2025_11_25,
@@ -61,6 +65,7 @@ impl Call {
             related_task: None,
             inputs: Vec::new(),
             asks: Vec::new(),
+            rounds: None,
             followers: session.into_iter().collect(),
             offer: None,
             era: Era::V2025_11_25,
@@ -85,6 +90,16 @@ pub(crate) struct Ask {
     pub key: String,
     /// `{"method":…,"params":…}`, as `inputRequests` shows it.
     pub request: Box<serde_json::value::RawValue>,
+}
+
+/// The MRTR state of a plain 2026-07-28 call.
+#[derive(Debug, Default)]
+pub(crate) struct Rounds {
+    /// Answers by key, from this request and the rounds before it.
+    pub answers: serde_json::Map<String, serde_json::Value>,
+    /// Inputs asked so far by this run of the call (keys are `input-1`, `input-2`, … in
+    /// asking order, so a retried call asks under the same keys).
+    pub asked: u32,
 }
 
 /// An input request sent to a peer on behalf of a call.

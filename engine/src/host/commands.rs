@@ -154,8 +154,10 @@ impl Host {
     /// `sampling/createMessage` or `roots/list`. A task shows `input_required` until every
     /// input request is answered; the answer arrives as [`Event::InputResponse`]. In
     /// 2025-11-25 the request goes to the peer; a 2026-07-28 task lists it in `tasks/get`
-    /// (`inputRequests`) until `tasks/update` answers it, and a plain 2026-07-28 call cannot
-    /// ask yet ([`UsageError::NotNegotiated`]: that needs MRTR).
+    /// (`inputRequests`) until `tasks/update` answers it; a plain 2026-07-28 call either
+    /// finds the answer in its request (an MRTR retry: [`Event::InputResponse`] at once) or
+    /// ends, its request answered with an `InputRequiredResult`
+    /// ([`StopReason::InputRequired`]), and the client retries it as a new call.
     pub fn request_input(
         &mut self,
         now: Millis,

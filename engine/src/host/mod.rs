@@ -26,7 +26,7 @@ use crate::task::TaskSnapshot;
 use crate::time::{Millis, MAX_MILLIS};
 use crate::UsageError;
 
-pub(crate) use calls::{Ask, Call, PendingInput};
+pub(crate) use calls::{Ask, Call, PendingInput, Rounds};
 use journal::Journal;
 use tasks::{Record, StoredOutcome, TaskTable};
 

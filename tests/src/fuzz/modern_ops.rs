@@ -204,7 +204,15 @@ impl Harness {
         let mut params = match method {
             "tools/call" => {
                 let name = *r.pick(&["opt", "req", "forb", "app", "nope"])?;
-                json!({ "name": name, "arguments": {}, "task": { "ttl": 5 } })
+                let mut p = json!({ "name": name, "arguments": {}, "task": { "ttl": 5 } });
+                // MRTR retries: answers to earlier rounds, a state we wrote or a forged one.
+                match r.below(4)? {
+                    0 => p["inputResponses"] = json!({ "input-1": { "action": "accept" } }),
+                    1 => p["requestState"] = json!("{\"input-1\":{\"action\":\"decline\"}}"),
+                    2 if r.bool()? => p["requestState"] = json!("forged"),
+                    _ => {}
+                }
+                p
             }
             m if m.starts_with("tasks/") => {
                 let task = self.pick_task(r)?;
@@ -477,6 +485,7 @@ impl Harness {
             ("server/discover", _) => (CORE_2026, "DiscoverResult"),
             ("tools/list", _) => (CORE_2026, "ListToolsResult"),
             ("tools/call", Some("task")) => (TASKS_2026, "CreateTaskResult"),
+            ("tools/call", Some("input_required")) => (CORE_2026, "InputRequiredResult"),
             ("tools/call", _) => (CORE_2026, "CallToolResult"),
             ("tasks/get", _) => (TASKS_2026, "GetTaskResult"),
             ("tasks/cancel", _) => (TASKS_2026, "CancelTaskResult"),

@@ -134,6 +134,22 @@ pub(super) fn complete_line(
     jsonrpc::result_line(id, &result)
 }
 
+/// MRTR's `InputRequiredResult`: what to answer, and the answers so far as `requestState`.
+pub(super) fn input_required(
+    id: &RequestId,
+    requests: &Value,
+    answers: &Map<String, Value>,
+) -> String {
+    let mut result = Map::new();
+    result.insert("resultType".into(), "input_required".into());
+    result.insert("inputRequests".into(), requests.clone());
+    if !answers.is_empty() {
+        let state = serde_json::to_string(answers).expect("JSON values serialize");
+        result.insert("requestState".into(), state.into());
+    }
+    jsonrpc::result_line(id, &result)
+}
+
 /// The reply to a plain call: the application's result with `resultType: "complete"`
 /// (unless it set one).
 pub(crate) fn plain_reply(id: &RequestId, raw: &RawValue) -> String {

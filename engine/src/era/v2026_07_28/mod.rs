@@ -10,9 +10,10 @@
 //!
 //! Checks run in the order the spec's decisions fix: `_meta` (-32602) and version
 //! (-32022), method (-32601), extension declared (-32021), params (-32602), task lookup.
-//! A task's input requests ([`Host::request_input`]) are listed in `tasks/get` as
-//! `inputRequests` and answered by `tasks/update`. Not yet here: MRTR for plain calls,
-//! `subscriptions/listen`, and the client role.
+//! Input ([`Host::request_input`]): a task lists it in `tasks/get` as `inputRequests`,
+//! answered by `tasks/update`; a plain call answers its request with an
+//! `InputRequiredResult` (MRTR) and its retry carries the answers. Not yet here:
+//! `subscriptions/listen` and the client role.
 
 mod encode;
 mod input;

@@ -18,10 +18,17 @@ use crate::session::Inbound;
 use crate::task::{Era, InputKinds};
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct CallParams<'a> {
     name: String,
     #[serde(default, borrow)]
     arguments: Option<&'a RawValue>,
+    /// MRTR: the answers to the input the previous round asked for.
+    #[serde(default)]
+    input_responses: Option<Map<String, Value>>,
+    /// MRTR: the state the previous round returned, echoed.
+    #[serde(default)]
+    request_state: Option<String>,
 }
 
 impl Host {
@@ -93,6 +100,10 @@ impl Host {
             let mut state = Call::plain(session, id.clone(), token);
             state.era = Era::V2026_07_28;
             state.input_kinds = kinds;
+            state.rounds = Some(Box::new(super::input::rounds(
+                p.request_state.as_deref(),
+                p.input_responses.clone(),
+            )?));
             state.offer = wants_task.then_some(None);
             let call = self.add_call(state);
             if let Some(s) = self.session_mut(session) {
