@@ -125,6 +125,7 @@ fn modern_ops_seeded() {
         ("inputRequests shown", s.asked),
         ("outcomes inline", s.outcomes),
         ("2025-11-25 tasks read in 2026", s.legacy_read),
+        ("task notifications on listen streams", s.streamed),
     ] {
         assert!(n >= 5, "the seeded loop reached {what} only {n} times");
     }

@@ -62,9 +62,11 @@ impl Host {
         self.legacy_notification(session, method, params)
     }
 
-    /// Tells one follower session about a task's change, in that session's era.
+    /// Tells one follower session about a task's change: on its 2026-07-28 listen streams
+    /// that follow the task, or else as 2025-11-25 status notifications.
     pub(crate) fn tell_follower(&mut self, session: SessionId, task: &TaskId) {
-        // Only 2025-11-25 sessions follow tasks; 2026-07-28 has listen streams instead.
-        self.legacy_status_notification(session, task)
+        if !self.tell_listeners(session, task) {
+            self.legacy_status_notification(session, task)
+        }
     }
 }

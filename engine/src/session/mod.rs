@@ -41,6 +41,9 @@ pub(crate) enum Inbound {
     App(CallId),
     /// A `tasks/result` parked until its task is terminal.
     Parked(TaskId),
+    /// A 2026-07-28 `subscriptions/listen` stream, open until the client cancels it or
+    /// every task it follows is terminal.
+    Listen,
 }
 
 /// One session.
@@ -62,6 +65,9 @@ pub(crate) struct Session {
     pub tools: ToolCatalog,
     /// Messages waiting for the journal (each with the entry it waits for), in order.
     pub held: VecDeque<(u64, Transmit)>,
+    /// Open `subscriptions/listen` streams (2026-07-28): the listen request and the tasks
+    /// it still reports on.
+    pub listens: Vec<(RequestId, Vec<TaskId>)>,
 }
 
 impl Session {
@@ -78,6 +84,7 @@ impl Session {
             outbound: Outbound::default(),
             remote: HashMap::new(),
             tools: ToolCatalog::default(),
+            listens: Vec::new(),
             held: VecDeque::new(),
         }
     }

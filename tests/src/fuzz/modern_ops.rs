@@ -4,12 +4,13 @@
 //! and two sessions that never say `initialize`, of owners `a` and `b`, speaking
 //! 2026-07-28 with per-request `_meta` (declaring the tasks extension or not, sometimes
 //! with missing, mistyped or foreign-version keys). The input picks requests
-//! (`server/discover`, `tools/*`, `tasks/*` about known, foreign and unknown ids, removed
-//! methods), mutations of them, application commands on the calls (answers, tool errors,
+//! (`server/discover`, `tools/*`, `tasks/*` and `subscriptions/listen` about known,
+//! foreign and unknown ids, removed methods, MRTR retries), mutations of them, application commands on the calls (answers, tool errors,
 //! JSON-RPC errors, status messages, input requests) and time.
 //!
 //! Invariants, besides those [`drain`] checks on every message: no panic; a 2026 session
-//! is only ever answered (no request, no notification); every well-formed request is
+//! is sent no request, and notifications only on a `subscriptions/listen` stream it opened,
+//! naming only its owner's tasks; every well-formed request is
 //! answered exactly once, once the application has answered its calls; every result and
 //! error on a 2026 session validates against the 2026 core and extension schemas by its
 //! definition (every message with [`Schema::Full`]; otherwise on the inputs the oracle's
@@ -43,9 +44,11 @@ pub struct Stats {
     pub outcomes: usize,
     /// 2026 `tasks/get` answers about a task created by the 2025-11-25 session.
     pub legacy_read: usize,
+    /// `notifications/tasks` sent on listen streams.
+    pub streamed: usize,
 }
 
-static STATS: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
+static STATS: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
 
 fn count(i: usize) {
     STATS[i].fetch_add(1, Ordering::Relaxed);
@@ -59,6 +62,7 @@ pub fn stats() -> Stats {
         asked: n(1),
         outcomes: n(2),
         legacy_read: n(3),
+        streamed: n(4),
     }
 }
 const OWNERS: [&str; 2] = ["a", "b"];
@@ -199,6 +203,7 @@ impl Harness {
             "tasks/result",
             "tasks/list",
             "resources/list",
+            "subscriptions/listen",
         ];
         let method = *r.pick(&methods)?;
         let mut params = match method {
@@ -240,6 +245,10 @@ impl Harness {
                     p["inputResponses"] = Value::Object(responses);
                 }
                 p
+            }
+            "subscriptions/listen" => {
+                let (a, b) = (self.pick_task(r)?, self.pick_task(r)?);
+                json!({ "notifications": { "taskIds": [a, b] } })
             }
             _ => json!({}),
         };
@@ -430,11 +439,9 @@ impl Harness {
                 .expect("a session of ours");
             let msg = &sent.msg;
             if matches!(msg.class, Class::Request | Class::Notification) {
-                assert!(
-                    !self.slots[k].modern,
-                    "invariant: a 2026 session was sent a request or notification: {}",
-                    msg.line
-                );
+                if self.slots[k].modern {
+                    self.check_stream(k, msg.value());
+                }
                 continue;
             }
             let Some(key) = msg.response_id().and_then(id_key) else {
@@ -465,6 +472,48 @@ impl Harness {
         self.tasks.insert(task.to_owned(), known);
     }
 
+    /// A 2026 session hears notifications only on a listen stream it opened, about its
+    /// owner's tasks, valid against the schemas.
+    fn check_stream(&mut self, k: usize, message: &Value) {
+        let method = message["method"].as_str().unwrap_or("");
+        let stream = &message["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"];
+        let open = id_key(stream)
+            .is_some_and(|key| self.slots[k].pending.get(&key) == Some(&"subscriptions/listen"));
+        assert!(
+            open && message.get("id").is_none(),
+            "invariant: a 2026 session was sent a request or a notification off a listen stream: {message}"
+        );
+        let (file, definition) = match method {
+            "notifications/subscriptions/acknowledged" => {
+                (CORE_2026, "SubscriptionsAcknowledgedNotification")
+            }
+            "notifications/tasks" => {
+                count(4);
+                (TASKS_2026, "TaskStatusNotification")
+            }
+            other => panic!("invariant: {other} on a listen stream: {message}"),
+        };
+        if self.validate {
+            check_in(file, definition, message).unwrap_or_else(|e| panic!("invariant: {e}"));
+        }
+        let owner = self.slots[k].owner;
+        let named: Vec<&str> = match method {
+            "notifications/tasks" => message["params"]["taskId"].as_str().into_iter().collect(),
+            _ => message["params"]["notifications"]["taskIds"]
+                .as_array()
+                .map(|ids| ids.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default(),
+        };
+        for task in named {
+            assert_eq!(
+                self.tasks.get(task).map(|t| t.owner),
+                Some(owner),
+                "invariant: a listen stream of {} named task {task}: {message}",
+                OWNERS[owner]
+            );
+        }
+    }
+
     /// Schema, isolation and status checks of one answer on a 2026 session.
     fn check_modern(&mut self, k: usize, method: &str, answer: &Value) {
         let owner = self.slots[k].owner;
@@ -490,6 +539,7 @@ impl Harness {
             ("tasks/get", _) => (TASKS_2026, "GetTaskResult"),
             ("tasks/cancel", _) => (TASKS_2026, "CancelTaskResult"),
             ("tasks/update", _) => (TASKS_2026, "UpdateTaskResult"),
+            ("subscriptions/listen", _) => (CORE_2026, "SubscriptionsListenResult"),
             (other, _) => panic!("invariant: {other} answered with a result: {answer}"),
         };
         if self.validate {
@@ -559,6 +609,25 @@ impl Harness {
             );
             tline!(self.transcript, "app finish {call} -> {result:?}");
             self.absorb();
+        }
+        // Streams still open (a task that expired stays followed) are ended by the client.
+        for k in 1..self.slots.len() {
+            let streams: Vec<IdKey> = self.slots[k]
+                .pending
+                .iter()
+                .filter(|(_, m)| **m == "subscriptions/listen")
+                .map(|(key, _)| key.clone())
+                .collect();
+            for key in streams {
+                self.slots[k].pending.remove(&key);
+                let id: i64 = key
+                    .trim_start_matches("n:")
+                    .parse()
+                    .expect("our ids are numbers");
+                let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                                     "params": { "requestId": id } });
+                self.feed(k, &cancel, None);
+            }
         }
         for slot in &self.slots {
             assert!(

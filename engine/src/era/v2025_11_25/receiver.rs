@@ -164,6 +164,11 @@ impl Host {
                 }
                 return;
             }
+            Some(Inbound::Listen) => {
+                // The client ends its stream: nothing more is sent for it.
+                s.listens.retain(|(id, _)| *id != request);
+                return;
+            }
             None => return,
         };
         if self.remove_call(call).is_some() {

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use super::meta::SERVER_INFO_KEY;
 use crate::host::tasks::{Record, StoredOutcome};
 use crate::host::Ask;
+use crate::ids::TaskId;
 use crate::json::{self, Buf};
 use crate::jsonrpc::{self, RequestId};
 use crate::status::TaskStatus;
@@ -59,55 +60,107 @@ pub(super) fn create_task_result(id: &RequestId, task: &Record, info: &Implement
     })
 }
 
-/// `GetTaskResult`: the `DetailedTask` with the inline `result` (completed) or `error`
-/// (failed), or every outstanding request (`inputRequests`, input_required); a cancelled
-/// task carries none of them.
+/// `GetTaskResult`: `resultType` and the [`push_detailed`] task.
 pub(super) fn get_task_result(
     id: &RequestId,
     task: &Record,
     asks: &[Ask],
     info: &Implementation,
 ) -> String {
-    let outcome = task.outcome();
-    let size = outcome.as_ref().map_or(0, |o| match o {
-        StoredOutcome::Result { raw, .. } | StoredOutcome::Error(raw) => raw.get().len(),
-    });
-    let size = size
-        + asks
-            .iter()
-            .map(|a| a.request.get().len() + 24)
-            .sum::<usize>();
-    jsonrpc::reply_with(id, 320 + size, |buf| {
+    jsonrpc::reply_with(id, detailed_size(task, asks), |buf| {
         buf.extend_from_slice(br#"{"resultType":"complete","#);
-        push_task_fields(buf, task);
-        match (task.status, outcome) {
-            (TaskStatus::Completed, Some(StoredOutcome::Result { raw, .. })) => {
-                buf.extend_from_slice(br#","result":"#);
-                push_complete(buf, raw);
-            }
-            (TaskStatus::Failed, Some(StoredOutcome::Error(raw))) => {
-                buf.extend_from_slice(br#","error":"#);
-                buf.extend_from_slice(raw.get().as_bytes());
-            }
-            // Always present in this status (the schema requires it); empty for a task of
-            // the 2025-11-25 era, whose input requests went to its own client as requests.
-            (TaskStatus::InputRequired, _) => {
-                buf.extend_from_slice(br#","inputRequests":{"#);
-                for (i, ask) in asks.iter().enumerate() {
-                    if i > 0 {
-                        buf.push(b',');
-                    }
-                    json::push_str(buf, &ask.key);
-                    buf.push(b':');
-                    buf.extend_from_slice(ask.request.get().as_bytes());
-                }
-                buf.push(b'}');
-            }
-            _ => {}
-        }
+        push_detailed(buf, task, asks);
         push_server_info(buf, info);
         buf.push(b'}');
     })
+}
+
+/// `notifications/tasks` on the listen stream `subscription`: the [`push_detailed`] task,
+/// as `tasks/get` would show it now.
+pub(super) fn task_notification(subscription: &RequestId, task: &Record, asks: &[Ask]) -> String {
+    let body = |buf: &mut Buf| {
+        buf.push(b'{');
+        push_detailed(buf, task, asks);
+        push_subscription(buf, subscription);
+        buf.push(b'}');
+    };
+    jsonrpc::notification_with("notifications/tasks", Some(&body))
+}
+
+/// `notifications/subscriptions/acknowledged`: the task ids we agreed to report on.
+pub(super) fn listen_acknowledged(subscription: &RequestId, tasks: &[TaskId]) -> String {
+    let body = |buf: &mut Buf| {
+        buf.extend_from_slice(br#"{"notifications":{"taskIds":["#);
+        for (i, task) in tasks.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            json::push_str(buf, task.as_str());
+        }
+        buf.extend_from_slice(b"]}");
+        push_subscription(buf, subscription);
+        buf.push(b'}');
+    };
+    jsonrpc::notification_with("notifications/subscriptions/acknowledged", Some(&body))
+}
+
+/// The graceful end of a listen stream: its request's result.
+pub(super) fn listen_ended(subscription: &RequestId) -> String {
+    jsonrpc::reply_with(subscription, 128, |buf| {
+        buf.extend_from_slice(br#"{"resultType":"complete""#);
+        push_subscription(buf, subscription);
+        buf.push(b'}');
+    })
+}
+
+/// `,"_meta":{"io.modelcontextprotocol/subscriptionId":<id>}`.
+fn push_subscription(buf: &mut Buf, subscription: &RequestId) {
+    buf.extend_from_slice(br#","_meta":{"io.modelcontextprotocol/subscriptionId":"#);
+    json::push_id(buf, subscription);
+    buf.push(b'}');
+}
+
+fn detailed_size(task: &Record, asks: &[Ask]) -> usize {
+    let outcome = task.outcome().map_or(0, |o| match o {
+        StoredOutcome::Result { raw, .. } | StoredOutcome::Error(raw) => raw.get().len(),
+    });
+    320 + outcome
+        + asks
+            .iter()
+            .map(|a| a.request.get().len() + 24)
+            .sum::<usize>()
+}
+
+/// The `DetailedTask` fields (no braces): the task, with the inline `result` (completed)
+/// or `error` (failed), or every outstanding request (`inputRequests`, input_required); a
+/// cancelled task carries none of them.
+fn push_detailed(buf: &mut Buf, task: &Record, asks: &[Ask]) {
+    push_task_fields(buf, task);
+    match (task.status, task.outcome()) {
+        (TaskStatus::Completed, Some(StoredOutcome::Result { raw, .. })) => {
+            buf.extend_from_slice(br#","result":"#);
+            push_complete(buf, raw);
+        }
+        (TaskStatus::Failed, Some(StoredOutcome::Error(raw))) => {
+            buf.extend_from_slice(br#","error":"#);
+            buf.extend_from_slice(raw.get().as_bytes());
+        }
+        // Always present in this status (the schema requires it); empty for a task of
+        // the 2025-11-25 era, whose input requests went to its own client as requests.
+        (TaskStatus::InputRequired, _) => {
+            buf.extend_from_slice(br#","inputRequests":{"#);
+            for (i, ask) in asks.iter().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                json::push_str(buf, &ask.key);
+                buf.push(b':');
+                buf.extend_from_slice(ask.request.get().as_bytes());
+            }
+            buf.push(b'}');
+        }
+        _ => {}
+    }
 }
 
 /// The empty acknowledgement of `tasks/update` and `tasks/cancel`.

@@ -54,8 +54,9 @@ impl Host {
         }
         self.tasks
             .transition(&task, self.now, TaskStatus::InputRequired, None, None);
-        // Journaled even when the status stays: the list of requests changed.
+        // Journaled and reported even when the status stays: the list of requests changed.
         self.journal_put(&task);
+        self.tell_followers(&task);
         Ok(input)
     }
 
@@ -101,6 +102,7 @@ impl Host {
                 .transition(task, self.now, TaskStatus::Working, None, None);
         }
         self.journal_put(task);
+        self.tell_followers(task);
         for (input, value) in answered {
             self.event(Event::InputResponse {
                 call,

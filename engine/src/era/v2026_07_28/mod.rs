@@ -12,11 +12,13 @@
 //! (-32022), method (-32601), extension declared (-32021), params (-32602), task lookup.
 //! Input ([`Host::request_input`]): a task lists it in `tasks/get` as `inputRequests`,
 //! answered by `tasks/update`; a plain call answers its request with an
-//! `InputRequiredResult` (MRTR) and its retry carries the answers. Not yet here:
-//! `subscriptions/listen` and the client role.
+//! `InputRequiredResult` (MRTR) and its retry carries the answers. `subscriptions/listen`
+//! with `notifications.taskIds` streams `notifications/tasks`. Not yet here: the client
+//! role.
 
 mod encode;
 mod input;
+mod listen;
 mod meta;
 mod tasks;
 mod tools;
@@ -59,6 +61,7 @@ impl Host {
             "tasks/get" => self.modern_tasks_get(session, id, params, &meta),
             "tasks/cancel" => self.modern_tasks_cancel(session, id, params, &meta),
             "tasks/update" => self.modern_tasks_update(session, id, params, &meta),
+            "subscriptions/listen" => self.on_listen(session, id, params, &meta),
             _ if !method.starts_with("tasks/")
                 && !matches!(method, "initialize" | "ping")
                 && !method.starts_with("tools/")
