@@ -859,3 +859,23 @@ fn a_listen_needs_the_extension_and_ends_when_the_client_cancels_it() {
     assert_eq!(out[1]["params"]["status"], "completed");
     assert_eq!(out[2]["id"], m.next_id);
 }
+
+#[test]
+fn a_listen_stream_lets_an_expired_task_go_and_ends() {
+    let mut m = Modern::new();
+    m.declared("tools/call", json!({ "name": "slow" }));
+    m.next_id += 1;
+    let listen_id = m.next_id;
+    let listen = json!({"jsonrpc":"2.0","id":listen_id,"method":"subscriptions/listen","params":{
+        "notifications": { "taskIds": ["task-1"] },
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                 "io.modelcontextprotocol/clientCapabilities":{"extensions":{EXT:{}}}}}});
+    assert_eq!(m.raw(&listen.to_string()).len(), 1);
+    // The default retention (5 minutes) runs out while the task still works.
+    m.now = m.now.plus(300_001);
+    m.host.handle_timeout(m.now);
+    let out = m.drain();
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0]["id"], listen_id);
+    assert_valid_in(CORE_2026, "SubscriptionsListenResultResponse", &out[0]);
+}

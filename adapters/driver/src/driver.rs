@@ -282,7 +282,7 @@ impl Driver {
                 reply,
             } => match self.host.request_input(now, call, method, params) {
                 Ok(input) => {
-                    self.waits.inputs.insert(input, reply);
+                    self.waits.inputs.insert(input, (call, reply));
                 }
                 Err(e) => {
                     let _ = reply.send(Err(usage_error(e)));
@@ -321,9 +321,11 @@ impl Driver {
                 if let Some(worker) = self.workers.remove(&call) {
                     worker.abort();
                 }
+                // Its input requests will get no answer (the call is over).
+                self.waits.inputs.retain(|_, (asker, _)| *asker != call);
             }
             Event::InputResponse { input, outcome, .. } => {
-                if let Some(reply) = self.waits.inputs.remove(&input) {
+                if let Some((_, reply)) = self.waits.inputs.remove(&input) {
                     let _ = reply.send(outcome);
                 }
             }

@@ -396,6 +396,9 @@ impl Host {
             self.withdraw_inputs(call, "Task is no longer running");
             for session in followers {
                 self.release_parked(session, &task, true);
+                // The record is gone: followers hear nothing, and a listen stream lets the
+                // task go (ending once it follows no task).
+                self.tell_follower(session, &task);
             }
             self.remove_call(call);
             if !record.status.is_terminal() {

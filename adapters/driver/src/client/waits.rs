@@ -7,7 +7,7 @@ use async_channel::Sender;
 use serde_json::Value;
 use taskwire_engine::jsonrpc::code;
 use taskwire_engine::{
-    Event, InputId, PlainReason, RequestId, RpcError, TaskId, TaskInfo, UsageError,
+    CallId, Event, InputId, PlainReason, RequestId, RpcError, TaskId, TaskInfo, UsageError,
 };
 
 use super::{Initialized, TaskCall, TaskUpdate};
@@ -23,8 +23,8 @@ enum Pending {
 /// Everything waiting on the driver's sessions.
 #[derive(Default)]
 pub(crate) struct Waits {
-    /// Input requests of calls of ours, by input.
-    pub inputs: HashMap<InputId, Reply<Value>>,
+    /// Input requests of calls of ours, by input, with the call that asked.
+    pub inputs: HashMap<InputId, (CallId, Reply<Value>)>,
     pub initialized: Option<Reply<Initialized>>,
     replies: HashMap<RequestId, Pending>,
     tasks: HashMap<TaskId, Sender<TaskUpdate>>,
