@@ -19,6 +19,13 @@ pub struct Config {
     pub polling: PollConfig,
     /// Client only: the server-to-client requests the application answers. Default: none.
     pub client: ClientFeatures,
+    /// Client only: which protocol era [`Host::initialize`](crate::Host::initialize) opens.
+    /// Default: [`ClientEra::Auto`].
+    pub client_era: ClientEra,
+    /// Client only: how long `server/discover` may go unanswered before the server is taken
+    /// for a 2025-11-25 one ([`ClientEra::Auto`]) or the opening fails ([`ClientEra::Modern`]).
+    /// Default: 5 000 ms.
+    pub discover_timeout_ms: u64,
     /// Local timeout for our plain requests; `None` waits forever. Parked `tasks/result`
     /// calls and input requests never time out. Default: 60 000 ms.
     pub request_timeout_ms: Option<u64>,
@@ -116,6 +123,20 @@ impl ClientFeatures {
     }
 }
 
+/// The protocol era a client opens with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ClientEra {
+    /// `server/discover` first: a `DiscoverResult` naming 2026-07-28 opens that era; a
+    /// 2026-07-28 error (-32022) fails; any other error, or no answer within
+    /// [`Config::discover_timeout_ms`], falls back to `initialize` (2025-11-25).
+    #[default]
+    Auto,
+    /// 2026-07-28 only: `server/discover`, and no fallback.
+    Modern,
+    /// 2025-11-25 only: `initialize`.
+    Legacy,
+}
+
 /// What the host reports to a durable task store.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Durability {
@@ -177,6 +198,8 @@ impl Config {
             tasks: TaskConfig::default(),
             polling: PollConfig::default(),
             client: ClientFeatures::default(),
+            client_era: ClientEra::Auto,
+            discover_timeout_ms: 5_000,
             request_timeout_ms: Some(60_000),
             tools_page_size: 100,
             limits: Limits::default(),

@@ -33,6 +33,13 @@ pub enum UsageError {
     QuotaExceeded(Quota),
     /// The peer did not declare this capability, or the negotiated version lacks it.
     NotNegotiated(&'static str),
+    /// The method does not exist in the era the session speaks; the text says what to use.
+    NotInEra {
+        /// The method.
+        method: &'static str,
+        /// What to do instead.
+        instead: &'static str,
+    },
     /// The handshake has not completed on this session.
     NotInitialized(SessionId),
     /// `initialize` was already sent on this session.
@@ -99,6 +106,9 @@ impl fmt::Display for UsageError {
             UsageError::DuplicateTask(t) => write!(f, "task {t:?} exists already"),
             UsageError::QuotaExceeded(q) => write!(f, "task limit reached: {q}"),
             UsageError::NotNegotiated(what) => write!(f, "{what} was not negotiated with the peer"),
+            UsageError::NotInEra { method, instead } => {
+                write!(f, "{method} does not exist in the era this session speaks; {instead}")
+            }
             UsageError::NotInitialized(s) => write!(f, "{s} has not completed the handshake"),
             UsageError::AlreadyInitialized(s) => write!(f, "initialize was already sent on {s}"),
             UsageError::WrongRole { needs } => write!(f, "only a {needs:?} session can do this"),

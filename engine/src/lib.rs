@@ -103,7 +103,7 @@ pub mod status;
 mod task;
 pub mod time;
 
-pub use config::{ClientFeatures, Config, Durability, Limits, PollConfig, TaskConfig};
+pub use config::{ClientEra, ClientFeatures, Config, Durability, Limits, PollConfig, TaskConfig};
 pub use era::v2025_11_25::{
     Implementation, PlainReason, Task, TaskDecision, TaskSupport, Tool, ToolDef,
 };

@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::schema;
 
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+const MODERN_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// The two ends of a connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -40,6 +41,9 @@ struct Asked {
     method: Option<String>,
     augmented: bool,
     task_id: Option<String>,
+    /// It carried the 2026-07-28 per-request `_meta`: its answer is checked against that
+    /// era's schemas.
+    modern: bool,
 }
 
 /// Traffic seen so far, in both directions.
@@ -119,6 +123,16 @@ impl Conformance {
 
     fn check_typed(&mut self, from: Side, v: &Value) -> Result<(), String> {
         if let Some(method) = v.get("method").and_then(Value::as_str) {
+            let modern = match v.get("id") {
+                Some(_) if is_modern(v) => schema::modern_request_definition(method),
+                None => schema::modern_notification_definition(method),
+                Some(_) => None,
+            };
+            if let Some((file, definition)) = modern {
+                schema::check_in(file, definition, v)?;
+                self.track(from, v);
+                return Ok(());
+            }
             let definition = match v.get("id") {
                 Some(_) => schema::request_definition(method),
                 None => schema::notification_definition(method),
@@ -136,14 +150,24 @@ impl Conformance {
             return Ok(()); // an error about unreadable input
         };
         if let Some(error) = v.get("error") {
-            schema::check("Error", error)?;
-            self.take(from.peer(), &id, true)
+            let asked = self
+                .take(from.peer(), &id, true)
                 .ok_or_else(|| format!("error response to id {id}, which was never asked"))?;
-            return Ok(());
+            return match asked.modern {
+                true => schema::check_in(schema::CORE_2026, "Error", error),
+                false => schema::check("Error", error),
+            };
         }
         let asked = self
             .take(from.peer(), &id, false)
             .ok_or_else(|| format!("response to id {id}, which was never asked"))?;
+        if asked.modern {
+            let method = asked.method.as_deref().unwrap_or_default();
+            return match schema::modern_result_definition(method, &v["result"]) {
+                Some((file, definition)) => schema::check_in(file, definition, &v["result"]),
+                None => Ok(()),
+            };
+        }
         self.check_result(from, &asked, &v["result"])
     }
 
@@ -224,7 +248,16 @@ fn asked(v: &Value) -> Asked {
             .and_then(|p| p.get("taskId"))
             .and_then(Value::as_str)
             .map(str::to_owned),
+        modern: is_modern(v),
     }
+}
+
+/// A request of 2026-07-28: its params carry the per-request protocol version.
+fn is_modern(v: &Value) -> bool {
+    v.get("params")
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(MODERN_VERSION_KEY))
+        .is_some()
 }
 
 #[cfg(test)]

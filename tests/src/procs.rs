@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::{select, Either};
 use serde_json::{json, Value};
-use taskwire_driver::engine::Config;
+use taskwire_driver::engine::{ClientEra, Config};
 use taskwire_driver::{ChildProcess, Client, ClientBuilder, Runtime};
 
 /// The release `task-server`.
@@ -149,7 +149,25 @@ impl Rt {
     /// Starts `program args` as a stdio server and connects a client driven by this runtime.
     /// Call from inside [`Rt::block_on`] of the same runtime.
     pub fn spawn(self, program: &Path, args: &[String]) -> (Client, Proc) {
-        let builder = ClientBuilder::new(Config::new("demo-tests", "0"));
+        self.spawn_in(ClientEra::Legacy, program, args)
+    }
+
+    /// [`Rt::spawn`] with a client that opens in `era`.
+    pub fn spawn_in(self, era: ClientEra, program: &Path, args: &[String]) -> (Client, Proc) {
+        let config = Config {
+            client_era: era,
+            ..Config::new("demo-tests", "0")
+        };
+        self.spawn_with(ClientBuilder::new(config), program, args)
+    }
+
+    /// [`Rt::spawn`] with the client `builder` makes (its configuration and handlers).
+    pub fn spawn_with(
+        self,
+        builder: ClientBuilder,
+        program: &Path,
+        args: &[String],
+    ) -> (Client, Proc) {
         let mut command = std::process::Command::new(program);
         command.args(args);
         let spawned = match self {

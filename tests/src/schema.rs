@@ -153,6 +153,53 @@ pub fn result_definition(method: &str) -> Option<&'static str> {
     })
 }
 
+/// The 2026-07-28 schema file and definition of a whole request message, by method.
+pub fn modern_request_definition(method: &str) -> Option<(&'static str, &'static str)> {
+    Some(match method {
+        "server/discover" => (CORE_2026, "DiscoverRequest"),
+        "tools/list" => (CORE_2026, "ListToolsRequest"),
+        "tools/call" => (CORE_2026, "CallToolRequest"),
+        "subscriptions/listen" => (CORE_2026, "SubscriptionsListenRequest"),
+        "tasks/get" => (TASKS_2026, "GetTaskRequest"),
+        "tasks/update" => (TASKS_2026, "UpdateTaskRequest"),
+        "tasks/cancel" => (TASKS_2026, "CancelTaskRequest"),
+        _ => return None,
+    })
+}
+
+/// The 2026-07-28 schema file and definition of a notification only that era has.
+pub fn modern_notification_definition(method: &str) -> Option<(&'static str, &'static str)> {
+    Some(match method {
+        "notifications/tasks" => (TASKS_2026, "TaskStatusNotification"),
+        "notifications/subscriptions/acknowledged" => {
+            (CORE_2026, "SubscriptionsAcknowledgedNotification")
+        }
+        _ => return None,
+    })
+}
+
+/// The 2026-07-28 schema file and definition of a success result, by the method of the
+/// request it answers and, for `tools/call`, its `resultType`.
+pub fn modern_result_definition(
+    method: &str,
+    result: &Value,
+) -> Option<(&'static str, &'static str)> {
+    Some(match method {
+        "server/discover" => (CORE_2026, "DiscoverResult"),
+        "tools/list" => (CORE_2026, "ListToolsResult"),
+        "tools/call" => match result.get("resultType").and_then(Value::as_str) {
+            Some("task") => (TASKS_2026, "CreateTaskResult"),
+            Some("input_required") => (CORE_2026, "InputRequiredResult"),
+            _ => (CORE_2026, "CallToolResult"),
+        },
+        "subscriptions/listen" => (CORE_2026, "SubscriptionsListenResult"),
+        "tasks/get" => (TASKS_2026, "GetTaskResult"),
+        "tasks/update" => (TASKS_2026, "UpdateTaskResult"),
+        "tasks/cancel" => (TASKS_2026, "CancelTaskResult"),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,7 @@
 //! Fixed starting points: time, id sources, configurations, tools and payloads.
 
 use serde_json::{json, Value};
-use taskwire_engine::{ClientFeatures, Config, Millis, TaskIdSource, TaskSupport, Tool};
+use taskwire_engine::{ClientEra, ClientFeatures, Config, Millis, TaskIdSource, TaskSupport, Tool};
 
 /// 2026-01-15T09:00:00Z, the start of every test clock.
 pub const T0: Millis = Millis(1_768_467_600_000);
@@ -26,15 +26,25 @@ pub fn server_config() -> Config {
     Config::new("test-server", "1.0.0")
 }
 
-/// A client configuration that answers sampling and elicitation (and so hosts those tasks).
+/// A 2025-11-25 client configuration that answers sampling and elicitation (and so hosts
+/// those tasks).
 pub fn client_config() -> Config {
     let mut config = Config::new("test-client", "1.0.0");
+    config.client_era = ClientEra::Legacy;
     config.client = ClientFeatures {
         sampling: true,
         elicitation: true,
         roots: false,
     };
     config
+}
+
+/// [`client_config`] opening in 2026-07-28 (`server/discover`, no fallback).
+pub fn modern_client_config() -> Config {
+    Config {
+        client_era: ClientEra::Modern,
+        ..client_config()
+    }
 }
 
 /// A tool with an empty object schema.

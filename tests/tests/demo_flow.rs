@@ -7,20 +7,24 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use taskwire_demo::flow::{self, TTL_MS};
 use taskwire_demo::tools::{RESULT_TEXT, STEPS, TOOL};
-use taskwire_driver::engine::TaskStatus;
+use taskwire_driver::engine::{ClientEra, TaskStatus};
 use taskwire_tests::matrix;
 use taskwire_tests::procs::{self, Rt};
 
 const STEP_MS: u64 = 40;
 const LIMIT: Duration = Duration::from_secs(60);
 
-matrix!(seed_flow, task_updates);
+matrix!(seed_flow, seed_flow_2026, task_updates);
 
-/// What `task-client` prints, minus the timestamps; `ID` stands for the task id.
-fn expected_lines() -> Vec<String> {
+const LEGACY: &str = "2025-11-25";
+const MODERN: &str = "2026-07-28";
+
+/// What `task-client` prints in the era `version`, minus the timestamps; `ID` stands for the
+/// task id.
+fn expected_lines(version: &str) -> Vec<String> {
     let mut lines = vec![
         format!(
-            "connected to task-server {} (protocol 2025-11-25)",
+            "connected to task-server {} (protocol {version})",
             env!("CARGO_PKG_VERSION")
         ),
         format!("tools: [\"{TOOL}\"]"),
@@ -49,9 +53,19 @@ fn mask_task_id(text: &str) -> String {
 /// The shared flow (`taskwire_demo::flow::run`, what `task-client` runs) prints the seed's
 /// steps in order and reports success; the server exits 0 once the client closes.
 fn seed_flow(server: Rt, client: Rt) {
+    seed_flow_in(server, client, ClientEra::Legacy, LEGACY);
+}
+
+/// [`seed_flow`] in 2026-07-28: the same steps, each status change once (polls and the
+/// listen stream agree).
+fn seed_flow_2026(server: Rt, client: Rt) {
+    seed_flow_in(server, client, ClientEra::Modern, MODERN);
+}
+
+fn seed_flow_in(server: Rt, client: Rt, era: ClientEra, version: &str) {
     let lines = client.block_on(LIMIT, async {
         let args = procs::server_args(server, STEP_MS);
-        let (c, mut child) = client.spawn(&procs::task_server(), &args);
+        let (c, mut child) = client.spawn_in(era, &procs::task_server(), &args);
         let mut lines = Vec::new();
         let completed = flow::run(&c, |line| lines.push(line)).await;
         assert!(completed.expect("the flow runs"), "{lines:#?}");
@@ -64,7 +78,7 @@ fn seed_flow(server: Rt, client: Rt) {
         .iter()
         .map(|l| mask_task_id(procs::stamped(l).1))
         .collect();
-    assert_eq!(texts, expected_lines());
+    assert_eq!(texts, expected_lines(version));
 }
 
 /// The client API's view: the created task, each status change once and in order, the result
@@ -108,11 +122,13 @@ fn task_updates(server: Rt, client: Rt) {
     });
 }
 
-/// `task-client --runtime R` as the README runs it, real one-second steps: every line in
-/// order, timestamps non-decreasing, about three seconds in all (loosely: 2.5 s to 10 s).
-fn task_client_real_steps(runtime: Rt) {
+/// `task-client --runtime R [ERA...]` as the README runs it, real one-second steps: every
+/// line in order, in the era `version`, timestamps non-decreasing, about three seconds in
+/// all (loosely: 2.5 s to 10 s).
+fn task_client_real_steps(runtime: Rt, era: &[&str], version: &str) {
     let start = Instant::now();
-    let args = ["--runtime".to_owned(), runtime.name().to_owned()];
+    let mut args = vec!["--runtime".to_owned(), runtime.name().to_owned()];
+    args.extend(era.iter().map(|a| a.to_string()));
     let mut run = procs::Raw::spawn(&procs::task_client(), &args, None);
     run.close_stdin();
     let status = run.wait(Duration::from_secs(30));
@@ -124,7 +140,7 @@ fn task_client_real_steps(runtime: Rt) {
     assert_eq!(stderr, "", "nothing on stderr");
     let stamped: Vec<(f64, &str)> = stdout.lines().map(procs::stamped).collect();
     let texts: Vec<String> = stamped.iter().map(|(_, t)| mask_task_id(t)).collect();
-    assert_eq!(texts, expected_lines());
+    assert_eq!(texts, expected_lines(version));
     let stamps: Vec<f64> = stamped.iter().map(|(s, _)| *s).collect();
     assert!(stamps.windows(2).all(|w| w[0] <= w[1]), "{stamps:?}");
     let last = stamps[stamps.len() - 1];
@@ -135,12 +151,18 @@ fn task_client_real_steps(runtime: Rt) {
     );
 }
 
+/// By default the client speaks what the server speaks best: 2026-07-28.
 #[test]
 fn task_client_smol_real_steps() {
-    task_client_real_steps(Rt::Smol);
+    task_client_real_steps(Rt::Smol, &[], MODERN);
 }
 
 #[test]
 fn task_client_tokio_real_steps() {
-    task_client_real_steps(Rt::Tokio);
+    task_client_real_steps(Rt::Tokio, &[], MODERN);
+}
+
+#[test]
+fn task_client_real_steps_in_2025_11_25() {
+    task_client_real_steps(Rt::Smol, &["--era", LEGACY], LEGACY);
 }

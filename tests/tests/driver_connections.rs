@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::json;
 use smol::Async;
 use taskwire_driver::engine::jsonrpc::code;
-use taskwire_driver::engine::TaskStatus;
+use taskwire_driver::engine::{ClientEra, TaskStatus};
 use taskwire_driver::{
     CallToolResult, Client, ClientBuilder, Config, Runtime, Server, ServerHandle, TaskSupport, Tool,
 };
@@ -64,12 +64,7 @@ fn server(runs: Arc<AtomicUsize>) -> Server {
 
 /// A client connected to `handle` as `owner` over a fresh socket pair.
 fn connect(runtime: &Arc<dyn Runtime>, handle: &ServerHandle, owner: &str) -> Client {
-    connect_with(
-        runtime,
-        handle,
-        owner,
-        ClientBuilder::new(Config::new("client", "0")),
-    )
+    connect_with(runtime, handle, owner, ClientBuilder::new(legacy_client()))
 }
 
 fn connect_with(
@@ -205,8 +200,8 @@ fn an_unsendable_result_is_internal_error_and_a_failed_task() {
 #[test]
 fn a_client_handler_answering_a_non_object_is_internal_error() {
     with_server(async |runtime, handle, _| {
-        let builder = ClientBuilder::new(Config::new("client", "0"))
-            .on_elicitation(|_| async { Ok(json!("yes")) });
+        let builder =
+            ClientBuilder::new(legacy_client()).on_elicitation(|_| async { Ok(json!("yes")) });
         let c = connect_with(&runtime, &handle, "alice", builder);
         c.initialize().await.expect("initialize");
         let error = c
@@ -221,4 +216,12 @@ fn a_client_handler_answering_a_non_object_is_internal_error() {
             "{error:?}"
         );
     });
+}
+
+/// A 2025-11-25 client: these tests read `tasks/list` and `tasks/result`.
+fn legacy_client() -> Config {
+    Config {
+        client_era: ClientEra::Legacy,
+        ..Config::new("client", "0")
+    }
 }

@@ -299,8 +299,8 @@ fn write_seed_corpus() {
 mod regressions {
     use serde_json::json;
     use taskwire_engine::{
-        Config, Event, Host, Millis, Output, Owner, Role, SessionId, StopReason, TaskSupport, Tool,
-        UsageError,
+        ClientEra, Config, Event, Host, Millis, Output, Owner, Role, SessionId, StopReason,
+        TaskSupport, Tool, UsageError,
     };
 
     const T0: Millis = Millis(1_768_467_600_000);
@@ -342,7 +342,11 @@ mod regressions {
     }
 
     fn client() -> (Host, SessionId) {
-        let mut h = Host::new(Config::new("c", "1"), ids("c-"), T0);
+        let config = Config {
+            client_era: ClientEra::Legacy,
+            ..Config::new("c", "1")
+        };
+        let mut h = Host::new(config, ids("c-"), T0);
         let s = h.open(T0, Role::Client, "server");
         (h, s)
     }

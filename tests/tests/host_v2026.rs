@@ -748,8 +748,15 @@ fn a_listen_stream_reports_each_change_of_the_callers_tasks_then_ends() {
                  "io.modelcontextprotocol/clientCapabilities": caps.clone()}}});
     assert_valid_in(CORE_2026, "SubscriptionsListenRequest", &listen);
     let out = m.raw(&listen.to_string());
-    assert_eq!(out.len(), 1, "only the acknowledgement: {out:?}");
+    assert_eq!(
+        out.len(),
+        2,
+        "the acknowledgement, then the task as it stands: {out:?}"
+    );
     assert_valid_in(CORE_2026, "SubscriptionsAcknowledgedNotification", &out[0]);
+    assert_valid_in(TASKS_2026, "TaskStatusNotification", &out[1]);
+    assert_eq!(out[1]["params"]["taskId"], "task-1");
+    assert_eq!(out[1]["params"]["status"], "working");
     assert_eq!(
         out[0]["params"]["notifications"]["taskIds"],
         json!(["task-1"])
@@ -837,7 +844,7 @@ fn a_listen_needs_the_extension_and_ends_when_the_client_cancels_it() {
         "notifications": { "taskIds": ["task-1"] },
         "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
                  "io.modelcontextprotocol/clientCapabilities":{"extensions":{EXT:{}}}}}});
-    assert_eq!(m.raw(&listen.to_string()).len(), 1);
+    assert_eq!(m.raw(&listen.to_string()).len(), 2);
     let cancel = json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":listen_id}});
     assert!(m.raw(&cancel.to_string()).is_empty());
     m.host
@@ -870,7 +877,7 @@ fn a_listen_stream_lets_an_expired_task_go_and_ends() {
         "notifications": { "taskIds": ["task-1"] },
         "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
                  "io.modelcontextprotocol/clientCapabilities":{"extensions":{EXT:{}}}}}});
-    assert_eq!(m.raw(&listen.to_string()).len(), 1);
+    assert_eq!(m.raw(&listen.to_string()).len(), 2);
     // The default retention (5 minutes) runs out while the task still works.
     m.now = m.now.plus(300_001);
     m.host.handle_timeout(m.now);

@@ -185,7 +185,7 @@ fn task_client_flow(rt: Runtime, test: &str) {
         .unwrap_or_else(|| panic!("no task created line\n{r}"));
     assert_eq!(id.len(), 36, "a UUID: {id}");
     let expected = [
-        format!("connected to task-server {VERSION} (protocol 2025-11-25)"),
+        format!("connected to task-server {VERSION} (protocol 2026-07-28)"),
         format!("tools: [\"{TOOL}\"]"),
         format!("calling {TOOL} as a task (ttl 60000 ms)"),
         format!("task created: {id}"),
@@ -197,7 +197,7 @@ fn task_client_flow(rt: Runtime, test: &str) {
         format!("result: {RESULT}"),
     ];
     assert_eq!(texts, expected, "{r}");
-    // The status changes come one second apart (status notifications, not polls).
+    // The status changes come one second apart (pushed on the listen stream, not polled).
     let at = |text: &str| {
         lines
             .iter()

@@ -16,11 +16,12 @@ pub mod v2025_11_25;
 pub mod v2026_07_28;
 
 use serde_json::value::RawValue;
+use serde_json::Value;
 
 use crate::host::Host;
 use crate::ids::{SessionId, TaskId};
-use crate::jsonrpc::{Reject, RequestId};
-use crate::session::Role;
+use crate::jsonrpc::{Reject, RequestId, RpcError};
+use crate::session::{Purpose, Role, Session};
 use crate::task::Era;
 
 impl Host {
@@ -58,8 +59,29 @@ impl Host {
         method: &str,
         params: Option<&RawValue>,
     ) {
+        let modern = self.session(session).is_some_and(Session::is_modern);
+        if modern && self.modern_notification(session, method, params) {
+            return;
+        }
         // Both eras read the notifications a client sends (`notifications/cancelled`) alike.
         self.legacy_notification(session, method, params)
+    }
+
+    /// Routes the peer's answer to a request of ours: on a 2026-07-28 client session, and
+    /// for requests only that era sends, to its requestor.
+    pub(crate) fn route_answer(
+        &mut self,
+        session: SessionId,
+        id: RequestId,
+        purpose: Purpose,
+        outcome: Result<Value, RpcError>,
+    ) {
+        let modern = self.session(session).is_some_and(Session::is_modern);
+        if modern || purpose.is_modern() {
+            self.modern_answer(session, id, purpose, outcome)
+        } else {
+            self.on_answer(session, id, purpose, outcome)
+        }
     }
 
     /// Tells one follower session about a task's change: on its 2026-07-28 listen streams

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::era::v2026_07_28::Answering;
 use crate::ids::{InputId, SessionId, TaskId};
 use crate::jsonrpc::RequestId;
 use crate::task::{Era, InputKinds};
@@ -36,6 +37,8 @@ pub(crate) struct Call {
     pub era: Era,
     /// The input the requestor can answer, as its request declared it (2026-07-28).
     pub input_kinds: InputKinds,
+    /// Client role, 2026-07-28: the server's input request this call answers.
+    pub answering: Option<Box<Answering>>,
 }
 
 impl Call {
@@ -53,6 +56,7 @@ impl Call {
             offer: None,
             era: Era::V2025_11_25,
             input_kinds: InputKinds::default(),
+            answering: None,
         }
     }
 
@@ -70,6 +74,18 @@ impl Call {
             offer: None,
             era: Era::V2025_11_25,
             input_kinds: InputKinds::default(),
+            answering: None,
+        }
+    }
+
+    /// The application's answer to the server's input request `answering` (client role,
+    /// 2026-07-28): it replies to nothing on the wire by itself.
+    pub fn answering(session: SessionId, answering: Answering) -> Self {
+        Call {
+            reply_to: None,
+            era: Era::V2026_07_28,
+            answering: Some(Box::new(answering)),
+            ..Call::plain(session, RequestId::Number(0), None)
         }
     }
 

@@ -68,6 +68,10 @@ impl Host {
     fn answer(&mut self, now: Millis, call: CallId, outcome: Answer) -> Result<(), UsageError> {
         self.advance(now);
         let state = self.call(call).ok_or(UsageError::UnknownCall(call))?;
+        if state.answering.is_some() {
+            self.answer_server_input(call, outcome);
+            return Ok(());
+        }
         match state.task.clone() {
             Some(task) => self.finish_work(call, &task, outcome),
             None => {

@@ -163,7 +163,7 @@ impl Host {
             serde_json::from_str::<Value>(raw.get())
                 .map_err(|e| RpcError::internal(format!("unreadable result: {e}")))
         });
-        self.on_answer(session, id, purpose, outcome);
+        self.route_answer(session, id, purpose, outcome);
     }
 }
 

@@ -27,6 +27,7 @@ use crate::time::{Millis, MAX_MILLIS};
 use crate::UsageError;
 
 pub(crate) use calls::{Ask, Call, PendingInput, Rounds};
+pub(crate) use commands::Answer;
 use journal::Journal;
 use tasks::{Record, StoredOutcome, TaskTable};
 
@@ -418,9 +419,16 @@ impl Host {
         about: Option<&TaskId>,
     ) -> Option<RequestId> {
         let times_out = purpose.times_out();
+        let meta = self.outbound_meta(session, &purpose);
         let s = self.session_mut(session)?;
         let id = s.outbound.start(purpose);
-        let line = jsonrpc::request_line(&id, method, params);
+        let line = match meta {
+            Some(meta) => {
+                let params = crate::era::v2026_07_28::with_meta(params, meta);
+                jsonrpc::request_line(&id, method, Some(params))
+            }
+            None => jsonrpc::request_line(&id, method, params),
+        };
         if let (true, Some(ms)) = (times_out, self.config.request_timeout_ms) {
             self.timers
                 .set(Timer::Request(session, id.clone()), self.now.plus(ms));

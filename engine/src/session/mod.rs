@@ -9,6 +9,7 @@ use std::collections::{HashMap, VecDeque};
 use serde_json::Value;
 
 use crate::era::v2025_11_25::{RemoteTask, ToolCatalog};
+use crate::era::v2026_07_28::Retry;
 use crate::event::Transmit;
 use crate::framing::LineFramer;
 use crate::host::tasks::OwnerIdx;
@@ -68,6 +69,9 @@ pub(crate) struct Session {
     /// Open `subscriptions/listen` streams (2026-07-28): the listen request and the tasks
     /// it still reports on.
     pub listens: Vec<(RequestId, Vec<TaskId>)>,
+    /// Our 2026-07-28 `tools/call`s waiting for the application's answers to the server's
+    /// MRTR `inputRequests`, by the call's first request.
+    pub retries: HashMap<RequestId, Box<Retry>>,
 }
 
 impl Session {
@@ -85,6 +89,7 @@ impl Session {
             remote: HashMap::new(),
             tools: ToolCatalog::default(),
             listens: Vec::new(),
+            retries: HashMap::new(),
             held: VecDeque::new(),
         }
     }
@@ -99,5 +104,10 @@ impl Session {
 
     pub fn is_ready(&self) -> bool {
         matches!(self.phase, Phase::Ready { .. })
+    }
+
+    /// A client session opened in 2026-07-28 (with `server/discover`).
+    pub fn is_modern(&self) -> bool {
+        self.role == Role::Client && self.version() == Some(crate::era::v2026_07_28::VERSION)
     }
 }

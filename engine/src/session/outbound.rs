@@ -4,6 +4,7 @@ use std::collections::{HashMap, VecDeque};
 
 use serde_json::Value;
 
+use crate::era::v2026_07_28::ModernCall;
 use crate::ids::{CallId, InputId, TaskId};
 use crate::jsonrpc::RequestId;
 
@@ -11,6 +12,29 @@ use crate::jsonrpc::RequestId;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Purpose {
     Initialize,
+    /// `server/discover` opening a client session; `fallback`: `initialize` when the answer
+    /// is what a 2025-11-25 server would say.
+    Discover {
+        fallback: bool,
+    },
+    /// A 2026-07-28 `tools/call` of ours, through its MRTR rounds; answered as its first
+    /// request.
+    ModernCall(Box<ModernCall>),
+    /// The `tasks/get` that follows a 2026-07-28 `tasks/cancel` ack: answered as `original`.
+    AfterCancel {
+        task: TaskId,
+        original: RequestId,
+    },
+    /// A 2026-07-28 request whose success is an empty ack (`tasks/update`, the `tasks/cancel`
+    /// of a task given up).
+    Ack {
+        task: TaskId,
+    },
+    /// A 2026-07-28 `subscriptions/listen` for one task of ours: `notifications/tasks` on it
+    /// report the task; its end (or refusal) changes nothing, since polling goes on.
+    Listen {
+        task: TaskId,
+    },
     /// Asked by the application; answered with `Event::Response`.
     App,
     /// A task-augmented request; answered with `Event::TaskCreated` (or `Response`). With
@@ -56,9 +80,24 @@ pub(crate) struct PlainCall {
 impl Eq for PlainCall {}
 
 impl Purpose {
+    /// Sent only in 2026-07-28.
+    pub fn is_modern(&self) -> bool {
+        matches!(
+            self,
+            Purpose::Discover { .. }
+                | Purpose::ModernCall(_)
+                | Purpose::AfterCancel { .. }
+                | Purpose::Ack { .. }
+                | Purpose::Listen { .. }
+        )
+    }
+
     /// Parked and user-facing requests wait as long as they must.
     pub fn times_out(&self) -> bool {
-        !matches!(self, Purpose::TaskResult { .. } | Purpose::Input { .. })
+        !matches!(
+            self,
+            Purpose::TaskResult { .. } | Purpose::Input { .. } | Purpose::Listen { .. }
+        )
     }
 }
 

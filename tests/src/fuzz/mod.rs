@@ -147,9 +147,12 @@ pub fn task_ids(mode: u8) -> TaskIdSource {
     })
 }
 
-/// A configuration for fuzzed hosts.
+/// A configuration for fuzzed hosts (a client opens in 2025-11-25).
 pub fn config(name: &str) -> Config {
-    Config::new(name, "0.0.0")
+    Config {
+        client_era: taskwire_engine::ClientEra::Legacy,
+        ..Config::new(name, "0.0.0")
+    }
 }
 
 /// How much of a run's transcript is written.

@@ -1,6 +1,8 @@
-//! `task-client [--runtime smol|tokio] [--request-timeout-ms N] [-- CMD ARGS...]`: the seed's
-//! client flow against the `task-server` built beside this binary, or against any stdio MCP
-//! server. Input the server asks for (`elicitation/create`) is answered unattended: accepted
+//! `task-client [--runtime smol|tokio] [--era auto|2026-07-28|2025-11-25]
+//! [--request-timeout-ms N] [-- CMD ARGS...]`: the seed's client flow against the
+//! `task-server` built beside this binary, or against any stdio MCP server. The era is the
+//! server's choice by default (`server/discover`, falling back to `initialize`). Input the
+//! server asks for (`elicitation/create`, in either era) is answered unattended: accepted
 //! with the form's defaults, or declined.
 
 use std::process::ExitCode;
@@ -13,7 +15,7 @@ use {
     std::time::{Duration, Instant},
     taskwire_demo::flow,
     taskwire_demo::options::{Options, RuntimeChoice},
-    taskwire_driver::engine::Config,
+    taskwire_driver::engine::{ClientEra, Config},
     taskwire_driver::ClientBuilder,
 };
 
@@ -25,12 +27,15 @@ fn main() -> ExitCode {
 
 #[cfg(not(target_os = "wasi"))]
 fn main() -> ExitCode {
-    let options = match Options::parse_with(std::env::args().skip(1), &[], &[TIMEOUT]) {
-        Ok(o) => o,
+    let parsed = era_option(std::env::args().skip(1).collect()).and_then(|(era, args)| {
+        Options::parse_with(args, &[], &[TIMEOUT]).map(|options| (era, options))
+    });
+    let (era, options) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             eprintln!(
                 "task-client: {e}\nusage: task-client [--runtime smol|tokio] \
-                 [{TIMEOUT} N] [-- CMD ARGS...]"
+                 [--era auto|2026-07-28|2025-11-25] [{TIMEOUT} N] [-- CMD ARGS...]"
             );
             return ExitCode::from(2);
         }
@@ -50,6 +55,7 @@ fn main() -> ExitCode {
     };
     let start = Instant::now();
     let mut config = Config::new("task-client", env!("CARGO_PKG_VERSION"));
+    config.client_era = era;
     if let Some(ms) = options.number(TIMEOUT) {
         config.request_timeout_ms = Some(ms);
     }
@@ -97,6 +103,27 @@ fn main() -> ExitCode {
 /// task included), in ms; the default is 60 000.
 #[cfg(not(target_os = "wasi"))]
 const TIMEOUT: &str = "--request-timeout-ms";
+
+/// Takes `--era E` (before any `--`) out of `args`.
+#[cfg(not(target_os = "wasi"))]
+fn era_option(mut args: Vec<String>) -> Result<(ClientEra, Vec<String>), String> {
+    let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    let Some(at) = args[..end].iter().position(|a| a == "--era") else {
+        return Ok((ClientEra::Auto, args));
+    };
+    let era = match args.get(at + 1).map(String::as_str) {
+        Some("auto") => ClientEra::Auto,
+        Some("2026-07-28") => ClientEra::Modern,
+        Some("2025-11-25") => ClientEra::Legacy,
+        other => {
+            return Err(format!(
+                "--era takes auto, 2026-07-28 or 2025-11-25, not {other:?}"
+            ))
+        }
+    };
+    args.drain(at..at + 2);
+    Ok((era, args))
+}
 
 /// Prints one line on stdout.
 #[cfg(not(target_os = "wasi"))]

@@ -195,7 +195,10 @@ impl Drop for Inner {
 }
 
 impl Client {
-    /// The handshake: `initialize`, then `notifications/initialized`.
+    /// Opens the connection in the era [`Config::client_era`] chooses (by default the
+    /// server's: `server/discover` for 2026-07-28, falling back to `initialize` and
+    /// `notifications/initialized` for 2025-11-25); [`Initialized::protocol_version`] says
+    /// which. Call it first.
     pub async fn initialize(&self) -> Result<Initialized, RpcError> {
         self.ask(Command::Initialize).await
     }
@@ -220,7 +223,9 @@ impl Client {
         }
     }
 
-    /// A plain `tools/call`; returns the `CallToolResult`.
+    /// A plain `tools/call`; returns the `CallToolResult`. In 2026-07-28, input the server
+    /// asks for by MRTR (`InputRequiredResult`) is answered by this client's handlers and the
+    /// call sent again, transparently.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, RpcError> {
         let name = name.to_owned();
         self.ask(|reply| Command::CallTool {
@@ -234,7 +239,10 @@ impl Client {
     /// A `tools/call` as a task, when the server and the tool allow it (see
     /// [`Host::call_tool_as_task`](taskwire_engine::Host::call_tool_as_task)); otherwise a
     /// plain call, with [`TaskCall::plain`] saying why. The engine polls at the server's
-    /// `pollInterval` and fetches the result.
+    /// `pollInterval` and fetches the result. In 2026-07-28 the server decides (`ttl_ms` is
+    /// not sent): the request declares the tasks extension, the task's status also arrives
+    /// on a `subscriptions/listen` stream, its input requests go to this client's handlers
+    /// and back by `tasks/update`, and the outcome comes inline with `tasks/get`.
     pub async fn call_tool_as_task(
         &self,
         name: &str,
@@ -257,19 +265,22 @@ impl Client {
         self.ask(|reply| Command::GetTask { task, reply }).await
     }
 
-    /// `tasks/result`: waits until the task is terminal.
+    /// `tasks/result`: waits until the task is terminal. 2025-11-25 only (2026-07-28 has
+    /// none: [`Client::get_task`] and [`TaskCall`] carry the outcome).
     pub async fn task_result(&self, task: &str) -> Result<Value, RpcError> {
         let task = task.to_owned();
         self.ask(|reply| Command::TaskResult { task, reply }).await
     }
 
-    /// `tasks/cancel`.
+    /// `tasks/cancel`: the task as it stands after the cancel (in 2026-07-28, where the
+    /// cancel is an ack, as a `tasks/get` right after it shows it).
     pub async fn cancel_task(&self, task: &str) -> Result<TaskInfo, RpcError> {
         let task = task.to_owned();
         self.ask(|reply| Command::CancelTask { task, reply }).await
     }
 
-    /// Every task, following `nextCursor` pages.
+    /// Every task, following `nextCursor` pages (2025-11-25 only; 2026-07-28 has no
+    /// `tasks/list`).
     pub async fn list_tasks(&self) -> Result<Vec<TaskInfo>, RpcError> {
         let mut tasks = Vec::new();
         let mut cursor: Option<String> = None;

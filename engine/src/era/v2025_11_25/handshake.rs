@@ -11,7 +11,7 @@ use crate::host::Host;
 use crate::ids::SessionId;
 use crate::jsonrpc::{self, code, Reject, RequestId, RpcError};
 use crate::session::{Phase, Purpose, Role};
-use crate::{Millis, UsageError};
+use crate::{ClientEra, Millis, UsageError};
 
 impl Host {
     /// Server: answers the client's `initialize`.
@@ -107,7 +107,10 @@ impl Host {
         tasks
     }
 
-    /// Client: sends `initialize` on a client session; [`Event::Initialized`] or
+    /// Client: opens a client session in the era [`Config::client_era`](crate::Config)
+    /// chooses: `initialize` (2025-11-25), or `server/discover` (2026-07-28), which under
+    /// [`ClientEra::Auto`] falls back to `initialize` for a server that does not speak it.
+    /// [`Event::Initialized`] (whose `protocol_version` names the era) or
     /// [`Event::InitializeFailed`] follows.
     pub fn initialize(&mut self, now: Millis, session: SessionId) -> Result<RequestId, UsageError> {
         let s = self
@@ -122,14 +125,21 @@ impl Host {
             return Err(UsageError::AlreadyInitialized(session));
         }
         self.advance(now);
+        match self.config.client_era {
+            ClientEra::Legacy => self.send_initialize(session),
+            era => self.discover(session, era == ClientEra::Auto),
+        }
+        .ok_or(UsageError::UnknownSession(session))
+    }
+
+    /// Client: sends `initialize`.
+    pub(crate) fn send_initialize(&mut self, session: SessionId) -> Option<RequestId> {
         let params = InitializeParams {
             protocol_version: LATEST_VERSION.to_owned(),
             capabilities: self.client_capabilities(),
             client_info: self.config.info.clone(),
         };
-        if let Some(s) = self.session_mut(session) {
-            s.phase = Phase::Initializing;
-        }
+        self.session_mut(session)?.phase = Phase::Initializing;
         self.send_request(
             session,
             "initialize",
@@ -137,7 +147,6 @@ impl Host {
             Purpose::Initialize,
             None,
         )
-        .ok_or(UsageError::UnknownSession(session))
     }
 
     /// Client: the server answered `initialize`.

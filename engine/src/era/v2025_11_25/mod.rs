@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 
 pub use negotiation::PlainReason;
 pub(crate) use negotiation::ToolCatalog;
-pub(crate) use polling::RemoteTask;
+pub(crate) use polling::{RemoteTask, Source};
 pub(crate) use tools::Tools;
 pub use tools::{TaskDecision, ToolDef};
 pub use types::*;

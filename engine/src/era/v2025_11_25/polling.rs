@@ -6,9 +6,10 @@ use super::types::{Task, TaskIdParams};
 use crate::error::PeerErrorKind;
 use crate::event::Event;
 use crate::host::{Host, Timer};
-use crate::ids::{SessionId, TaskId};
+use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::session::Purpose;
+use crate::session::Session;
 use crate::status::TaskStatus;
 use crate::task::TaskInfo;
 
@@ -23,12 +24,17 @@ pub(crate) struct RemoteTask {
     /// We created it (its `CreateTaskResult` arrived); only then do we poll and fetch.
     pub(super) ours: bool,
     pub(super) auto_poll: bool,
-    get_in_flight: bool,
+    pub(crate) get_in_flight: bool,
     /// Our own `tasks/result` for it, once sent.
     result_request: Option<RequestId>,
     pub(super) result_reported: bool,
     /// Malformed `tasks/get` answers in a row.
     malformed: u8,
+    /// 2026-07-28: the `inputRequests` keys handed to the application, each with the call
+    /// that answers it while unanswered.
+    pub(crate) asked: Vec<(String, Option<CallId>)>,
+    /// 2026-07-28: our `subscriptions/listen` for it, while open.
+    pub(crate) listen: Option<RequestId>,
 }
 
 impl RemoteTask {
@@ -124,6 +130,9 @@ impl Host {
 
     /// Fetches the result when the task needs input or is terminal; forgets it when done.
     pub(super) fn follow_up(&mut self, session: SessionId, id: &TaskId) {
+        if self.session(session).is_some_and(Session::is_modern) {
+            return self.modern_follow_up(session, id);
+        }
         let timeout = self.config.request_timeout_ms;
         let now = self.now;
         let Some(s) = self.session_mut(session) else {
@@ -210,7 +219,7 @@ impl Host {
     }
 
     /// A poll answer came (or timed out): the next poll goes one interval later.
-    pub(super) fn after_poll(&mut self, session: SessionId, id: &TaskId) {
+    pub(crate) fn after_poll(&mut self, session: SessionId, id: &TaskId) {
         if let Some(entry) = self.session_mut(session).and_then(|s| s.remote.get_mut(id)) {
             entry.get_in_flight = false;
         }
@@ -241,7 +250,7 @@ impl Host {
     }
 
     /// The peer's answer to `tasks/result`: the task's outcome, reported once.
-    pub(super) fn on_remote_result(
+    pub(crate) fn on_remote_result(
         &mut self,
         session: SessionId,
         id: &TaskId,
@@ -261,7 +270,9 @@ impl Host {
         // The answer is the outcome even when it beat the poll that shows the task
         // terminal (a server that answers at once when the input is in). Polling ends.
         let request = entry.result_request.take();
-        s.remote.remove(id);
+        if let Some(entry) = s.remote.remove(id) {
+            self.let_go(session, &entry);
+        }
         if let Some(request) = request {
             self.timers.clear(&Timer::Request(session, request));
         }
@@ -274,12 +285,12 @@ impl Host {
     }
 
     /// The peer no longer knows the task (expired or purged).
-    pub(super) fn remote_gone(&mut self, session: SessionId, id: &TaskId, error: RpcError) {
+    pub(crate) fn remote_gone(&mut self, session: SessionId, id: &TaskId, error: RpcError) {
         self.give_up(session, id, error);
     }
 
     /// A `tasks/get` answer that is not this task: after a few in a row, the task ends.
-    pub(super) fn on_malformed_task_answer(
+    pub(crate) fn on_malformed_task_answer(
         &mut self,
         session: SessionId,
         id: &TaskId,
@@ -321,10 +332,11 @@ impl Host {
     }
 
     /// Stops following a task of ours and reports `error` as its outcome (once).
-    fn give_up(&mut self, session: SessionId, id: &TaskId, error: RpcError) {
+    pub(crate) fn give_up(&mut self, session: SessionId, id: &TaskId, error: RpcError) {
         let Some(entry) = self.session_mut(session).and_then(|s| s.remote.remove(id)) else {
             return;
         };
+        self.let_go(session, &entry);
         self.timers.clear(&Timer::Poll(session, id.clone()));
         if let Some(request) = entry.result_request {
             self.abandon_request(session, &request, "Task given up");
@@ -335,6 +347,57 @@ impl Host {
                 task: id.clone(),
                 outcome: Err(error),
             });
+        }
+    }
+}
+
+impl Host {
+    /// A 2026-07-28 task has no `tasks/result`: a terminal one has its outcome read by
+    /// `tasks/get` (the answer that showed it terminal usually carried it already).
+    fn modern_follow_up(&mut self, session: SessionId, id: &TaskId) {
+        let Some(entry) = self.session(session).and_then(|s| s.remote.get(id)) else {
+            return;
+        };
+        let terminal = entry.status().is_some_and(TaskStatus::is_terminal);
+        if entry.ours && terminal && !entry.result_reported {
+            self.timers.clear(&Timer::Poll(session, id.clone()));
+            self.fetch_outcome(session, id);
+        }
+    }
+
+    /// The remote task of ours `id`, to update.
+    pub(crate) fn remote_entry(
+        &mut self,
+        session: SessionId,
+        id: &TaskId,
+    ) -> Option<&mut RemoteTask> {
+        self.session_mut(session)?
+            .remote
+            .get_mut(id)
+            .filter(|t| t.ours)
+    }
+
+    /// Whether we follow `id` as a task of ours.
+    pub(crate) fn is_our_remote_task(&self, session: SessionId, id: &TaskId) -> bool {
+        self.session(session)
+            .and_then(|s| s.remote.get(id))
+            .is_some_and(|t| t.ours)
+    }
+
+    pub(crate) fn set_get_in_flight(&mut self, session: SessionId, id: &TaskId, on: bool) {
+        if let Some(entry) = self.remote_entry(session, id) {
+            entry.get_in_flight = on;
+        }
+    }
+
+    /// A task we stop following: the application's answers still due are not wanted, and
+    /// our listen stream for it ends.
+    pub(crate) fn let_go(&mut self, session: SessionId, entry: &RemoteTask) {
+        for call in entry.asked.iter().filter_map(|(_, call)| *call) {
+            self.remove_call(call);
+        }
+        if let Some(listen) = &entry.listen {
+            self.abandon_request(session, listen, "Task finished");
         }
     }
 }

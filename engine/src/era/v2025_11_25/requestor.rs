@@ -70,7 +70,10 @@ impl Host {
         self.outbound_request(now, session, "tools/list", params, Purpose::ToolsList)
     }
 
-    /// A plain `tools/call`; `arguments` is an object, or `null` for none.
+    /// A plain `tools/call`; `arguments` is an object, or `null` for none. On a 2026-07-28
+    /// session an `InputRequiredResult` (MRTR) is not the answer: its inputs reach the
+    /// application as [`Event::Request`]s (`request` is the key), and once all are answered
+    /// the call goes again with them; [`Event::Response`] for this request id ends it.
     pub fn call_tool(
         &mut self,
         now: Millis,
@@ -78,6 +81,10 @@ impl Host {
         name: &str,
         arguments: Value,
     ) -> Result<RequestId, UsageError> {
+        tool_arguments(&arguments)?;
+        if self.is_modern_client(session) {
+            return self.modern_call_tool(now, session, name, arguments, false);
+        }
         let params = CallToolRequest {
             name,
             arguments: tool_arguments(&arguments)?,
@@ -95,6 +102,13 @@ impl Host {
     /// `"forbidden"` or absent. When the listing could not be read (e.g. `task_support`), the
     /// task is tried and, if refused with -32601, sent again plainly. A server that answers
     /// a task request plainly gives [`Event::Response`] too.
+    ///
+    /// On a 2026-07-28 session the request declares the tasks extension and the server
+    /// decides (`ttl_ms` is not sent); it goes plainly, with [`Event::RanPlainly`], when the
+    /// server's `server/discover` did not list the extension. A task's `inputRequests` reach
+    /// the application as [`Event::Request`]s (`request` is the key, `related_task` the task;
+    /// answer with [`Host::respond`], which sends `tasks/update`); its outcome arrives inline
+    /// with `tasks/get` as [`Event::TaskResult`].
     pub fn call_tool_as_task(
         &mut self,
         now: Millis,
@@ -104,6 +118,9 @@ impl Host {
         ttl_ms: Option<u64>,
     ) -> Result<RequestId, UsageError> {
         let args = tool_arguments(&arguments)?;
+        if self.is_modern_client(session) {
+            return self.modern_call_tool(now, session, name, arguments, true);
+        }
         self.check_tasks_negotiated(session)?;
         let s = self.ready(session)?;
         let plan = s.tools.plan(&s.peer_capabilities, name);
@@ -185,6 +202,12 @@ impl Host {
         session: SessionId,
         task: &str,
     ) -> Result<RequestId, UsageError> {
+        if self.is_modern_client(session) {
+            return Err(UsageError::NotInEra {
+                method: "tasks/result",
+                instead: "in 2026-07-28, tasks/get carries the outcome (Host::get_task)",
+            });
+        }
         let purpose = Purpose::TaskResult {
             task: TaskId::from(task),
             auto: false,
@@ -232,6 +255,11 @@ impl Host {
             task_id: task.to_owned(),
         };
         self.outbound_request(now, session, method, Some(params), purpose)
+    }
+
+    /// A client session opened in 2026-07-28.
+    fn is_modern_client(&self, session: SessionId) -> bool {
+        self.session(session).is_some_and(Session::is_modern)
     }
 
     /// Task-augmented requests need a negotiated version that has tasks.
@@ -379,6 +407,11 @@ impl Host {
                 }
             }
             Purpose::Input { call, input } => self.on_input_response(call, input, outcome),
+            modern @ (Purpose::Discover { .. }
+            | Purpose::ModernCall(_)
+            | Purpose::AfterCancel { .. }
+            | Purpose::Ack { .. }
+            | Purpose::Listen { .. }) => self.modern_answer(session, id, modern, outcome),
         }
     }
 
@@ -417,6 +450,11 @@ impl Host {
                 })
             }
         };
+        self.track_created(session, request, task);
+    }
+
+    /// A task of ours was created (any era): it is followed from now on.
+    pub(crate) fn track_created(&mut self, session: SessionId, request: RequestId, task: TaskInfo) {
         let id = task.id.clone();
         let Some(s) = self.session_mut(session) else {
             return;
@@ -494,11 +532,20 @@ impl Host {
         if let Purpose::TaskResult { task, auto: true } = &purpose {
             return self.result_timed_out(session, task);
         }
+        if let Purpose::Discover { fallback } = purpose {
+            return self.discover_timed_out(session, &id, fallback);
+        }
         self.abandon_request(session, &id, "Request timed out");
-        // The engine's own polls are not the application's business.
-        if !matches!(purpose, Purpose::TaskGet { auto: true, .. }) {
+        // The engine's own requests are not the application's business.
+        if !matches!(
+            purpose,
+            Purpose::TaskGet { auto: true, .. } | Purpose::Ack { .. }
+        ) {
             let request = match &purpose {
-                Purpose::PlainRetry { original } => original.clone(),
+                Purpose::PlainRetry { original } | Purpose::AfterCancel { original, .. } => {
+                    original.clone()
+                }
+                Purpose::ModernCall(call) => call.original.clone().unwrap_or(id),
                 _ => id,
             };
             self.event(Event::TimedOut { session, request });
@@ -520,15 +567,21 @@ impl Host {
                 outcome: Err(closed()),
             };
             match purpose {
-                Purpose::Initialize => self.event(Event::InitializeFailed {
-                    session,
-                    error: closed(),
-                }),
+                Purpose::Initialize | Purpose::Discover { .. } => {
+                    self.event(Event::InitializeFailed {
+                        session,
+                        error: closed(),
+                    })
+                }
                 Purpose::App
                 | Purpose::ToolsList
                 | Purpose::TaskRequest { .. }
                 | Purpose::TaskCancel { .. } => self.event(response(request)),
-                Purpose::PlainRetry { original } => self.event(response(original)),
+                Purpose::PlainRetry { original } | Purpose::AfterCancel { original, .. } => {
+                    self.event(response(original))
+                }
+                Purpose::ModernCall(call) => self.event(response(call.original.unwrap_or(request))),
+                Purpose::Ack { .. } | Purpose::Listen { .. } => {}
                 Purpose::TaskGet { auto: false, .. } | Purpose::TaskResult { auto: false, .. } => {
                     self.event(response(request))
                 }
@@ -545,12 +598,14 @@ impl Host {
                 }
             }
         }
-        let mut remote: Vec<TaskId> = s
-            .remote
-            .drain()
-            .filter(|(_, t)| t.ours && !t.result_reported)
-            .map(|(id, _)| id)
-            .collect();
+        self.fail_retries(session, s, &closed());
+        let mut remote = Vec::new();
+        for (id, task) in s.remote.drain() {
+            self.let_go(session, &task);
+            if task.ours && !task.result_reported {
+                remote.push(id);
+            }
+        }
         remote.sort();
         for task in remote {
             self.event(Event::TaskResult {

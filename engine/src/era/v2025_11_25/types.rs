@@ -114,14 +114,16 @@ pub struct Task {
     pub created_at: String,
     /// RFC 3339 time of the last change.
     pub last_updated_at: String,
-    /// Retention in ms from creation; `null` means unlimited. Always written.
-    #[serde(default, deserialize_with = "lenient_ms")]
+    /// Retention in ms from creation; `null` means unlimited. Always written. Read from
+    /// 2026-07-28's `ttlMs` too.
+    #[serde(default, deserialize_with = "lenient_ms", alias = "ttlMs")]
     pub ttl: Option<u64>,
-    /// Suggested ms between polls.
+    /// Suggested ms between polls. Read from 2026-07-28's `pollIntervalMs` too.
     #[serde(
         default,
         deserialize_with = "lenient_ms",
-        skip_serializing_if = "Option::is_none"
+        skip_serializing_if = "Option::is_none",
+        alias = "pollIntervalMs"
     )]
     pub poll_interval: Option<u64>,
 }

@@ -26,9 +26,9 @@ struct Filter {
 
 impl Host {
     /// Opens a listen stream: the acknowledgement names the ids we report on (the caller's
-    /// own tasks; others are left out so that their existence does not leak), the tasks
-    /// already finished are reported at once, and the stream ends with a result once
-    /// every task it follows is terminal (at once when it follows none).
+    /// own tasks; others are left out so that their existence does not leak), each task is
+    /// reported at once as it stands, then on every change, and the stream ends with a
+    /// result once every task it follows is terminal (at once when it follows none).
     pub(super) fn on_listen(
         &mut self,
         session: SessionId,
@@ -58,9 +58,11 @@ impl Host {
         self.send(session, kind, None, line);
         let mut live = Vec::new();
         for task in agreed {
+            // Each task as it stands first, so nothing between its creation and the
+            // subscription is missed.
+            self.notify_listener(session, id, &task);
             let finished = self.tasks.get(&task).is_none_or(|r| r.status.is_terminal());
             if finished {
-                self.notify_listener(session, id, &task);
                 continue;
             }
             if let Some(&call) = self.work.get(&task) {

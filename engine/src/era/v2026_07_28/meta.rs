@@ -12,7 +12,8 @@ use crate::task::InputKinds;
 
 /// The `_meta` key that marks a request of this era.
 pub(crate) const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
-const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(super) const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(super) const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
 /// The `_meta` key of our identity in every result.
 pub(super) const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 

@@ -13,13 +13,21 @@
 //! Input ([`Host::request_input`]): a task lists it in `tasks/get` as `inputRequests`,
 //! answered by `tasks/update`; a plain call answers its request with an
 //! `InputRequiredResult` (MRTR) and its retry carries the answers. `subscriptions/listen`
-//! with `notifications.taskIds` streams `notifications/tasks`. Not yet here: the client
-//! role.
+//! with `notifications.taskIds` streams `notifications/tasks`.
+//!
+//! Client role: [`Host::initialize`] opens with `server/discover` (or falls back to
+//! `initialize`, per [`ClientEra`](crate::ClientEra)); every request carries the `_meta`,
+//! declaring the extension except on a plain `tools/call`; a `tools/call` answer is read by
+//! its `resultType` (a result, MRTR rounds answered by the application's input handlers, or
+//! a task); a task is polled with `tasks/get` at its `pollIntervalMs`, its `inputRequests`
+//! go to the same handlers and back by `tasks/update`, and its outcome comes inline.
 
 mod encode;
+mod following;
 mod input;
 mod listen;
 mod meta;
+mod requestor;
 mod tasks;
 mod tools;
 
@@ -28,11 +36,13 @@ use serde_json::{json, Map, Value};
 
 pub(crate) use encode::plain_reply;
 pub(crate) use meta::is_modern;
+pub(crate) use requestor::{with_meta, Answering, ModernCall, Retry};
 
 use crate::error::PeerErrorKind;
 use crate::host::Host;
 use crate::ids::SessionId;
 use crate::jsonrpc::{Reject, RequestId, RpcError};
+use crate::session::Purpose;
 use crate::task::Era;
 use meta::RequestMeta;
 
@@ -45,6 +55,38 @@ pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 const CACHE_TTL_MS: u64 = 60_000;
 
 impl Host {
+    /// The answer to a request of ours on a client session of this era.
+    pub(crate) fn modern_answer(
+        &mut self,
+        session: SessionId,
+        id: RequestId,
+        purpose: Purpose,
+        outcome: Result<Value, RpcError>,
+    ) {
+        match purpose {
+            Purpose::Discover { fallback } => self.on_discover_answer(session, fallback, outcome),
+            Purpose::ModernCall(call) => self.on_modern_call_answer(session, id, *call, outcome),
+            Purpose::TaskGet { task, auto } => {
+                let report = (!auto).then(|| id.clone());
+                self.on_detailed_task(session, id, task, report, outcome)
+            }
+            Purpose::AfterCancel { task, original } => {
+                self.on_detailed_task(session, id, task, Some(original), outcome)
+            }
+            Purpose::TaskCancel { task } => match outcome {
+                Ok(_) => self.after_cancel_ack(session, task, id),
+                Err(error) => self.event(crate::Event::Response {
+                    session,
+                    request: id,
+                    outcome: Err(error),
+                }),
+            },
+            Purpose::Ack { task } => self.on_ack(session, &task, outcome),
+            Purpose::Listen { task } => self.listen_ended(session, &task, &id),
+            shared => self.on_answer(session, id, shared, outcome),
+        }
+    }
+
     /// A request of this era, on any server session (it may also speak 2025-11-25).
     pub(crate) fn modern_request(
         &mut self,
