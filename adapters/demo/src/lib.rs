@@ -1,8 +1,10 @@
 //! The seed's demo on taskwire: the `long_running_task` server and the client flow that
 //! drives it, shared by the `task-server` and `task-client` binaries, and the benchmark
-//! fixture (`task-server --bench-tools`).
+//! fixture (`task-server --bench-tools`), and the conformance suite's tasks fixtures
+//! (`conformance-server`).
 
 pub mod bench_tools;
+pub mod conformance;
 pub mod extra_tools;
 pub mod flow;
 pub mod options;

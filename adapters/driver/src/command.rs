@@ -4,7 +4,7 @@
 use futures::channel::oneshot;
 use serde_json::value::RawValue;
 use serde_json::Value;
-use taskwire_engine::{CallId, Owner, RpcError, TaskInfo};
+use taskwire_engine::{CallId, Owner, RpcError, TaskId, TaskInfo};
 
 use crate::client::{Initialized, TaskCall};
 use crate::runtime::{Reader, Writer};
@@ -31,6 +31,11 @@ pub(crate) enum Command {
         progress: f64,
         total: Option<f64>,
         message: Option<String>,
+    },
+    /// Turn a call offered a task into it (a tool that asks first).
+    StartTask {
+        call: CallId,
+        reply: Reply<TaskId>,
     },
     /// Ask the requestor for input on behalf of a call.
     Input {

@@ -288,6 +288,10 @@ impl Driver {
                     let _ = reply.send(Err(usage_error(e)));
                 }
             },
+            Command::StartTask { call, reply } => {
+                let started = self.host.start_task(now, call).map_err(usage_error);
+                let _ = reply.send(started);
+            }
             Command::Attach {
                 owner,
                 reader,
@@ -346,12 +350,14 @@ impl Driver {
             Err(error) => return self.finish(call.call, Err(error)),
         };
         let task = match (call.task_offered, call.task) {
+            (true, _) if tools.asks_first(&call.name) => Err(true),
             (true, _) => match self.host.start_task(now(), call.call) {
-                Ok(id) => Some(id),
+                Ok(id) => Ok(id),
                 // The requestor's session went away meanwhile: nothing to run for.
                 Err(_) => return,
             },
-            (false, task) => task,
+            (false, Some(task)) => Ok(task),
+            (false, None) => Err(false),
         };
         let ctx = ToolContext::new(
             call.name,

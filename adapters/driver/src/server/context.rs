@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -19,7 +19,10 @@ use crate::runtime::Runtime;
 /// tool's future; its answer is its return value.
 pub struct ToolContext {
     name: String,
-    task: Option<TaskId>,
+    /// The task the call runs as, once it is one.
+    task: OnceLock<TaskId>,
+    /// The call was offered a task that it starts itself ([`ToolContext::start_task`]).
+    offered: bool,
     call: CallId,
     commands: Sender<Command>,
     runtime: Arc<dyn Runtime>,
@@ -34,14 +37,19 @@ const REPORTS_PER_YIELD: u32 = 32;
 impl ToolContext {
     pub(crate) fn new(
         name: String,
-        task: Option<TaskId>,
+        task: Result<TaskId, bool>,
         call: CallId,
         commands: Sender<Command>,
         runtime: Arc<dyn Runtime>,
     ) -> Self {
+        let (task, offered) = match task {
+            Ok(task) => (OnceLock::from(task), false),
+            Err(offered) => (OnceLock::new(), offered),
+        };
         ToolContext {
             name,
             task,
+            offered,
             call,
             commands,
             runtime,
@@ -56,12 +64,37 @@ impl ToolContext {
 
     /// The task this call runs as, when the client called it as a task.
     pub fn task_id(&self) -> Option<&str> {
-        self.task.as_deref()
+        self.task.get().map(|t| t.as_str())
+    }
+
+    /// Turns a call of a tool added with [`Server::tool_asking_first`](crate::Server) into
+    /// its task, once the questions it asks before are answered (in 2026-07-28 they went by
+    /// MRTR, so the task starts with its input in hand): the client gets the task now and the
+    /// rest of the work runs as it. Returns the task id; the same id when already a task.
+    ///
+    /// Errors when the client did not ask for a task (the call stays plain: go on and
+    /// return the result), or when no task can be created (a quota; the call is over).
+    pub async fn start_task(&self) -> Result<&str, RpcError> {
+        if let Some(task) = self.task.get() {
+            return Ok(task.as_str());
+        }
+        if !self.offered {
+            return Err(RpcError::invalid_request(
+                "this call was not offered a task: the request did not ask for one",
+            ));
+        }
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::StartTask {
+            call: self.call,
+            reply,
+        });
+        let task = answer.await.unwrap_or_else(|_| Err(closed()))?;
+        Ok(self.task.get_or_init(|| task).as_str())
     }
 
     /// Sets the task's status message (nothing for a plain call).
     pub async fn set_status(&self, message: impl Into<String>) {
-        if self.task.is_some() {
+        if self.task.get().is_some() {
             let message = message.into();
             self.send(Command::TaskMessage {
                 call: self.call,

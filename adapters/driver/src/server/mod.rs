@@ -63,6 +63,21 @@ impl Server {
         self
     }
 
+    /// Adds a tool like [`Server::tool`] whose task, when the client asks for one, does not
+    /// start at once: the tool runs first as a plain call, may ask for input
+    /// ([`ToolContext::elicit`]; in 2026-07-28 by MRTR, the call running again with the
+    /// answers), and becomes the task when it calls [`ToolContext::start_task`]. A call that
+    /// never does answers plainly.
+    pub fn tool_asking_first<A, F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    where
+        A: DeserializeOwned + Send + 'static,
+        F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ToolOutcome> + Send + 'static,
+    {
+        self.tools.ask_first(tool.name.clone());
+        self.tool(tool, handler)
+    }
+
     /// Handles calls to names no tool has, instead of the engine's -32602;
     /// [`ToolContext::tool_name`] tells which name was called.
     pub fn fallback<A, F, Fut>(mut self, handler: F) -> Self

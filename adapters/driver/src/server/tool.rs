@@ -1,6 +1,6 @@
 //! Tools as typed async functions, erased to one handler type the driver calls.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -32,11 +32,21 @@ pub struct NoArgs {}
 pub(crate) struct ToolSet {
     handlers: HashMap<String, Handler>,
     fallback: Option<Handler>,
+    /// Tools that start their task themselves, after asking for input.
+    asking_first: HashSet<String>,
 }
 
 impl ToolSet {
     pub fn handler(&self, name: &str) -> Option<&Handler> {
         self.handlers.get(name).or(self.fallback.as_ref())
+    }
+
+    pub fn asks_first(&self, name: &str) -> bool {
+        self.asking_first.contains(name)
+    }
+
+    pub fn ask_first(&mut self, name: String) {
+        self.asking_first.insert(name);
     }
 
     pub fn insert(&mut self, name: String, handler: Handler) {

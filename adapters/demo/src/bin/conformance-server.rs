@@ -1,0 +1,44 @@
+//! `conformance-server [--runtime smol|tokio]`: the conformance suite's tasks fixture tools
+//! (`taskwire_demo::conformance`) on stdio, speaking 2026-07-28 and 2025-11-25 alike. The
+//! `wasm32-wasip1` build runs on taskwire-wasi and has no `--runtime`.
+
+use std::process::ExitCode;
+
+use taskwire_demo::options::Options;
+#[cfg(not(target_os = "wasi"))]
+use taskwire_demo::options::RuntimeChoice;
+
+const USAGE: &str = "usage: conformance-server [--runtime smol|tokio]";
+
+fn main() -> ExitCode {
+    let options = match Options::parse(std::env::args().skip(1), &[]) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("conformance-server: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let server = taskwire_demo::conformance::server();
+    #[cfg(not(target_os = "wasi"))]
+    let served = match options.runtime {
+        RuntimeChoice::Smol => taskwire_smol::serve_stdio(server),
+        // One thread, as on smol: the driver, stdio and the tools share it.
+        RuntimeChoice::Tokio => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .and_then(|rt| rt.block_on(taskwire_tokio::serve_stdio(server))),
+    };
+    #[cfg(target_os = "wasi")]
+    let served = {
+        let _ = options;
+        taskwire_wasi::serve_stdio(server)
+    };
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("conformance-server: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
