@@ -3,7 +3,7 @@
 #
 #   $TARGET/peers/venv   Python venv: requirements.txt (mcp==1.30.0, wasmtime==50.0.1, exact transitive pins)
 #   $TARGET/peers/node   npm folder: package.json + package-lock.json from this directory, `npm ci`
-#   $TARGET/peers/rmcp   cargo target dir of ./rmcp (rmcp 3.11.0 echo server, Cargo.lock, --locked)
+#   $TARGET/peers/rmcp   cargo target dir of ./rmcp (rmcp 3.11.0 echo server, task server and task client; Cargo.lock, --locked)
 #
 # TARGET defaults to <repo>/target. Idempotent: each half is skipped when its stamp file matches
 # the sha256 of its pin files (and the interpreter or toolchain version) and a smoke check passes.
@@ -110,23 +110,31 @@ fi
 rmcp_src="$here/rmcp"
 rmcp_dir="$peers/rmcp"
 rmcp_bin="$rmcp_dir/release/rmcp-echo-server"
-rmcp_key="$( { cat "$rmcp_src/Cargo.toml" "$rmcp_src/Cargo.lock" "$rmcp_src/src/main.rs"; cargo --version; rustc --version; } | sha256sum | cut -d' ' -f1)"
+rmcp_task_server="$rmcp_dir/release/rmcp-task-server"
+rmcp_task_client="$rmcp_dir/release/rmcp-task-client"
+# Every file under src/ counts, by path and content.
+rmcp_sources() { (cd "$rmcp_src" && find src -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum); }
+rmcp_key="$( { cat "$rmcp_src/Cargo.toml" "$rmcp_src/Cargo.lock"; rmcp_sources; cargo --version; rustc --version; } | sha256sum | cut -d' ' -f1)"
 rmcp_stamp="$rmcp_dir/.taskwire-peers-stamp"
 rmcp_init='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"setup.sh","version":"0"}}}'
-# The server answers initialize, then stops at the end of stdin.
+# The echo server answers initialize, then stops at the end of stdin; the task client runs
+# long_running_task on the task server (10 ms steps) to its result.
 rmcp_smoke() {
   [ -x "$rmcp_bin" ] && printf '%s\n' "$rmcp_init" | timeout 10 "$rmcp_bin" 2>/dev/null \
-    | grep -q '"protocolVersion":"2025-11-25"'
+    | grep -q '"protocolVersion":"2025-11-25"' \
+  && [ -x "$rmcp_task_server" ] && [ -x "$rmcp_task_client" ] \
+  && timeout 20 "$rmcp_task_client" -- "$rmcp_task_server" --step-ms 10 2>/dev/null \
+    | grep -q '"event":"result".*"text":"任务完成！"'
 }
 if [ "$FORCE" != 1 ] && [ -f "$rmcp_stamp" ] && [ "$(cat "$rmcp_stamp")" = "$rmcp_key" ] && rmcp_smoke; then
-  log "rmcp peer up to date ($rmcp_bin)"
+  log "rmcp peers up to date ($rmcp_dir/release)"
 else
-  log "building the rmcp 3.11 peer into $rmcp_dir (cargo build --release --locked; about 2 minutes cold)"
+  log "building the rmcp 3.11 peers into $rmcp_dir (cargo build --release --locked; about 2 minutes cold)"
   mkdir -p "$rmcp_dir"
   rm -f "$rmcp_stamp"
   cargo build --release --locked --quiet --manifest-path "$rmcp_src/Cargo.toml" --target-dir "$rmcp_dir" 1>&2 \
     || die "cargo build --locked of $rmcp_src failed (is crates.io reachable? does Cargo.lock still match Cargo.toml?)"
-  rmcp_smoke || die "the rmcp peer built, but $rmcp_bin does not answer initialize with protocol 2025-11-25"
+  rmcp_smoke || die "the rmcp peers built, but the smoke check failed ($rmcp_bin must answer initialize with protocol 2025-11-25, $rmcp_task_client must run a task on $rmcp_task_server)"
   echo "$rmcp_key" > "$rmcp_stamp"
 fi
 
@@ -138,5 +146,7 @@ peers ready in ${elapsed}s
   server-everything: $nodedir/node_modules/.bin/mcp-server-everything stdio
   inspector cli:     $nodedir/node_modules/.bin/inspector --cli <server cmd...> --method tools/list
   rmcp echo server:  $rmcp_bin   (rmcp 3.11.0)
+  rmcp task peers:   $rmcp_task_server [--step-ms N]
+                     $rmcp_task_client [--cancel] -- SERVER_CMD [ARGS...]
   peer scripts:      $here/{py_client.py,ts_client.mjs,ts_server.mjs,bench_server.mjs,bench_server.py,tap.py}
 EOF

@@ -172,12 +172,16 @@ fn client_confirms_the_handshake_with_initialized() {
     assert_eq!(d.host.protocol_version(d.session), Some("2025-06-18"));
 }
 
+/// A dual-era server takes a request before `initialize` that lacks the 2026-07-28 `_meta`
+/// for a malformed modern one (2026 checklist §3.1 r4, replacing -32600).
 #[test]
-fn requests_before_initialize_are_invalid_but_ping_works() {
+fn requests_before_initialize_are_malformed_modern_requests_but_ping_works() {
     let mut d = Driver::server(server_config());
     for method in ["tools/list", "tools/call", "tasks/get", "tasks/list"] {
         let reply = d.call(method, json!({ "name": "x", "taskId": "t" }));
-        assert_eq!(error_code(&reply), Some(-32600), "{method}: {reply}");
+        assert_eq!(error_code(&reply), Some(-32602), "{method}: {reply}");
+        let message = reply["error"]["message"].as_str().unwrap();
+        assert!(message.contains("protocolVersion"), "{message}");
         assert!(reply["error"]["message"].as_str().unwrap().contains(method));
     }
     d.assert_alive();

@@ -7,7 +7,9 @@
 use std::path::PathBuf;
 
 use taskwire_tests::fuzz::check::Schema;
-use taskwire_tests::fuzz::{framing, modern_ops, pair_faults, server_ops, Record, Rng};
+use taskwire_tests::fuzz::{
+    framing, modern_client, modern_ops, pair_faults, server_ops, Record, Rng,
+};
 
 /// The oracle of the seeded loop and of replays: every message validated, every input
 /// run twice.
@@ -78,6 +80,7 @@ fn replay() {
         "server_ops" => server_ops::run_with(&data, FULL),
         "pair_faults" => pair_faults::run_with(&data, FULL),
         "modern_ops" => modern_ops::run_with(&data, FULL),
+        "modern_client" => modern_client::run_with(&data, FULL),
         other => panic!("no target {other}"),
     }
 }
@@ -126,6 +129,24 @@ fn modern_ops_seeded() {
         ("outcomes inline", s.outcomes),
         ("2025-11-25 tasks read in 2026", s.legacy_read),
         ("task notifications on listen streams", s.streamed),
+    ] {
+        assert!(n >= 5, "the seeded loop reached {what} only {n} times");
+    }
+}
+
+#[test]
+fn modern_client_seeded() {
+    seeded("modern_client", 5, 300, 500, |d| {
+        modern_client::run_with(d, FULL)
+    });
+    let s = modern_client::stats();
+    eprintln!("modern_client: {s:?}");
+    for (what, n) in [
+        ("sessions opened in 2026-07-28", s.opened),
+        ("tasks followed", s.created),
+        ("task outcomes", s.outcomes),
+        ("input requests handed to the application", s.asked),
+        ("tasks/update sent", s.updates),
     ] {
         assert!(n >= 5, "the seeded loop reached {what} only {n} times");
     }

@@ -428,6 +428,29 @@ fn a_legacy_session_on_the_same_host_keeps_2025_11_25() {
     let got = m.request("tasks/get", json!({ "taskId": "task-1" }), json!({}));
     assert_valid_in(TASKS_2026, "GetTaskResult", result_of(&got));
     assert_eq!(result_of(&got)["ttlMs"], 60000);
+    // A task the same owner made in 2026-07-28 is not in the legacy tasks/list (§3.2 r10).
+    let modern = m.declared("tools/call", json!({ "name": "slow" }));
+    assert_eq!(result_of(&modern)["taskId"], "task-2");
+    m.host.handle_message(
+        m.now,
+        legacy,
+        br#"{"jsonrpc":"2.0","id":3,"method":"tasks/list","params":{}}"#,
+    );
+    let mut listed = Vec::new();
+    while let Some(o) = m.host.poll_output() {
+        if let Output::Send(t) = o {
+            listed.push(serde_json::from_str::<Value>(&t.message).unwrap());
+        }
+    }
+    let page = listed.iter().find(|o| o["id"] == 3).expect("the list");
+    assert_valid("ListTasksResult", &page["result"]);
+    let ids: Vec<&Value> = page["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["taskId"])
+        .collect();
+    assert_eq!(ids, [&json!("task-1")]);
 }
 
 #[test]

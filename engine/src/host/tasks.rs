@@ -448,11 +448,12 @@ impl TaskTable {
         }
     }
 
-    /// Up to `limit` of `owner`'s tasks after listing position `after`, and whether more
-    /// remain (the last task's key is where to continue).
+    /// Up to `limit` of `owner`'s tasks of `era` after listing position `after`, and
+    /// whether more remain (the last task's key is where to continue).
     pub fn page(
         &self,
         owner: OwnerIdx,
+        era: Era,
         after: Option<ListKey<'_>>,
         limit: usize,
     ) -> (Vec<&Record>, bool) {
@@ -460,12 +461,13 @@ impl TaskTable {
         let start = after.map_or(0, |after| {
             list.partition_point(|&slot| self.key(slot) <= after)
         });
-        let end = (start + limit).min(list.len());
-        let page = list
-            .range(start..end)
+        let mut listed = list
+            .range(start..)
             .filter_map(|&slot| self.slot(slot).record.as_ref())
-            .collect();
-        (page, end < list.len())
+            .filter(|r| r.era == era);
+        let page: Vec<&Record> = listed.by_ref().take(limit).collect();
+        let more = listed.next().is_some();
+        (page, more)
     }
 
     /// When the next task expires.
@@ -613,13 +615,13 @@ mod tests {
         t.remove("t2");
         let ids = |page: &[&Record]| page.iter().map(|r| r.id.to_string()).collect::<Vec<_>>();
         let key = |r: &Record| (r.created_at, r.id.to_string());
-        let (page, more) = t.page(a, None, 2);
+        let (page, more) = t.page(a, Era::V2025_11_25, None, 2);
         assert_eq!(
             (ids(&page), more),
             (vec!["t0".to_owned(), "t4".to_owned()], true)
         );
         let after = key(page[1]);
-        let (page, more) = t.page(a, Some((after.0, &after.1)), 10);
+        let (page, more) = t.page(a, Era::V2025_11_25, Some((after.0, &after.1)), 10);
         assert_eq!(
             (ids(&page), more),
             (
@@ -627,12 +629,12 @@ mod tests {
                 false
             )
         );
-        let (page, _) = t.page(b, None, 10);
+        let (page, _) = t.page(b, Era::V2025_11_25, None, 10);
         assert_eq!(ids(&page), ["t1", "t3", "t3b", "t5", "t7", "t9"]);
         // A cursor whose task has gone still resumes after its place.
         t.remove("t4");
         let gone = (Millis(1), "t4");
-        let (page, _) = t.page(a, Some(gone), 10);
+        let (page, _) = t.page(a, Era::V2025_11_25, Some(gone), 10);
         assert_eq!(ids(&page), ["t6", "t10", "t8"]);
     }
 
@@ -663,7 +665,7 @@ mod tests {
             t.remove(&format!("t{i:04}"));
         }
         assert_eq!(t.owners[a as usize].list.len(), 1667);
-        let (page, more) = t.page(a, None, 3);
+        let (page, more) = t.page(a, Era::V2025_11_25, None, 3);
         assert!(more);
         assert_eq!(
             page.iter().map(|r| r.id.to_string()).collect::<Vec<_>>(),

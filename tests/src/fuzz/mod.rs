@@ -55,6 +55,7 @@
 
 pub mod check;
 pub mod framing;
+pub mod modern_client;
 pub mod modern_ops;
 pub mod pair_faults;
 pub mod reader;

@@ -46,6 +46,20 @@ impl Host {
         if role == Role::Server && method == "initialize" {
             return self.on_initialize(session, id, params);
         }
+        // A dual-era server reads a request that neither follows initialize nor carries the
+        // 2026-07-28 `_meta` as a modern one missing it (checklist 2026 §3.1 r4).
+        if !ready && role == Role::Server {
+            return Err(Reject::peer(
+                PeerErrorKind::InvalidParams {
+                    field: Some("_meta".into()),
+                },
+                RpcError::invalid_params(format!(
+                    "Invalid params: {method} without params._meta[\"{}\"]; send initialize \
+                     first to speak 2025-11-25",
+                    crate::era::v2026_07_28::VERSION_KEY
+                )),
+            ));
+        }
         if !ready {
             return Err(Reject::peer(
                 PeerErrorKind::BeforeInitialize,

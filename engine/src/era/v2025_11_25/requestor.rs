@@ -459,6 +459,18 @@ impl Host {
         let Some(s) = self.session_mut(session) else {
             return;
         };
+        if s.remote.get(&id).is_some_and(|t| t.ours) {
+            // Two calls cannot share one task: the second would never hear its outcome.
+            let error = RpcError::internal(format!(
+                "Invalid response: the server created task {id} again, which an earlier call \
+                 already has"
+            ));
+            return self.event(Event::Response {
+                session,
+                request,
+                outcome: Err(error),
+            });
+        }
         let current = s.remote.entry(id.clone()).or_default().created(task);
         self.event(Event::TaskCreated {
             session,

@@ -35,7 +35,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 pub(crate) use encode::plain_reply;
-pub(crate) use meta::is_modern;
+pub(crate) use meta::{is_modern, VERSION_KEY};
 pub(crate) use requestor::{with_meta, Answering, ModernCall, Retry};
 
 use crate::error::PeerErrorKind;

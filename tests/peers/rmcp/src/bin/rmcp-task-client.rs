@@ -32,9 +32,9 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
-    ClientCapabilities, ClientConfig, DetailedTask, GetTaskParams, Implementation,
-    ProtocolVersion, Task, TaskPayload, TaskStatus,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
+    ClientConfig, DetailedTask, GetTaskParams, Implementation, ProtocolVersion, Task, TaskPayload,
+    TaskStatus,
 };
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient};
@@ -66,7 +66,12 @@ fn parse_args() -> Result<Args, String> {
                     Some("discover") => "discover",
                     Some("auto") => "auto",
                     Some("initialize") => "initialize",
-                    other => return Err(format!("--lifecycle: unknown value {other:?}")),
+                    other => {
+                        let got = other.unwrap_or("nothing");
+                        return Err(format!(
+                            "--lifecycle takes discover, auto or initialize, not {got}"
+                        ));
+                    }
                 }
             }
             "--" => break,
@@ -77,7 +82,11 @@ fn parse_args() -> Result<Args, String> {
     if server.is_empty() {
         return Err("no server command after --".into());
     }
-    Ok(Args { cancel, lifecycle, server })
+    Ok(Args {
+        cancel,
+        lifecycle,
+        server,
+    })
 }
 
 /// The rmcp lifecycle named on the command line.
@@ -85,8 +94,12 @@ fn lifecycle_mode(name: &str) -> ClientLifecycleMode {
     let preferred_versions = vec![ProtocolVersion::V_2026_07_28];
     match name {
         "discover" => ClientLifecycleMode::Discover { preferred_versions },
-        "auto" => ClientLifecycleMode::Auto { preferred_versions, legacy_version: None },
-        _ => ClientLifecycleMode::Initialize,
+        "auto" => ClientLifecycleMode::Auto {
+            preferred_versions,
+            legacy_version: None,
+        },
+        "initialize" => ClientLifecycleMode::Initialize,
+        other => unreachable!("parse_args accepts no lifecycle {other}"),
     }
 }
 
@@ -127,7 +140,9 @@ async fn run(args: Args) -> Result<(), String> {
         .serve_with_lifecycle(transport, lifecycle_mode(args.lifecycle))
         .await
         .map_err(|error| format!("connecting ({} lifecycle): {error}", args.lifecycle))?;
-    let server = client.peer_info().ok_or("connected, but rmcp holds no server info")?;
+    let server = client
+        .peer_info()
+        .ok_or("connected, but rmcp holds no server info")?;
     emit(json!({
         "event": "connected",
         "lifecycle": args.lifecycle,
@@ -178,8 +193,10 @@ async fn run_task(peer: &Peer<RoleClient>, cancel: bool) -> Result<(), String> {
     let last = poll_until_terminal(peer, &seed).await?;
     match last.payload {
         TaskPayload::Completed { result } => {
-            let result: CallToolResult = serde_json::from_value(Value::Object(result))
-                .map_err(|error| format!("the completed task's result is no CallToolResult: {error}"))?;
+            let result: CallToolResult =
+                serde_json::from_value(Value::Object(result)).map_err(|error| {
+                    format!("the completed task's result is no CallToolResult: {error}")
+                })?;
             emit_result(&result)?;
             if cancel {
                 return Err("the task completed despite tasks/cancel".into());
@@ -197,7 +214,9 @@ async fn run_task(peer: &Peer<RoleClient>, cancel: bool) -> Result<(), String> {
             emit(json!({ "event": "failed", "error": error }));
             Err("the task failed".into())
         }
-        other => Err(format!("terminal status with a non-terminal payload: {other:?}")),
+        other => Err(format!(
+            "terminal status with a non-terminal payload: {other:?}"
+        )),
     }
 }
 
@@ -223,7 +242,10 @@ async fn poll_until_terminal(peer: &Peer<RoleClient>, seed: &Task) -> Result<Det
     let mut interval = seed.poll_interval_ms;
     loop {
         if Instant::now() >= deadline {
-            return Err(format!("no terminal status within {}s", POLL_DEADLINE.as_secs()));
+            return Err(format!(
+                "no terminal status within {}s",
+                POLL_DEADLINE.as_secs()
+            ));
         }
         tokio::time::sleep(Duration::from_millis(interval.unwrap_or(DEFAULT_POLL_MS))).await;
         let detailed = peer
@@ -233,7 +255,10 @@ async fn poll_until_terminal(peer: &Peer<RoleClient>, seed: &Task) -> Result<Det
             .task;
         let task = &detailed.task;
         if task.task_id != seed.task_id {
-            return Err(format!("tasks/get for {} answered task {}", seed.task_id, task.task_id));
+            return Err(format!(
+                "tasks/get for {} answered task {}",
+                seed.task_id, task.task_id
+            ));
         }
         // The latest suggestion wins (it may change over the task's life).
         interval = task.poll_interval_ms.or(interval);

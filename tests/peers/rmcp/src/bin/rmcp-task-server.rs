@@ -58,14 +58,20 @@ impl TaskServer {
                 })),
             ),
         ];
-        TaskServer { tools, tasks: TaskManager::new(), step }
+        TaskServer {
+            tools,
+            tasks: TaskManager::new(),
+            step,
+        }
     }
 
     /// Starts `long_running_task` as a task and returns its seed state.
     fn spawn_long_running(&self) -> CreateTaskResult {
         let step = self.step;
         // Poll twice per step, so that a client honouring the interval sees every message.
-        let poll_ms = u64::try_from(step.as_millis() / 2).unwrap_or(u64::MAX).max(1);
+        let poll_ms = u64::try_from(step.as_millis() / 2)
+            .unwrap_or(u64::MAX)
+            .max(1);
         let options = TaskOptions::new()
             .with_poll_interval_ms(poll_ms)
             .with_status_message(STEPS[0]);
@@ -141,7 +147,10 @@ impl ServerHandler for TaskServer {
                     .ok_or_else(|| ErrorData::invalid_params("echo needs a string `text`", None))?;
                 Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
             }
-            name => Err(ErrorData::invalid_params(format!("unknown tool: {name}"), None)),
+            name => Err(ErrorData::invalid_params(
+                format!("unknown tool: {name}"),
+                None,
+            )),
         }
     }
 
@@ -161,7 +170,8 @@ impl ServerHandler for TaskServer {
         request: UpdateTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.tasks.update_task(&request.task_id, request.input_responses)
+        self.tasks
+            .update_task(&request.task_id, request.input_responses)
     }
 
     async fn cancel_task(
