@@ -1,15 +1,15 @@
 //! The demo `task-server` over real stdio pipes, spoken to in the 2026-07-28 era with the
 //! tasks extension: no `initialize`; `server/discover`, then the seed's tool as a task,
 //! polled with `tasks/get` until `completed` with the result inline, and `confirm_task`,
-//! whose elicitation shows in `tasks/get` and is answered with `tasks/update`. Then a
-//! 2025-11-25 handshake on the same process still works. Every answer is checked against
-//! the 2026 schemas.
+//! whose elicitation shows in `tasks/get` and is answered with `tasks/update`, while a
+//! 2025-11-25 client on the same process runs a task of its own at the same time. Every
+//! 2026 answer is checked against the 2026 schemas.
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use taskwire_demo::extra_tools::CONFIRM_TASK;
-use taskwire_demo::tools::{STEPS, TOOL};
+use taskwire_demo::tools::{RESULT_TEXT, STEPS, TOOL};
 use taskwire_tests::procs::{self, Raw, Rt};
 use taskwire_tests::schema::{assert_valid_in, CORE_2026, TASKS_2026};
 
@@ -57,6 +57,17 @@ fn whole_task(runtime: Rt) {
         .expect("discover");
     let discovered = raw.expect(HANG, "the discover answer", |m| m["id"] == 1);
     assert_valid_in(CORE_2026, "DiscoverResultResponse", &discovered);
+
+    // A 2025-11-25 client on the same process at the same time: its task runs beside ours.
+    raw.handshake();
+    raw.send(&procs::call_as_task(200, TOOL))
+        .expect("legacy call");
+    let legacy = raw.expect(HANG, "a legacy CreateTaskResult", |m| m["id"] == 200);
+    assert_eq!(legacy["result"]["task"]["status"], "working", "{legacy}");
+    let legacy_task = legacy["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
 
     raw.send(&modern(
         2,
@@ -135,12 +146,16 @@ fn whole_task(runtime: Rt) {
     assert_valid_in(CORE_2026, "CallToolResultResponse", &done);
     assert_eq!(done["result"]["content"][0]["text"], "Plain? confirmed");
 
-    // The same process still speaks 2025-11-25 to a client that says initialize.
-    raw.handshake();
-    raw.send(&procs::call_as_task(200, TOOL))
-        .expect("legacy call");
-    let legacy = raw.expect(HANG, "a legacy CreateTaskResult", |m| m["id"] == 200);
-    assert_eq!(legacy["result"]["task"]["status"], "working", "{legacy}");
+    // The legacy task ran meanwhile, and its client reads the result the 2025-11-25 way.
+    let fetch = procs::request(201, "tasks/result", json!({ "taskId": legacy_task }));
+    raw.send(&fetch).expect("tasks/result");
+    let result = raw.expect(HANG, "the legacy result", |m| m["id"] == 201);
+    assert_eq!(
+        result["result"]["content"][0]["text"], RESULT_TEXT,
+        "{result}"
+    );
+    let related = &result["result"]["_meta"]["io.modelcontextprotocol/related-task"];
+    assert_eq!(related["taskId"], legacy_task.as_str());
 }
 
 #[test]

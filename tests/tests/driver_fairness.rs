@@ -79,7 +79,7 @@ fn expiry_fires_during_a_flood(server: Rt) {
             "the 1 s task's work last wrote {ran:?} after it started"
         );
         let gone = c.get_task(&id).await.expect_err("expired");
-        assert!(gone.message.contains("not found"), "{gone:?}");
+        assert!(gone.message.contains("Task has expired"), "{gone:?}");
         c.close().await;
     });
     let _ = std::fs::remove_dir_all(&dir);

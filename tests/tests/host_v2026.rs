@@ -891,7 +891,7 @@ fn a_listen_needs_the_extension_and_ends_when_the_client_cancels_it() {
 }
 
 #[test]
-fn a_listen_stream_lets_an_expired_task_go_and_ends() {
+fn a_listen_stream_lets_an_expired_task_go_and_its_owner_hears_it_expired() {
     let mut m = Modern::new();
     m.declared("tools/call", json!({ "name": "slow" }));
     m.next_id += 1;
@@ -908,4 +908,27 @@ fn a_listen_stream_lets_an_expired_task_go_and_ends() {
     assert_eq!(out.len(), 1, "{out:?}");
     assert_eq!(out[0]["id"], listen_id);
     assert_valid_in(CORE_2026, "SubscriptionsListenResultResponse", &out[0]);
+    // Its owner learns it expired (§2.14 r5); another owner, only that there is none.
+    let gone = m.declared("tasks/get", json!({ "taskId": "task-1" }));
+    assert_eq!(error_code(&gone), -32602);
+    assert_eq!(
+        gone["error"]["message"],
+        "Failed to retrieve task: Task has expired"
+    );
+    let bob = m.host.open(m.now, Role::Server, "bob");
+    let probe = json!({"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"task-1",
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                 "io.modelcontextprotocol/clientCapabilities":{"extensions":{EXT:{}}}}}});
+    m.host
+        .handle_message(m.now, bob, probe.to_string().as_bytes());
+    let mut answers = Vec::new();
+    while let Some(o) = m.host.poll_output() {
+        if let Output::Send(t) = o {
+            answers.push(serde_json::from_str::<Value>(&t.message).unwrap());
+        }
+    }
+    assert_eq!(
+        answers[0]["error"]["message"],
+        "Failed to retrieve task: Task not found"
+    );
 }

@@ -174,6 +174,11 @@ fn task_client_to_seed_server(runtime: &str) {
     );
     assert!(!wire.with_method("tasks/get").is_empty());
     assert_eq!(wire.with_method("tasks/result").len(), 1);
+    // The client tried 2026-07-28 first; mcp 1.30 refuses `server/discover` with -32602, so
+    // it fell back to `initialize`.
+    let discover = wire.answer(wire.request("server/discover"));
+    assert_eq!(discover["error"]["code"], -32602, "{discover}");
+    assert_eq!(wire.with_method("initialize").len(), 1);
 }
 
 #[test]

@@ -19,6 +19,7 @@ use serde_json::value::RawValue;
 
 use crate::error::Quota;
 use crate::ids::{Owner, TaskId};
+use crate::jsonrpc::RpcError;
 use crate::status::TaskStatus;
 use crate::task::{Era, InputKinds, Outcome, TaskInfo, TaskSnapshot};
 use crate::time::Millis;
@@ -164,9 +165,15 @@ pub(crate) struct TaskTable {
     owners: Vec<OwnerEntry>,
     owner_ids: HashMap<Owner, OwnerIdx>,
     expiry: BinaryHeap<Reverse<(Millis, u32, u32)>>,
+    /// The most recently expired tasks, newest last, so that asking about one says it
+    /// expired rather than that it never existed.
+    tombstones: VecDeque<(TaskId, OwnerIdx)>,
     max_tasks: usize,
     max_per_owner: usize,
 }
+
+/// Expired tasks remembered by [`TaskTable::missing`].
+const TOMBSTONES: usize = 1024;
 
 impl TaskTable {
     pub fn new(max_tasks: usize, max_per_owner: usize) -> Self {
@@ -177,6 +184,7 @@ impl TaskTable {
             owners: Vec::new(),
             owner_ids: HashMap::new(),
             expiry: BinaryHeap::new(),
+            tombstones: VecDeque::new(),
             max_tasks,
             max_per_owner,
         }
@@ -366,6 +374,23 @@ impl TaskTable {
         self.get(id).filter(|r| r.owner == owner)
     }
 
+    /// The -32602 for a task `owner` asked about and cannot have: "Task has expired" for
+    /// one of its own that expired lately, else "Task not found" (also for another owner's:
+    /// its existence does not leak).
+    pub fn missing(&self, id: &str, owner: OwnerIdx, action: &str) -> RpcError {
+        let expired = !self.ids.contains_key(id)
+            && self
+                .tombstones
+                .iter()
+                .any(|(t, o)| *o == owner && t.as_str() == id);
+        let why = if expired {
+            "Task has expired"
+        } else {
+            "Task not found"
+        };
+        RpcError::invalid_params(format!("Failed to {action} task: {why}"))
+    }
+
     fn get_mut(&mut self, id: &str) -> Option<&mut Record> {
         let &slot = self.ids.get(id)?;
         self.slot_mut(slot).record.as_mut()
@@ -484,7 +509,12 @@ impl TaskTable {
         }
         self.expiry.pop();
         let id = self.slot(slot).record.as_ref()?.id.clone();
-        self.remove(&id)
+        let record = self.remove(&id)?;
+        if self.tombstones.len() == TOMBSTONES {
+            self.tombstones.pop_front();
+        }
+        self.tombstones.push_back((record.id.clone(), record.owner));
+        Some(record)
     }
 }
 

@@ -107,7 +107,26 @@ impl Peers {
 
     /// The rmcp 3.11 echo server that `setup.sh` builds from `tests/peers/rmcp`.
     pub fn rmcp_echo_server(&self) -> PathBuf {
-        let name = format!("rmcp-echo-server{}", std::env::consts::EXE_SUFFIX);
+        self.rmcp_bin("rmcp-echo-server")
+    }
+
+    /// `rmcp-task-server --step-ms MS`: `long_running_task` as a 2026-07-28 task on rmcp
+    /// 3.11's `TaskManager`, and a plain `echo`.
+    pub fn rmcp_task_server(&self, step_ms: &str) -> Argv {
+        Argv::new(self.rmcp_bin("rmcp-task-server")).args(&["--step-ms", step_ms])
+    }
+
+    /// `rmcp-task-client [ARGS] -- SERVER...`: rmcp 3.11's client through one task, printing
+    /// JSON event lines.
+    pub fn rmcp_task_client(&self, args: &[&str], server: &Argv) -> Argv {
+        Argv::new(self.rmcp_bin("rmcp-task-client"))
+            .args(args)
+            .arg("--")
+            .extend(server)
+    }
+
+    fn rmcp_bin(&self, name: &str) -> PathBuf {
+        let name = format!("{name}{}", std::env::consts::EXE_SUFFIX);
         self.target.join("peers/rmcp/release").join(name)
     }
 

@@ -33,10 +33,6 @@ fn decode_cursor(cursor: &str) -> Option<(crate::Millis, String)> {
     Some((crate::Millis(ms.parse().ok()?), id.to_owned()))
 }
 
-fn task_not_found(action: &str) -> RpcError {
-    RpcError::invalid_params(format!("Failed to {action} task: Task not found"))
-}
-
 impl Host {
     // ---- tasks/* ----------------------------------------------------------------------------
 
@@ -245,9 +241,10 @@ impl Host {
         action: &str,
     ) -> Result<&crate::host::tasks::Record, Reject> {
         let p = TaskIdRef::read(params)?;
+        let owner = self.owner_of(session);
         self.tasks
-            .get_owned(&p.task_id, self.owner_of(session))
-            .ok_or_else(|| task_not_found(action).into())
+            .get_owned(&p.task_id, owner)
+            .ok_or_else(|| self.tasks.missing(&p.task_id, owner, action).into())
     }
 
     /// The session hears about the task's changes from now on (while it runs).

@@ -87,7 +87,7 @@ impl Host {
             .tasks
             .get_owned(&p.task_id, owner)
             .map(|r| r.id.clone())
-            .ok_or_else(|| not_found("update"))?;
+            .ok_or_else(|| self.tasks.missing(&p.task_id, owner, "update"))?;
         // Applied before the ack, so the next tasks/get already shows it.
         self.answer_asks(&task, p.input_responses)?;
         let line = encode::ack(id, &self.config.info);
@@ -114,12 +114,9 @@ impl Host {
                 _ => Err(tasks_required()),
             };
         }
+        let p = p?;
         self.tasks
-            .get_owned(&p?.task_id, owner)
-            .ok_or_else(|| not_found(action))
+            .get_owned(&p.task_id, owner)
+            .ok_or_else(|| self.tasks.missing(&p.task_id, owner, action).into())
     }
-}
-
-fn not_found(action: &str) -> Reject {
-    RpcError::invalid_params(format!("Failed to {action} task: Task not found")).into()
 }

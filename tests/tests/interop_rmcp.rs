@@ -1,0 +1,216 @@
+//! Interop with rmcp 3.11.0 (the official Rust SDK) in 2026-07-28 with the tasks extension,
+//! as real processes, both ways:
+//!
+//! - rmcp's client (`rmcp-task-client`, `tests/peers/rmcp`) ⇒ our `task-server`: a whole
+//!   task (discover, create, poll, inline result), a cancelled one, and rmcp's `Auto` mode;
+//! - our `task-client` and our client API ⇒ rmcp's `TaskManager` server (`rmcp-task-server`):
+//!   the seed flow, a plain call, a task, a cancel.
+//!
+//! Every line our side sends is recorded with `tap.py` and checked against the 2026 schemas.
+//! Test names: `<client>_to_<server>[_<case>]`.
+
+use std::time::Duration;
+
+use serde_json::json;
+use taskwire_driver::engine::{ClientEra, Config, TaskStatus};
+use taskwire_driver::ClientBuilder;
+use taskwire_tests::peers::demo::{binary, DemoClient, RESULT, STEPS};
+use taskwire_tests::peers::wire::Log;
+use taskwire_tests::peers::{self, run, Argv, Peers};
+use taskwire_tests::Side;
+
+const DEADLINE: Duration = Duration::from_secs(60);
+const STEP_MS: &str = "300";
+
+fn task_server(runtime: &str) -> Argv {
+    Argv::new(binary("task-server")).args(&["--runtime", runtime, "--step-ms", STEP_MS])
+}
+
+fn rmcp_client_to_task_server(p: &Peers, runtime: &str, args: &[&str], test: &str) -> Vec<String> {
+    let log = p.scratch(&format!("{test}.jsonl"));
+    let out = run(
+        &p.rmcp_task_client(args, &p.tap(&log, &task_server(runtime))),
+        DEADLINE,
+    );
+    out.assert_exit(0);
+    let connected = out.event("connected");
+    assert_eq!(connected["protocolVersion"], "2026-07-28", "{out}");
+    assert_eq!(connected["server"]["name"], "task-server", "{out}");
+    assert_eq!(connected["tasksExtension"], true, "{out}");
+    let created = out.event("created");
+    assert_eq!(created["status"], "working", "{out}");
+    assert_eq!(created["pollIntervalMs"], 500, "{out}");
+    let wire = Log::read(&log);
+    wire.check_conformance(Side::Server);
+    assert!(
+        wire.with_method("initialize").is_empty(),
+        "no handshake in 2026-07-28"
+    );
+    out.kinds()
+}
+
+fn rmcp_client_runs_a_whole_task(runtime: &str) {
+    let Some(p) = peers::ready("rmcp_client_to_task_server") else {
+        return;
+    };
+    let test = format!("rmcp_client_to_task_server_{runtime}");
+    let kinds = rmcp_client_to_task_server(p, runtime, &[], &test);
+    assert_eq!(kinds.first().map(String::as_str), Some("connected"));
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("result"),
+        "{kinds:?}"
+    );
+}
+
+#[test]
+fn rmcp_client_to_task_server_smol() {
+    rmcp_client_runs_a_whole_task("smol");
+}
+
+#[test]
+fn rmcp_client_to_task_server_tokio() {
+    rmcp_client_runs_a_whole_task("tokio");
+}
+
+/// The result itself, and each step message heard by rmcp's polls.
+#[test]
+fn rmcp_client_to_task_server_result_and_steps() {
+    let Some(p) = peers::ready("rmcp_client_to_task_server_result_and_steps") else {
+        return;
+    };
+    let log = p.scratch("rmcp_client_to_task_server_result_and_steps.jsonl");
+    let server = Argv::new(binary("task-server")).args(&["--step-ms", "1000"]);
+    let out = run(&p.rmcp_task_client(&[], &p.tap(&log, &server)), DEADLINE);
+    out.assert_exit(0);
+    let result = out.event("result");
+    assert_eq!(
+        (&result["text"], &result["isError"]),
+        (&json!(RESULT), &json!(false)),
+        "{out}"
+    );
+    let messages: Vec<String> = out
+        .events("status")
+        .iter()
+        .filter_map(|s| s["statusMessage"].as_str().map(str::to_owned))
+        .collect();
+    for step in STEPS {
+        assert!(
+            messages.iter().any(|m| m == step),
+            "{step} not heard: {out}"
+        );
+    }
+    Log::read(&log).check_conformance(Side::Server);
+}
+
+#[test]
+fn rmcp_client_to_task_server_cancel() {
+    let Some(p) = peers::ready("rmcp_client_to_task_server_cancel") else {
+        return;
+    };
+    let kinds = rmcp_client_to_task_server(p, "smol", &["--cancel"], "rmcp_client_cancel");
+    assert!(kinds.contains(&"cancel_acked".to_owned()), "{kinds:?}");
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("cancelled"),
+        "{kinds:?}"
+    );
+}
+
+/// rmcp's `Auto` mode discovers us as a 2026-07-28 server (no fallback).
+#[test]
+fn rmcp_client_auto_to_task_server() {
+    let Some(p) = peers::ready("rmcp_client_auto_to_task_server") else {
+        return;
+    };
+    let args = ["--lifecycle", "auto"];
+    let kinds = rmcp_client_to_task_server(p, "tokio", &args, "rmcp_client_auto");
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("result"),
+        "{kinds:?}"
+    );
+}
+
+/// Our `task-client` (the seed flow, era chosen by discovery) against rmcp's server.
+fn task_client_to_rmcp_server(runtime: &str) {
+    let Some(p) = peers::ready("task_client_to_rmcp_server") else {
+        return;
+    };
+    let log = p.scratch(&format!("task_client_to_rmcp_server_{runtime}.jsonl"));
+    let server = p.tap(&log, &p.rmcp_task_server(STEP_MS));
+    let client = Argv::new(binary("task-client"))
+        .args(&["--runtime", runtime, "--"])
+        .extend(&server);
+    let out = run(&client, DEADLINE);
+    out.assert_exit(0);
+    let demo = DemoClient::parse(&out);
+    let connected = demo.connected.as_deref().unwrap_or_default();
+    assert!(connected.ends_with("(protocol 2026-07-28)"), "{out}");
+    assert_eq!(
+        demo.tools.as_deref(),
+        Some(r#"["long_running_task", "echo"]"#),
+        "{out}"
+    );
+    assert!(demo.task.is_some(), "{out}");
+    assert_eq!(demo.status_path().last(), Some(&"completed"), "{out}");
+    assert_eq!(demo.result.as_deref(), Some(RESULT), "{out}");
+    let wire = Log::read(&log);
+    wire.check_conformance(Side::Client);
+    assert!(wire.with_method("tasks/result").is_empty());
+    assert!(!wire.with_method("tasks/get").is_empty());
+}
+
+#[test]
+fn task_client_smol_to_rmcp_server() {
+    task_client_to_rmcp_server("smol");
+}
+
+#[test]
+fn task_client_tokio_to_rmcp_server() {
+    task_client_to_rmcp_server("tokio");
+}
+
+/// Our client API against rmcp's server: a plain call, a task to its end, a cancelled task.
+#[test]
+fn client_api_to_rmcp_server() {
+    let Some(p) = peers::ready("client_api_to_rmcp_server") else {
+        return;
+    };
+    let server = p.rmcp_task_server(STEP_MS);
+    smol::block_on(async {
+        let builder = ClientBuilder::new(Config {
+            client_era: ClientEra::Auto,
+            ..Config::new("taskwire-interop", "0.1.0")
+        });
+        let (client, _child) = taskwire_smol::spawn_server(server.command(), builder)
+            .expect("rmcp-task-server starts");
+        let opened = client.initialize().await.expect("server/discover");
+        assert_eq!(opened.protocol_version, "2026-07-28");
+        let echoed = client
+            .call_tool("echo", json!({ "text": "hi" }))
+            .await
+            .expect("echo");
+        assert_eq!(echoed["content"][0]["text"], "hi");
+
+        let call = client
+            .call_tool_as_task("long_running_task", json!({}), None)
+            .await
+            .expect("the call is accepted");
+        let task = call.task.clone().expect("rmcp made a task");
+        let result = call.result().await.expect("the outcome");
+        assert_eq!(result["content"][0]["text"], RESULT);
+        let got = client.get_task(&task.id).await.expect("tasks/get");
+        assert_eq!(got.status, TaskStatus::Completed);
+
+        let call = client
+            .call_tool_as_task("long_running_task", json!({}), None)
+            .await
+            .expect("the call is accepted");
+        let task = call.task.clone().expect("rmcp made a task");
+        client.cancel_task(&task.id).await.expect("tasks/cancel");
+        let error = call.result().await.expect_err("cancelled");
+        assert_eq!(error.message, "Task was cancelled");
+        client.close().await;
+    });
+}
