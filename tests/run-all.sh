@@ -13,7 +13,7 @@ rustup target add wasm32-wasip1 wasm32-unknown-unknown
 if [ "${TASKWIRE_SKIP_INTEROP:-}" = 1 ]; then
   step "peers: skipped (TASKWIRE_SKIP_INTEROP=1); the interop tests will say so"
 else
-  step "peers: Python mcp==1.30.0, TypeScript SDK 1.32.2, server-everything, Inspector 2.12, rmcp 3.11"
+  step "peers: Python mcp==1.30.0, TypeScript SDK 1.32.2, server-everything, Inspector 2.12, rmcp 3.11, turbomcp 4.0.0-alpha.5"
   bash tests/peers/setup.sh
 fi
 

@@ -82,9 +82,12 @@
 //! The host and its task table are era-neutral; each protocol era's module owns its
 //! decoding, encoding and rules: [`era::v2025_11_25`] (core tasks, `initialize`) and
 //! [`era::v2026_07_28`] (stateless requests with the `io.modelcontextprotocol/tasks`
-//! extension; server role so far). A server session serves both at once: a request that
-//! carries `_meta["io.modelcontextprotocol/protocolVersion"]` (and `server/discover`) is
-//! read as 2026-07-28, anything else as 2025-11-25. [`era`] describes where an era plugs in.
+//! extension), both roles. A server session serves both at once: a request that carries
+//! `_meta["io.modelcontextprotocol/protocolVersion"]` (and `server/discover`) is read as
+//! 2026-07-28, anything else as 2025-11-25. A client session opens in the era
+//! [`Config::client_era`] picks: by default `server/discover`, falling back to `initialize`
+//! for a server that does not speak 2026-07-28; the application's calls, handlers and events
+//! are the same in both. [`era`] describes where an era plugs in.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -4,6 +4,7 @@
 #   $TARGET/peers/venv   Python venv: requirements.txt (mcp==1.30.0, wasmtime==50.0.1, exact transitive pins)
 #   $TARGET/peers/node   npm folder: package.json + package-lock.json from this directory, `npm ci`
 #   $TARGET/peers/rmcp   cargo target dir of ./rmcp (rmcp 3.11.0 echo server, task server and task client; Cargo.lock, --locked)
+#   $TARGET/peers/turbomcp  cargo target dir of ./turbomcp (turbomcp 4.0.0-alpha.5 task server and task client; Cargo.lock, --locked)
 #
 # TARGET defaults to <repo>/target. Idempotent: each half is skipped when its stamp file matches
 # the sha256 of its pin files (and the interpreter or toolchain version) and a smoke check passes.
@@ -29,15 +30,16 @@ need "$PYTHON" "Python >= 3.10 is needed for mcp 1.30.0"
 need node "Node >= 18 is needed for @modelcontextprotocol/sdk 1.32.2"
 need npm "npm is needed to install the Node peers"
 need sha256sum "coreutils sha256sum computes the install stamps"
-need cargo "cargo builds the rmcp peer (tests/peers/rmcp)"
-need timeout "coreutils timeout bounds the rmcp peer's smoke check"
+need cargo "cargo builds the Rust peers (tests/peers/rmcp, tests/peers/turbomcp)"
+need timeout "coreutils timeout bounds the Rust peers' smoke checks"
 
 "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
   || die "$("$PYTHON" --version 2>&1) is too old: mcp 1.30.0 needs Python >= 3.10"
 node_major="$(node -p 'process.versions.node.split(".")[0]')"
 [ "$node_major" -ge 18 ] || die "node $(node --version) is too old: need >= 18"
 rustc_minor="$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')"
-[ "$rustc_minor" -ge 88 ] 2>/dev/null || die "$(rustc --version) is too old: rmcp 3.11 needs Rust >= 1.88"
+# rmcp 3.11 and turbomcp 4.0.0-alpha.5 (edition 2024, rust-version 1.88) both need Rust >= 1.88.
+[ "$rustc_minor" -ge 88 ] 2>/dev/null || die "$(rustc --version) is too old: rmcp 3.11 and turbomcp 4.0.0-alpha.5 need Rust >= 1.88"
 
 mkdir -p "$peers"
 start=$(date +%s)
@@ -138,6 +140,33 @@ else
   echo "$rmcp_key" > "$rmcp_stamp"
 fi
 
+# ---------------------------------------------------------------- turbomcp (Rust)
+turbo_src="$here/turbomcp"
+turbo_dir="$peers/turbomcp"
+turbo_task_server="$turbo_dir/release/turbomcp-task-server"
+turbo_task_client="$turbo_dir/release/turbomcp-task-client"
+# Every file under src/ counts, by path and content.
+turbo_sources() { (cd "$turbo_src" && find src -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum); }
+turbo_key="$( { cat "$turbo_src/Cargo.toml" "$turbo_src/Cargo.lock"; turbo_sources; cargo --version; rustc --version; } | sha256sum | cut -d' ' -f1)"
+turbo_stamp="$turbo_dir/.taskwire-peers-stamp"
+# The task client runs long_running_task on the task server (10 ms steps) to its result.
+turbo_smoke() {
+  [ -x "$turbo_task_server" ] && [ -x "$turbo_task_client" ] \
+  && timeout 20 "$turbo_task_client" -- "$turbo_task_server" --step-ms 10 2>/dev/null \
+    | grep -q '"event":"result".*"text":"任务完成！"'
+}
+if [ "$FORCE" != 1 ] && [ -f "$turbo_stamp" ] && [ "$(cat "$turbo_stamp")" = "$turbo_key" ] && turbo_smoke; then
+  log "turbomcp peers up to date ($turbo_dir/release)"
+else
+  log "building the turbomcp 4.0.0-alpha.5 peers into $turbo_dir (cargo build --release --locked; about 7 minutes cold)"
+  mkdir -p "$turbo_dir"
+  rm -f "$turbo_stamp"
+  cargo build --release --locked --quiet --manifest-path "$turbo_src/Cargo.toml" --target-dir "$turbo_dir" 1>&2 \
+    || die "cargo build --locked of $turbo_src failed (is crates.io reachable? does Cargo.lock still match Cargo.toml?)"
+  turbo_smoke || die "the turbomcp peers built, but the smoke check failed ($turbo_task_client must run a task on $turbo_task_server)"
+  echo "$turbo_key" > "$turbo_stamp"
+fi
+
 elapsed=$(( $(date +%s) - start ))
 cat <<EOF
 peers ready in ${elapsed}s
@@ -148,5 +177,7 @@ peers ready in ${elapsed}s
   rmcp echo server:  $rmcp_bin   (rmcp 3.11.0)
   rmcp task peers:   $rmcp_task_server [--step-ms N]
                      $rmcp_task_client [--cancel] -- SERVER_CMD [ARGS...]
+  turbomcp peers:    $turbo_task_server [--step-ms N]   (turbomcp 4.0.0-alpha.5)
+                     $turbo_task_client [--cancel] -- SERVER_CMD [ARGS...]
   peer scripts:      $here/{py_client.py,ts_client.mjs,ts_server.mjs,bench_server.mjs,bench_server.py,tap.py}
 EOF

@@ -126,8 +126,32 @@ impl Peers {
     }
 
     fn rmcp_bin(&self, name: &str) -> PathBuf {
+        self.cargo_peer("rmcp", name)
+    }
+
+    /// `turbomcp-task-server --step-ms MS`: `long_running_task` as a 2026-07-28 task on
+    /// turbomcp 4.0.0-alpha.5's `turbomcp-ext-tasks` (no status messages), and `echo`.
+    pub fn turbomcp_task_server(&self, step_ms: &str) -> Argv {
+        Argv::new(self.cargo_peer("turbomcp", "turbomcp-task-server")).args(&["--step-ms", step_ms])
+    }
+
+    /// `turbomcp-task-client [--cancel] -- SERVER...`: turbomcp's modern client through one
+    /// task, printing the same JSON event lines as `rmcp-task-client`.
+    pub fn turbomcp_task_client(&self, args: &[&str], server: &Argv) -> Argv {
+        Argv::new(self.cargo_peer("turbomcp", "turbomcp-task-client"))
+            .args(args)
+            .arg("--")
+            .extend(server)
+    }
+
+    /// A binary of the Cargo peer project `tests/peers/<project>`, as `setup.sh` builds it.
+    fn cargo_peer(&self, project: &str, name: &str) -> PathBuf {
         let name = format!("{name}{}", std::env::consts::EXE_SUFFIX);
-        self.target.join("peers/rmcp/release").join(name)
+        self.target
+            .join("peers")
+            .join(project)
+            .join("release")
+            .join(name)
     }
 
     /// `mcp-server-everything stdio`.

@@ -384,9 +384,10 @@ impl Host {
             .is_some_and(|t| t.ours)
     }
 
-    pub(crate) fn set_get_in_flight(&mut self, session: SessionId, id: &TaskId, on: bool) {
+    /// A `tasks/get` answer for the task is being read: no other poll starts meanwhile.
+    pub(crate) fn mark_get_in_flight(&mut self, session: SessionId, id: &TaskId) {
         if let Some(entry) = self.remote_entry(session, id) {
-            entry.get_in_flight = on;
+            entry.get_in_flight = true;
         }
     }
 

@@ -18,7 +18,7 @@ use crate::status::TaskStatus;
 impl Host {
     /// A `tasks/get` answer: the engine's poll, the application's (answered as `report`), or
     /// the one after a cancel ack.
-    pub(crate) fn on_detailed_task(
+    pub(super) fn on_detailed_task(
         &mut self,
         session: SessionId,
         id: RequestId,
@@ -27,7 +27,7 @@ impl Host {
         outcome: Result<Value, RpcError>,
     ) {
         // While the answer is read, no other poll starts for the task.
-        self.set_get_in_flight(session, &task, true);
+        self.mark_get_in_flight(session, &task);
         match &outcome {
             Ok(value) => match Task::deserialize(value) {
                 Ok(view) if view.task_id == task.as_str() => {
@@ -83,7 +83,7 @@ impl Host {
     }
 
     /// Our listen stream for a task ended (or was refused): polling goes on alone.
-    pub(crate) fn listen_ended(&mut self, session: SessionId, task: &TaskId, id: &RequestId) {
+    pub(super) fn listen_ended(&mut self, session: SessionId, task: &TaskId, id: &RequestId) {
         if let Some(entry) = self.remote_entry(session, task) {
             if entry.listen.as_ref() == Some(id) {
                 entry.listen = None;
@@ -187,7 +187,7 @@ impl Host {
 
     /// The answer to `tasks/update` or to the cancel of a task given up: an error ends the
     /// task with it (the server will not take its input).
-    pub(crate) fn on_ack(
+    pub(super) fn on_ack(
         &mut self,
         session: SessionId,
         task: &TaskId,
@@ -199,7 +199,7 @@ impl Host {
     }
 
     /// Our `tasks/cancel` was acknowledged: a fresh `tasks/get` answers it.
-    pub(crate) fn after_cancel_ack(
+    pub(super) fn after_cancel_ack(
         &mut self,
         session: SessionId,
         task: TaskId,

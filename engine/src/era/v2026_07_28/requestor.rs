@@ -158,7 +158,7 @@ impl Host {
     /// The answer to `server/discover`: a `DiscoverResult` naming our version opens the
     /// session; -32022 or a result without our version fails it; anything else falls back to
     /// `initialize` when allowed.
-    pub(crate) fn on_discover_answer(
+    pub(super) fn on_discover_answer(
         &mut self,
         session: SessionId,
         fallback: bool,
@@ -282,7 +282,7 @@ impl Host {
     }
 
     /// The server answered one round of a `tools/call` of ours.
-    pub(crate) fn on_modern_call_answer(
+    pub(super) fn on_modern_call_answer(
         &mut self,
         session: SessionId,
         id: RequestId,
