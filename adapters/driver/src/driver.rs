@@ -19,8 +19,9 @@ use taskwire_engine::{
     AppRequest, CallId, Event, Host, Millis, Output, Owner, Role, RpcError, SessionId, ToolCall,
 };
 
-use crate::client::{Handlers, Waits};
+use crate::client::Waits;
 use crate::command::{usage_error, Command};
+use crate::handler::Handlers;
 use crate::link::{Link, Read};
 use crate::runtime::{instant_of, now, BoxFuture, Reader, Runtime, Timer, Writer};
 use crate::server::{CallToolResult, ToolContext, ToolOutcome, ToolSet};
@@ -372,10 +373,11 @@ impl Driver {
     }
 
     fn on_app_request(&mut self, request: AppRequest, cx: &mut Context<'_>) {
-        let App::Client(handlers) = &self.app else {
-            return;
+        let handler = match &self.app {
+            App::Client(handlers) => handlers.get(&request.method),
+            App::Server(tools) => tools.request_handler(&request.method),
         };
-        let Some(handler) = handlers.get(&request.method) else {
+        let Some(handler) = handler else {
             return;
         };
         let params = request

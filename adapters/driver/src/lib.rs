@@ -25,13 +25,15 @@
 mod client;
 mod command;
 mod driver;
+mod handler;
 mod link;
 mod runtime;
 mod server;
 #[cfg(unix)]
 pub mod stdio;
 
-pub use client::{spawn_server, Client, ClientBuilder, Handler, Initialized, TaskCall, TaskUpdate};
+pub use client::{spawn_server, Client, ClientBuilder, Initialized, TaskCall, TaskUpdate};
+pub use handler::Handler;
 pub use runtime::{
     now, random_task_id, BoxFuture, Child, ChildProcess, Reader, Runtime, Stdio, Timer, Writer,
 };

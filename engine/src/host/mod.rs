@@ -178,6 +178,23 @@ impl Host {
         self.session(session).map(|s| s.role)
     }
 
+    /// Hands requests for `method` (an exact name, or a prefix ending in `*`) to the
+    /// application as [`Event::Request`], like [`Config::app_methods`](crate::Config); the
+    /// methods the engine owns (the handshake, `ping`, `tools/*`, `tasks/*`) stay its own.
+    pub fn serve_app_method(&mut self, method: impl Into<String>) {
+        let method = method.into();
+        if !self.config.app_methods.contains(&method) {
+            self.config.app_methods.push(method);
+        }
+    }
+
+    /// Declares a capability the application serves (e.g. `"resources"` with
+    /// `{"subscribe": true}`) in the handshake and in `server/discover`, like
+    /// [`Config::app_capabilities`](crate::Config); the engine's own keys win.
+    pub fn declare_capability(&mut self, key: impl Into<String>, value: Value) {
+        self.config.app_capabilities.insert(key.into(), value);
+    }
+
     /// The session's negotiated protocol version, once its handshake is done.
     pub fn protocol_version(&self, session: SessionId) -> Option<&str> {
         self.session(session)?.version()

@@ -3,7 +3,6 @@
 
 mod waits;
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
@@ -17,16 +16,10 @@ use taskwire_engine::{
 
 use crate::command::{closed, usage_error, Command, Reply};
 use crate::driver::{App, Driver, Until};
-use crate::runtime::{now, random_task_id, BoxFuture, ChildProcess, Reader, Runtime, Writer};
+use crate::handler::Handlers;
+use crate::runtime::{now, random_task_id, ChildProcess, Reader, Runtime, Writer};
 
 pub(crate) use waits::Waits;
-
-/// A handler for a server-to-client request (`elicitation/create`, `sampling/createMessage`,
-/// `roots/list`): params in, result out.
-pub type Handler = Arc<dyn Fn(Value) -> BoxFuture<Result<Value, RpcError>> + Send + Sync>;
-
-/// The handlers a client answers with, by method.
-pub(crate) type Handlers = HashMap<String, Handler>;
 
 /// The owner of the tasks a client hosts for its server (sampling, elicitation tasks).
 const SERVER_OWNER: &str = "server";
@@ -99,7 +92,7 @@ impl ClientBuilder {
     pub fn new(config: Config) -> Self {
         ClientBuilder {
             config,
-            handlers: HashMap::new(),
+            handlers: Handlers::default(),
         }
     }
 
@@ -135,10 +128,7 @@ impl ClientBuilder {
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
     {
-        self.handlers.insert(
-            method.to_owned(),
-            Arc::new(move |params| Box::pin(handler(params))),
-        );
+        self.handlers.insert(method, handler);
         self
     }
 
@@ -148,9 +138,9 @@ impl ClientBuilder {
         let mut config = self.config;
         // The client declares what it answers, and hosts tasks only for those.
         config.client = ClientFeatures {
-            sampling: self.handlers.contains_key("sampling/createMessage"),
-            elicitation: self.handlers.contains_key("elicitation/create"),
-            roots: self.handlers.contains_key("roots/list"),
+            sampling: self.handlers.contains("sampling/createMessage"),
+            elicitation: self.handlers.contains("elicitation/create"),
+            roots: self.handlers.contains("roots/list"),
         };
         let host = Host::new(config, Box::new(random_task_id), now());
         let app = App::Client(Arc::new(self.handlers));

@@ -12,7 +12,10 @@ use std::sync::Arc;
 use async_channel::Sender;
 use futures::channel::oneshot;
 use serde::de::DeserializeOwned;
-use taskwire_engine::{Config, Host, Millis, Owner, TaskDecision, Tool, ToolDef, UsageError};
+use serde_json::Value;
+use taskwire_engine::{
+    Config, Host, Millis, Owner, RpcError, TaskDecision, Tool, ToolDef, UsageError,
+};
 
 pub use context::ToolContext;
 pub use result::{CallToolResult, Content};
@@ -76,6 +79,27 @@ impl Server {
     {
         self.tools.ask_first(tool.name.clone());
         self.tool(tool, handler)
+    }
+
+    /// Answers requests for `method` (an exact name, or a prefix ending in `*`, e.g.
+    /// `"resources/*"`) with `handler`: params in (`null` when none), result out. The engine
+    /// keeps the methods it owns (the handshake, `ping`, `tools/*`, `tasks/*`); anything else
+    /// unhandled is -32601. Both eras reach it (a 2026-07-28 answer gets `resultType`).
+    pub fn handle<F, Fut>(mut self, method: &str, handler: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        self.tools.requests.insert(method, handler);
+        self.host.serve_app_method(method);
+        self
+    }
+
+    /// Declares a capability the server serves through [`Server::handle`] (e.g.
+    /// `"resources"` with `{"subscribe": true}`), in `initialize` and `server/discover`.
+    pub fn capability(mut self, key: &str, value: Value) -> Self {
+        self.host.declare_capability(key, value);
+        self
     }
 
     /// Handles calls to names no tool has, instead of the engine's -32602;

@@ -11,6 +11,7 @@ use taskwire_engine::RpcError;
 
 use super::context::ToolContext;
 use super::result::CallToolResult;
+use crate::handler::Handlers;
 use crate::runtime::BoxFuture;
 
 /// What a tool's work resolves to.
@@ -27,18 +28,25 @@ pub(crate) type Handler = Arc<dyn Fn(Option<&RawValue>) -> Result<Start, RpcErro
 #[derive(Clone, Copy, Debug, Default, Deserialize)]
 pub struct NoArgs {}
 
-/// The tools a server runs, by name, plus an optional handler for unknown names.
+/// The tools a server runs, by name, plus an optional handler for unknown names, and the
+/// handlers of its other methods.
 #[derive(Default)]
 pub(crate) struct ToolSet {
     handlers: HashMap<String, Handler>,
     fallback: Option<Handler>,
     /// Tools that start their task themselves, after asking for input.
     asking_first: HashSet<String>,
+    /// Requests the application answers besides `tools/call` (`resources/read`, …).
+    pub requests: Handlers,
 }
 
 impl ToolSet {
     pub fn handler(&self, name: &str) -> Option<&Handler> {
         self.handlers.get(name).or(self.fallback.as_ref())
+    }
+
+    pub fn request_handler(&self, method: &str) -> Option<&crate::handler::Handler> {
+        self.requests.get(method)
     }
 
     pub fn asks_first(&self, name: &str) -> bool {
