@@ -164,9 +164,10 @@ fn pair_faults_seeded() {
 ///
 /// - framing: the client side of each recorded interop transcript
 ///   (`tests/fixtures/recorded/*.jsonl`) behind a header byte, plus a few hand-made streams;
-/// - server_ops and pair_faults: from 20 000 seeded inputs, the few that together reach the
-///   most protocol features (task created, input_required, completed, failed, cancelled,
-///   parked result, expiry, restart, …), chosen greedily.
+/// - server_ops, modern_ops, modern_client and pair_faults: from 20 000 seeded inputs, the
+///   few that together reach the most protocol features (task created, input_required,
+///   completed, failed, cancelled, parked result, expiry, restart, inputRequests, MRTR,
+///   listen streams, tasks/update, fallback, …), chosen greedily.
 #[test]
 #[ignore]
 fn write_seed_corpus() {
@@ -300,6 +301,55 @@ fn write_seed_corpus() {
     .enumerate()
     {
         std::fs::write(so_dir.join(format!("seed-{i}")), d).unwrap();
+    }
+    let features_modern: &[&str] = &[
+        "\"resultType\":\"task\"",
+        "\"inputRequests\":{\"",
+        "\"resultType\":\"input_required\"",
+        "\"status\":\"completed\"",
+        "\"status\":\"failed\"",
+        "\"status\":\"cancelled\"",
+        "notifications/subscriptions/acknowledged",
+        "\"method\":\"notifications/tasks\"",
+        "-32021",
+        "-32022",
+        "\"taskIds\":[\"",
+    ];
+    let mo_dir = dir("modern_ops");
+    for (i, d) in pick(
+        23,
+        600,
+        |d| modern_ops::drive(d, Schema::Structural, Record::Text).into_text(),
+        features_modern,
+    )
+    .iter()
+    .enumerate()
+    {
+        std::fs::write(mo_dir.join(format!("seed-{i}")), d).unwrap();
+    }
+    let features_client: &[&str] = &[
+        "TaskCreated",
+        "TaskResult",
+        "Request(AppRequest",
+        "\"method\":\"tasks/update\"",
+        "\"method\":\"tasks/cancel\"",
+        "\"resultType\":\"input_required\"",
+        "\"method\":\"notifications/tasks\"",
+        "\"method\":\"initialize\"",
+        "InitializeFailed",
+        "TimedOut",
+    ];
+    let mc_dir = dir("modern_client");
+    for (i, d) in pick(
+        24,
+        500,
+        |d| modern_client::drive(d, Record::Text).into_text(),
+        features_client,
+    )
+    .iter()
+    .enumerate()
+    {
+        std::fs::write(mc_dir.join(format!("seed-{i}")), d).unwrap();
     }
     let pf_dir = dir("pair_faults");
     for (i, d) in pick(
