@@ -131,8 +131,9 @@ pub struct ToolCall {
 }
 
 /// A request for the application: a server-to-client request in the client role
-/// (`sampling/createMessage`, `elicitation/create`, `roots/list`), or any method listed
-/// in [`Config::app_methods`](crate::Config::app_methods). Answer it with
+/// (`sampling/createMessage`, `elicitation/create`, `roots/list`; in 2026-07-28 one entry of
+/// the server's `inputRequests`, by MRTR or on a task), or any method listed in
+/// [`Config::app_methods`](crate::Config::app_methods). Answer it with
 /// [`Host::respond`](crate::Host::respond).
 #[derive(Debug)]
 pub struct AppRequest {
@@ -140,7 +141,8 @@ pub struct AppRequest {
     pub call: CallId,
     /// The session it came from.
     pub session: SessionId,
-    /// The peer's request id (for logs; answers go through `call`).
+    /// The peer's request id (for logs; answers go through `call`); for a 2026-07-28 input
+    /// request, its `inputRequests` key.
     pub request: RequestId,
     /// The method.
     pub method: String,
@@ -148,7 +150,8 @@ pub struct AppRequest {
     pub params: Option<Box<RawValue>>,
     /// The task this request runs as, when it was task-augmented.
     pub task: Option<TaskId>,
-    /// The peer's task this request serves (related-task metadata), if any.
+    /// The peer's task this request serves (related-task metadata, or the 2026-07-28 task
+    /// whose `inputRequests` it answers), if any.
     pub related_task: Option<TaskId>,
 }
 

@@ -96,7 +96,9 @@ impl ClientBuilder {
         }
     }
 
-    /// Answers `elicitation/create` (declares the capability, and task hosting for it).
+    /// Answers `elicitation/create` (declares the capability, and task hosting for it): in
+    /// 2025-11-25 the server's request; in 2026-07-28 each such entry of its `inputRequests`
+    /// (an MRTR round or a task's), whose answer the engine sends back.
     pub fn on_elicitation<F, Fut>(self, handler: F) -> Self
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
@@ -105,7 +107,8 @@ impl ClientBuilder {
         self.handle("elicitation/create", handler)
     }
 
-    /// Answers `sampling/createMessage` (declares the capability, and task hosting for it).
+    /// Answers `sampling/createMessage` (declares the capability, and task hosting for it),
+    /// in both eras like [`ClientBuilder::on_elicitation`].
     pub fn on_sampling<F, Fut>(self, handler: F) -> Self
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
