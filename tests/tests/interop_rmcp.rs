@@ -12,9 +12,9 @@
 use std::time::Duration;
 
 use serde_json::json;
-use taskwire_driver::engine::{ClientEra, Config, TaskStatus};
-use taskwire_driver::ClientBuilder;
+use taskwire_driver::engine::ClientEra;
 use taskwire_tests::peers::demo::{binary, DemoClient, RESULT, STEPS};
+use taskwire_tests::peers::task_peers::{client_api_to_peer_server, peer_client_to_task_server};
 use taskwire_tests::peers::wire::Log;
 use taskwire_tests::peers::{self, run, Argv, Peers};
 use taskwire_tests::Side;
@@ -22,30 +22,11 @@ use taskwire_tests::Side;
 const DEADLINE: Duration = Duration::from_secs(60);
 const STEP_MS: &str = "300";
 
-fn task_server(runtime: &str) -> Argv {
-    Argv::new(binary("task-server")).args(&["--runtime", runtime, "--step-ms", STEP_MS])
-}
-
 fn rmcp_client_to_task_server(p: &Peers, runtime: &str, args: &[&str], test: &str) -> Vec<String> {
-    let log = p.scratch(&format!("{test}.jsonl"));
-    let out = run(
-        &p.rmcp_task_client(args, &p.tap(&log, &task_server(runtime))),
-        DEADLINE,
-    );
-    out.assert_exit(0);
-    let connected = out.event("connected");
-    assert_eq!(connected["protocolVersion"], "2026-07-28", "{out}");
-    assert_eq!(connected["server"]["name"], "task-server", "{out}");
-    assert_eq!(connected["tasksExtension"], true, "{out}");
-    let created = out.event("created");
-    assert_eq!(created["status"], "working", "{out}");
-    assert_eq!(created["pollIntervalMs"], 500, "{out}");
-    let wire = Log::read(&log);
-    wire.check_conformance(Side::Server);
-    assert!(
-        wire.with_method("initialize").is_empty(),
-        "no handshake in 2026-07-28"
-    );
+    let client = |server: &Argv| p.rmcp_task_client(args, server);
+    let out = peer_client_to_task_server(p, client, runtime, STEP_MS, test);
+    assert_eq!(out.event("connected")["tasksExtension"], true, "{out}");
+    assert_eq!(out.event("created")["pollIntervalMs"], 500, "{out}");
     out.kinds()
 }
 
@@ -177,40 +158,5 @@ fn client_api_to_rmcp_server() {
     let Some(p) = peers::ready("client_api_to_rmcp_server") else {
         return;
     };
-    let server = p.rmcp_task_server(STEP_MS);
-    smol::block_on(async {
-        let builder = ClientBuilder::new(Config {
-            client_era: ClientEra::Auto,
-            ..Config::new("taskwire-interop", "0.1.0")
-        });
-        let (client, _child) = taskwire_smol::spawn_server(server.command(), builder)
-            .expect("rmcp-task-server starts");
-        let opened = client.initialize().await.expect("server/discover");
-        assert_eq!(opened.protocol_version, "2026-07-28");
-        let echoed = client
-            .call_tool("echo", json!({ "text": "hi" }))
-            .await
-            .expect("echo");
-        assert_eq!(echoed["content"][0]["text"], "hi");
-
-        let call = client
-            .call_tool_as_task("long_running_task", json!({}), None)
-            .await
-            .expect("the call is accepted");
-        let task = call.task.clone().expect("rmcp made a task");
-        let result = call.result().await.expect("the outcome");
-        assert_eq!(result["content"][0]["text"], RESULT);
-        let got = client.get_task(&task.id).await.expect("tasks/get");
-        assert_eq!(got.status, TaskStatus::Completed);
-
-        let call = client
-            .call_tool_as_task("long_running_task", json!({}), None)
-            .await
-            .expect("the call is accepted");
-        let task = call.task.clone().expect("rmcp made a task");
-        client.cancel_task(&task.id).await.expect("tasks/cancel");
-        let error = call.result().await.expect_err("cancelled");
-        assert_eq!(error.message, "Task was cancelled");
-        client.close().await;
-    });
+    client_api_to_peer_server(p.rmcp_task_server(STEP_MS), ClientEra::Auto);
 }

@@ -10,10 +10,9 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-use taskwire_driver::engine::{ClientEra, Config, TaskStatus};
-use taskwire_driver::ClientBuilder;
+use taskwire_driver::engine::ClientEra;
 use taskwire_tests::peers::demo::{binary, DemoClient, RESULT};
+use taskwire_tests::peers::task_peers::{client_api_to_peer_server, peer_client_to_task_server};
 use taskwire_tests::peers::wire::Log;
 use taskwire_tests::peers::{self, run, Argv, Peers};
 use taskwire_tests::Side;
@@ -21,33 +20,14 @@ use taskwire_tests::Side;
 const DEADLINE: Duration = Duration::from_secs(60);
 const STEP_MS: &str = "300";
 
-fn task_server(runtime: &str) -> Argv {
-    Argv::new(binary("task-server")).args(&["--runtime", runtime, "--step-ms", STEP_MS])
-}
-
 fn turbomcp_client_to_task_server(
     p: &Peers,
     runtime: &str,
     args: &[&str],
     test: &str,
 ) -> Vec<String> {
-    let log = p.scratch(&format!("{test}.jsonl"));
-    let out = run(
-        &p.turbomcp_task_client(args, &p.tap(&log, &task_server(runtime))),
-        DEADLINE,
-    );
-    out.assert_exit(0);
-    let connected = out.event("connected");
-    assert_eq!(connected["protocolVersion"], "2026-07-28", "{out}");
-    assert_eq!(connected["server"]["name"], "task-server", "{out}");
-    assert_eq!(out.event("created")["status"], "working", "{out}");
-    let wire = Log::read(&log);
-    wire.check_conformance(Side::Server);
-    assert!(
-        wire.with_method("initialize").is_empty(),
-        "no handshake in 2026-07-28"
-    );
-    out.kinds()
+    let client = |server: &Argv| p.turbomcp_task_client(args, server);
+    peer_client_to_task_server(p, client, runtime, STEP_MS, test).kinds()
 }
 
 #[test]
@@ -105,42 +85,5 @@ fn client_api_to_turbomcp_server() {
     let Some(p) = peers::ready("client_api_to_turbomcp_server") else {
         return;
     };
-    let server = p.turbomcp_task_server(STEP_MS);
-    smol::block_on(async {
-        let builder = ClientBuilder::new(Config {
-            client_era: ClientEra::Modern,
-            ..Config::new("taskwire-interop", "0.1.0")
-        });
-        let (client, _child) = taskwire_smol::spawn_server(server.command(), builder)
-            .expect("turbomcp-task-server starts");
-        let opened = client.initialize().await.expect("server/discover");
-        assert_eq!(opened.protocol_version, "2026-07-28");
-        let echoed = client
-            .call_tool("echo", json!({ "text": "hi" }))
-            .await
-            .expect("echo");
-        assert_eq!(echoed["content"][0]["text"], "hi");
-
-        let call = client
-            .call_tool_as_task("long_running_task", json!({}), None)
-            .await
-            .expect("the call is accepted");
-        let task = call.task.clone().expect("turbomcp made a task");
-        let result = call.result().await.expect("the outcome");
-        assert_eq!(result["content"][0]["text"], RESULT);
-        assert_eq!(
-            client.get_task(&task.id).await.expect("tasks/get").status,
-            TaskStatus::Completed
-        );
-
-        let call = client
-            .call_tool_as_task("long_running_task", json!({}), None)
-            .await
-            .expect("the call is accepted");
-        let task = call.task.clone().expect("turbomcp made a task");
-        client.cancel_task(&task.id).await.expect("tasks/cancel");
-        let error = call.result().await.expect_err("cancelled");
-        assert_eq!(error.message, "Task was cancelled");
-        client.close().await;
-    });
+    client_api_to_peer_server(p.turbomcp_task_server(STEP_MS), ClientEra::Modern);
 }

@@ -23,6 +23,7 @@ pub mod fed;
 mod install;
 pub mod replay;
 pub mod run;
+pub mod task_peers;
 pub mod wire;
 
 use std::ffi::{OsStr, OsString};
