@@ -35,12 +35,20 @@ pub struct Config {
     pub limits: Limits,
     /// Requests the application answers itself (`Event::Request`) besides those the engine
     /// owns: exact method names, or a prefix ending in `*` (`"resources/*"`). The engine
-    /// always owns the handshake, `ping`, `tools/*` and `tasks/*`; other methods not listed
-    /// here get -32601. Default: none.
+    /// always owns the handshake, `ping`, `tools/*` and `tasks/*` (and `logging/setLevel`
+    /// with [`Config::logging`]); other methods not listed here get -32601. Default: none.
     pub app_methods: Vec<String>,
     /// Capabilities the application serves (e.g. `{"resources": {}}`), merged into those the
     /// engine declares in the handshake; the engine's own keys win. Default: none.
     pub app_capabilities: Map<String, Value>,
+    /// Server only: the application sends log messages ([`Host::log`](crate::Host::log)).
+    /// The engine then declares the `logging` capability (in the handshake and in
+    /// `server/discover`) and answers 2025-11-25's `logging/setLevel`, whose level filters
+    /// that session's messages from then on. Default: `false` ([`Host::log`] is then a
+    /// usage error).
+    ///
+    /// [`Host::log`]: crate::Host::log
+    pub logging: bool,
     /// Whether task changes are reported for a durable store, and whether replies wait for
     /// its confirmation. Default: [`Durability::Volatile`].
     pub durability: Durability,
@@ -205,6 +213,7 @@ impl Config {
             limits: Limits::default(),
             app_methods: Vec::new(),
             app_capabilities: Map::new(),
+            logging: false,
             durability: Durability::Volatile,
         }
     }

@@ -56,6 +56,8 @@ pub enum UsageError {
     NotAnInputMethod(String),
     /// Progress must be finite (JSON has no NaN or infinity).
     NonFiniteProgress,
+    /// Log messages need [`Config::logging`](crate::Config::logging).
+    LoggingOff,
     /// The call was not offered as a task, or it is one already.
     NotATaskOffer(CallId),
     /// No task of ours is followed under this id on this session.
@@ -116,6 +118,9 @@ impl fmt::Display for UsageError {
             UsageError::NotAnInputMethod(m) => write!(
                 f,
                 "{m} is not an input request (elicitation/create, sampling/createMessage, roots/list)"
+            ),
+            UsageError::LoggingOff => f.write_str(
+                "log messages are off: set Config::logging to declare the logging capability"
             ),
             UsageError::NonFiniteProgress => f.write_str("progress and total must be finite numbers"),
             UsageError::NotATaskOffer(c) => write!(f, "{c} was not offered as a task"),

@@ -101,6 +101,7 @@ mod host;
 mod ids;
 mod json;
 pub mod jsonrpc;
+mod log_level;
 mod session;
 pub mod status;
 mod task;
@@ -117,6 +118,7 @@ pub use event::{
 pub use host::{Host, TaskIdSource};
 pub use ids::{CallId, InputId, Owner, SessionId, TaskId};
 pub use jsonrpc::{RequestId, RpcError};
+pub use log_level::LogLevel;
 pub use session::Role;
 pub use status::TaskStatus;
 pub use task::{Era, InputKinds, Outcome, TaskInfo, TaskSnapshot};

@@ -113,6 +113,7 @@ fn server_ops_seeded() {
             "parked results answered on a non-creating session",
             s.parked_elsewhere,
         ),
+        ("log messages sent", s.logged),
     ] {
         assert!(n >= 5, "the seeded loop reached {what} only {n} times");
     }

@@ -4,7 +4,7 @@
 use futures::channel::oneshot;
 use serde_json::value::RawValue;
 use serde_json::Value;
-use taskwire_engine::{CallId, Owner, RpcError, TaskId, TaskInfo};
+use taskwire_engine::{CallId, LogLevel, Owner, RpcError, TaskId, TaskInfo};
 
 use crate::client::{Initialized, TaskCall};
 use crate::runtime::{Reader, Writer};
@@ -31,6 +31,14 @@ pub(crate) enum Command {
         progress: f64,
         total: Option<f64>,
         message: Option<String>,
+    },
+    /// Send a log message about a call.
+    Log {
+        call: CallId,
+        level: LogLevel,
+        logger: Option<String>,
+        data: Value,
+        reply: Reply<()>,
     },
     /// Turn a call offered a task into it (a tool that asks first).
     StartTask {

@@ -276,6 +276,16 @@ impl Driver {
                     .host
                     .notify_progress(now, call, progress, total, message);
             }
+            Command::Log {
+                call,
+                level,
+                logger,
+                data,
+                reply,
+            } => {
+                let sent = self.host.log(now, call, level, logger.as_deref(), data);
+                let _ = reply.send(sent.map_err(usage_error));
+            }
             Command::Input {
                 call,
                 method,

@@ -38,8 +38,8 @@ pub use runtime::{
     now, random_task_id, BoxFuture, Child, ChildProcess, Reader, Runtime, Stdio, Timer, Writer,
 };
 pub use server::{
-    serve_stdio, CallToolResult, Content, NoArgs, Server, ServerHandle, ToolContext, ToolOutcome,
-    STDIO_OWNER,
+    serve_stdio, CallToolResult, Content, NoArgs, ResourceBody, ResourceContents, Server,
+    ServerHandle, ToolContext, ToolOutcome, STDIO_OWNER,
 };
 
 /// serde_json, for building arguments and results.

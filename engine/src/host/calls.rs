@@ -6,6 +6,7 @@ use serde_json::Value;
 use crate::era::v2026_07_28::Answering;
 use crate::ids::{InputId, SessionId, TaskId};
 use crate::jsonrpc::RequestId;
+use crate::log_level::LogLevel;
 use crate::task::{Era, InputKinds};
 
 /// One call awaiting the application's answer.
@@ -39,6 +40,9 @@ pub(crate) struct Call {
     pub input_kinds: InputKinds,
     /// Client role, 2026-07-28: the server's input request this call answers.
     pub answering: Option<Box<Answering>>,
+    /// A plain 2026-07-28 call: the least severe log message its request asked for
+    /// (`_meta["io.modelcontextprotocol/logLevel"]`); none means no log messages.
+    pub log_level: Option<LogLevel>,
 }
 
 impl Call {
@@ -57,6 +61,7 @@ impl Call {
             era: Era::V2025_11_25,
             input_kinds: InputKinds::default(),
             answering: None,
+            log_level: None,
         }
     }
 
@@ -75,6 +80,7 @@ impl Call {
             era: Era::V2025_11_25,
             input_kinds: InputKinds::default(),
             answering: None,
+            log_level: None,
         }
     }
 

@@ -110,7 +110,8 @@ impl Host {
         });
     }
 
-    /// A request the application answers itself ([`Config::app_methods`](crate::Config)).
+    /// A request the application answers itself ([`Config::app_methods`](crate::Config)),
+    /// with the log level its 2026-07-28 request named.
     pub(crate) fn app_request(
         &mut self,
         session: SessionId,
@@ -118,10 +119,12 @@ impl Host {
         method: &str,
         params: Option<&RawValue>,
         era: crate::task::Era,
+        log_level: Option<crate::LogLevel>,
     ) {
         let token = progress_token(params);
         let mut state = super::Call::plain(session, id.clone(), token);
         state.era = era;
+        state.log_level = log_level;
         let call = self.add_call(state);
         if let Some(s) = self.session_mut(session) {
             s.inbound

@@ -9,6 +9,7 @@ mod calls;
 pub(crate) mod commands;
 mod dispatch;
 mod journal;
+mod logging;
 pub(crate) mod tasks;
 
 use std::collections::{HashMap, VecDeque};

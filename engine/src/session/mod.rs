@@ -15,6 +15,7 @@ use crate::framing::LineFramer;
 use crate::host::tasks::OwnerIdx;
 use crate::ids::{CallId, Owner, TaskId};
 use crate::jsonrpc::RequestId;
+use crate::log_level::LogLevel;
 
 pub(crate) use outbound::{Outbound, PlainCall, Purpose};
 
@@ -72,6 +73,9 @@ pub(crate) struct Session {
     /// Our 2026-07-28 `tools/call`s waiting for the application's answers to the server's
     /// MRTR `inputRequests`, by the call's first request.
     pub retries: HashMap<RequestId, Box<Retry>>,
+    /// 2025-11-25: the least severe log message the peer wants (`logging/setLevel`); none
+    /// sends every level.
+    pub log_level: Option<LogLevel>,
 }
 
 impl Session {
@@ -91,6 +95,7 @@ impl Session {
             listens: Vec::new(),
             retries: HashMap::new(),
             held: VecDeque::new(),
+            log_level: None,
         }
     }
 

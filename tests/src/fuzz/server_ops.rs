@@ -52,8 +52,8 @@ use serde_json::{json, Value};
 use taskwire_engine::era::v2025_11_25::{LATEST_VERSION, RELATED_TASK};
 use taskwire_engine::time::MAX_MILLIS;
 use taskwire_engine::{
-    CallId, Event, Host, InputId, Millis, Outcome, Owner, Quota, Role, RpcError, SessionId,
-    StopReason, TaskInfo, TaskSnapshot, TaskStatus, UsageError,
+    CallId, Event, Host, InputId, LogLevel, Millis, Outcome, Owner, Quota, Role, RpcError,
+    SessionId, StopReason, TaskInfo, TaskSnapshot, TaskStatus, UsageError,
 };
 
 use super::check::{
@@ -105,9 +105,11 @@ pub struct Stats {
     pub notified_elsewhere: usize,
     /// Parked `tasks/result` calls answered on a session other than the task's creator.
     pub parked_elsewhere: usize,
+    /// Log messages the application's calls sent.
+    pub logged: usize,
 }
 
-static STATS: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
+static STATS: [AtomicUsize; 6] = [const { AtomicUsize::new(0) }; 6];
 
 fn count(i: usize) {
     STATS[i].fetch_add(1, Ordering::Relaxed);
@@ -122,6 +124,7 @@ pub fn stats() -> Stats {
         reconnects: n(2),
         notified_elsewhere: n(3),
         parked_elsewhere: n(4),
+        logged: n(5),
     }
 }
 
@@ -144,6 +147,7 @@ struct Fz {
     cancel: bool,
     page_size: usize,
     notifications: bool,
+    logging: bool,
 }
 
 /// What a trusted `tasks/*` request must get back.
@@ -325,6 +329,7 @@ impl Harness {
         if b4 & 16 != 0 {
             cfg.app_methods = vec!["resources/*".into()];
         }
+        cfg.logging = b4 & 32 != 0;
         let fz = Fz {
             max_tasks: cfg.tasks.max_tasks,
             per_owner: cfg.tasks.max_tasks_per_owner,
@@ -333,6 +338,7 @@ impl Harness {
             cancel: cfg.tasks.cancel,
             page_size: cfg.tasks.page_size,
             notifications: cfg.tasks.status_notifications,
+            logging: cfg.logging,
         };
         let now = Millis(EPOCH);
         let mut host = Host::new(cfg, task_ids(b3), now);
@@ -453,6 +459,14 @@ impl Harness {
                 let owner = self.slots[k].owner;
                 let ttl = [None, Some(0), Some(50), Some(10_000), Some(u64::MAX)][r.below(5)?];
                 self.create_task(owner, task, ttl);
+            }
+            23 if r.one_in(4)? => {
+                let level = [LogLevel::Debug, LogLevel::Error, LogLevel::Emergency][r.below(3)?];
+                let Some(c) = self.pick_call(r, |_| true)? else {
+                    return Some(());
+                };
+                let logger = if r.bool()? { Some(r.word()?) } else { None };
+                self.log(c, level, logger);
             }
             23 => {
                 let progress = [0.5, 1.0, 2.0, f64::NAN, f64::INFINITY, 1e308][r.below(6)?];
@@ -967,6 +981,37 @@ impl Harness {
         self.after_step();
     }
 
+    fn log(&mut self, c: usize, level: LogLevel, logger: Option<String>) {
+        self.fire_due();
+        let want = match self.fz.logging {
+            true => self.call_rule(c, false),
+            false => Err(UsageError::LoggingOff),
+        };
+        let call = self.calls[c].call;
+        let session = self.calls[c].session;
+        let open = session
+            .and_then(|s| self.slot_of(s))
+            .is_some_and(|k| self.slots[k].open);
+        let (got, out) = self.command_out("log", |h, now| {
+            h.log(now, call, level, logger.as_deref(), json!("fuzz"))
+        });
+        assert_eq!(got, want, "invariant: log on {call}");
+        let sends: Vec<_> = out.sends().collect();
+        for sent in &sends {
+            assert!(
+                sent.msg.is_notification("notifications/message") && Some(sent.session) == session,
+                "invariant: a log message goes to the call's session only: {}",
+                sent.msg.line
+            );
+        }
+        // No `logging/setLevel` is sent here, so every level goes to an open session.
+        if got.is_ok() && open {
+            assert_eq!(sends.len(), 1, "invariant: the log message is sent");
+            count(5);
+        }
+        self.after_step();
+    }
+
     fn request_input(&mut self, c: usize, method: &'static str, params: Value) {
         self.fire_due();
         let capability = match method {
@@ -1417,7 +1462,7 @@ impl Harness {
                         input.task
                     );
                 }
-                Some("notifications/progress") => {}
+                Some("notifications/progress" | "notifications/message") => {}
                 other => panic!("invariant: unexpected server notification {other:?}"),
             },
             Class::Result | Class::Error { .. } => {}

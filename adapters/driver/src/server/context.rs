@@ -10,7 +10,7 @@ use std::time::Duration;
 use async_channel::Sender;
 use futures::channel::oneshot;
 use serde_json::Value;
-use taskwire_engine::{CallId, RpcError, TaskId};
+use taskwire_engine::{CallId, LogLevel, RpcError, TaskId};
 
 use crate::command::{closed, Command};
 use crate::runtime::Runtime;
@@ -114,6 +114,29 @@ impl ToolContext {
             message,
         });
         self.take_turns().await;
+    }
+
+    /// Sends a log message (`notifications/message`; `logger` names its source) to the
+    /// client, when it wants this level: in 2025-11-25 every level, or those from the one
+    /// its `logging/setLevel` named; in 2026-07-28 only on a plain call whose request named a
+    /// level, never on a task. A message the client does not want is dropped, which is no
+    /// error. Errors when the server's [`Config::logging`](taskwire_engine::Config::logging)
+    /// is off: turn it on to declare the `logging` capability.
+    pub async fn log(
+        &self,
+        level: LogLevel,
+        logger: Option<&str>,
+        data: Value,
+    ) -> Result<(), RpcError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::Log {
+            call: self.call,
+            level,
+            logger: logger.map(str::to_owned),
+            data,
+            reply,
+        });
+        answer.await.unwrap_or_else(|_| Err(closed()))
     }
 
     /// Asks the client for input with `elicitation/create` (a task shows `input_required`

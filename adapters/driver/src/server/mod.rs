@@ -18,7 +18,7 @@ use taskwire_engine::{
 };
 
 pub use context::ToolContext;
-pub use result::{CallToolResult, Content};
+pub use result::{CallToolResult, Content, ResourceBody, ResourceContents};
 pub use tool::{NoArgs, ToolOutcome};
 
 use crate::command::Command;

@@ -59,6 +59,34 @@ pub enum Content {
         #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
         mime_type: Option<String>,
     },
+    /// A resource embedded whole (`EmbeddedResource`).
+    Resource {
+        /// What the resource holds.
+        resource: ResourceContents,
+    },
+}
+
+/// The contents of one resource, as embedded in a result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ResourceContents {
+    /// The resource's URI.
+    pub uri: String,
+    /// Its MIME type, if known.
+    #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Its text or its bytes.
+    #[serde(flatten)]
+    pub body: ResourceBody,
+}
+
+/// What a resource holds: text, or bytes as base64 (`blob`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResourceBody {
+    /// Text.
+    Text(String),
+    /// Base64-encoded bytes.
+    Blob(String),
 }
 
 impl Content {
@@ -72,6 +100,29 @@ impl Content {
         Content::Image {
             data: data.into(),
             mime_type: mime_type.into(),
+        }
+    }
+
+    /// An audio block (`data` is base64).
+    pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Content::Audio {
+            data: data.into(),
+            mime_type: mime_type.into(),
+        }
+    }
+
+    /// An embedded resource holding `body` (text, or base64 bytes).
+    pub fn embedded(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        body: ResourceBody,
+    ) -> Self {
+        Content::Resource {
+            resource: ResourceContents {
+                uri: uri.into(),
+                mime_type: Some(mime_type.into()),
+                body,
+            },
         }
     }
 
@@ -188,6 +239,29 @@ mod tests {
                 { "type": "text", "text": "a" },
                 { "type": "image", "data": "AAAA", "mimeType": "image/png" },
                 { "type": "resource_link", "uri": "file:///x", "name": "x" }
+            ])
+        );
+        assert_eq!(
+            CallToolResult::text("b")
+                .with(Content::audio("UklG", "audio/wav"))
+                .with(Content::embedded(
+                    "test://t",
+                    "text/plain",
+                    ResourceBody::Text("t".into())
+                ))
+                .with(Content::embedded(
+                    "test://b",
+                    "image/png",
+                    ResourceBody::Blob("AA==".into())
+                ))
+                .into_raw()
+                .map(parsed)
+                .unwrap()["content"],
+            json!([
+                { "type": "text", "text": "b" },
+                { "type": "audio", "data": "UklG", "mimeType": "audio/wav" },
+                { "type": "resource", "resource": { "uri": "test://t", "mimeType": "text/plain", "text": "t" } },
+                { "type": "resource", "resource": { "uri": "test://b", "mimeType": "image/png", "blob": "AA==" } }
             ])
         );
     }

@@ -60,6 +60,9 @@ impl Host {
                 self.tasks_capability(json!({ "tools": { "call": {} } })),
             );
         }
+        if self.config.logging {
+            caps.insert("logging".into(), json!({}));
+        }
         self.with_app_capabilities(caps)
     }
 

@@ -8,6 +8,7 @@
 
 mod encode;
 mod handshake;
+mod logging;
 mod negotiation;
 mod polling;
 mod receiver;
@@ -73,6 +74,9 @@ impl Host {
         match (role, method) {
             (Role::Server, "tools/list") => self.on_tools_list(session, id, params),
             (Role::Server, "tools/call") => self.on_tools_call(session, id, params),
+            (Role::Server, "logging/setLevel") if self.config.logging => {
+                self.on_set_level(session, id, params)
+            }
             (_, "tasks/get") if hosts_tasks => self.on_tasks_get(session, id, params),
             (_, "tasks/result") if hosts_tasks => self.on_tasks_result(session, id, params),
             (_, "tasks/list") if hosts_tasks && self.config.tasks.list => {
@@ -91,7 +95,8 @@ impl Host {
                 self.on_peer_request(session, id, method, params, false)
             }
             _ if !owned_by_engine(method) && self.config.app_serves(method) => {
-                self.app_request(session, id, method, params, crate::task::Era::V2025_11_25);
+                let era = crate::task::Era::V2025_11_25;
+                self.app_request(session, id, method, params, era, None);
                 Ok(())
             }
             _ => Err(Reject::peer(

@@ -8,12 +8,15 @@ use serde_json::{json, Value};
 use super::{EXTENSION, VERSION};
 use crate::error::PeerErrorKind;
 use crate::jsonrpc::{Reject, RpcError};
+use crate::log_level::LogLevel;
 use crate::task::InputKinds;
 
 /// The `_meta` key that marks a request of this era.
 pub(crate) const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 pub(super) const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 pub(super) const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
+/// The `_meta` key of the least severe log message the request wants (none: no logs).
+pub(super) const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 /// The `_meta` key of our identity in every result.
 pub(super) const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
@@ -36,6 +39,8 @@ struct Meta {
     capabilities: Option<Value>,
     #[serde(rename = "progressToken", default)]
     progress_token: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/logLevel", default)]
+    log_level: Option<Value>,
 }
 
 /// What one request declares about itself.
@@ -45,6 +50,8 @@ pub(super) struct RequestMeta {
     pub capabilities: Value,
     /// The request's progress token.
     pub progress_token: Option<Value>,
+    /// The least severe log message the request wants; none wants no log messages.
+    pub log_level: Option<LogLevel>,
 }
 
 impl RequestMeta {
@@ -101,9 +108,22 @@ impl RequestMeta {
                 error,
             ));
         }
+        let log_level = match meta.log_level {
+            None | Some(Value::Null) => None,
+            Some(level) => Some(LogLevel::deserialize(&level).map_err(|_| {
+                invalid_meta(
+                    Some(LOG_LEVEL_KEY),
+                    format!(
+                        "Invalid params: _meta[\"{LOG_LEVEL_KEY}\"] must be one of debug, info, \
+                         notice, warning, error, critical, alert, emergency; got {level}"
+                    ),
+                )
+            })?),
+        };
         Ok(RequestMeta {
             capabilities,
             progress_token: meta.progress_token,
+            log_level,
         })
     }
 

@@ -109,7 +109,8 @@ impl Host {
                 && !method.starts_with("tools/")
                 && self.config.app_serves(method) =>
             {
-                self.app_request(session, id, method, params, Era::V2026_07_28);
+                let (era, level) = (Era::V2026_07_28, meta.log_level);
+                self.app_request(session, id, method, params, era, level);
                 Ok(())
             }
             _ => Err(Reject::peer(
@@ -124,6 +125,9 @@ impl Host {
     fn on_discover(&mut self, session: SessionId, id: &RequestId) -> Result<(), Reject> {
         let mut capabilities = Map::new();
         capabilities.insert("tools".into(), json!({}));
+        if self.config.logging {
+            capabilities.insert("logging".into(), json!({}));
+        }
         for (key, value) in &self.config.app_capabilities {
             capabilities
                 .entry(key.clone())

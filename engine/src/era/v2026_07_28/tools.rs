@@ -100,6 +100,7 @@ impl Host {
             let mut state = Call::plain(session, id.clone(), token);
             state.era = Era::V2026_07_28;
             state.input_kinds = kinds;
+            state.log_level = meta.log_level;
             state.rounds = Some(Box::new(super::input::rounds(
                 p.request_state.as_deref(),
                 p.input_responses.clone(),
