@@ -119,6 +119,14 @@ pub fn request_definition(method: &str) -> Option<&'static str> {
         "sampling/createMessage" => "CreateMessageRequest",
         "elicitation/create" => "ElicitRequest",
         "roots/list" => "ListRootsRequest",
+        "logging/setLevel" => "SetLevelRequest",
+        "resources/list" => "ListResourcesRequest",
+        "resources/read" => "ReadResourceRequest",
+        "resources/subscribe" => "SubscribeRequest",
+        "resources/unsubscribe" => "UnsubscribeRequest",
+        "prompts/list" => "ListPromptsRequest",
+        "prompts/get" => "GetPromptRequest",
+        "completion/complete" => "CompleteRequest",
         _ => return None,
     })
 }
@@ -130,6 +138,7 @@ pub fn notification_definition(method: &str) -> Option<&'static str> {
         "notifications/cancelled" => "CancelledNotification",
         "notifications/progress" => "ProgressNotification",
         "notifications/tasks/status" => "TaskStatusNotification",
+        "notifications/message" => "LoggingMessageNotification",
         _ => return None,
     })
 }
@@ -149,6 +158,22 @@ pub fn result_definition(method: &str) -> Option<&'static str> {
         "sampling/createMessage" => "CreateMessageResult",
         "elicitation/create" => "ElicitResult",
         "roots/list" => "ListRootsResult",
+        "logging/setLevel" => "EmptyResult",
+        _ => return None,
+    })
+}
+
+/// The schema definition of a success result of a method the application answers (the
+/// engine passes those results through as given).
+pub fn app_result_definition(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "resources/subscribe" | "resources/unsubscribe" => "EmptyResult",
+        "resources/list" => "ListResourcesResult",
+        "resources/templates/list" => "ListResourceTemplatesResult",
+        "resources/read" => "ReadResourceResult",
+        "prompts/list" => "ListPromptsResult",
+        "prompts/get" => "GetPromptResult",
+        "completion/complete" => "CompleteResult",
         _ => return None,
     })
 }

@@ -1,6 +1,6 @@
 //! The seed's demo on taskwire: the `long_running_task` server and the client flow that
 //! drives it, shared by the `task-server` and `task-client` binaries, and the benchmark
-//! fixture (`task-server --bench-tools`), and the conformance suite's tasks fixtures
+//! fixture (`task-server --bench-tools`), and the conformance suite's fixtures
 //! (`conformance-server`).
 
 pub mod bench_tools;

@@ -1,5 +1,5 @@
-//! `conformance-server [--runtime smol|tokio]`: the conformance suite's tasks fixture tools
-//! (`taskwire_demo::conformance`) on stdio, speaking 2026-07-28 and 2025-11-25 alike. The
+//! `conformance-server [--runtime smol|tokio]`: the conformance suite's fixtures, core and
+//! tasks (`taskwire_demo::conformance`), on stdio, speaking 2026-07-28 and 2025-11-25 alike. The
 //! `wasm32-wasip1` build runs on taskwire-wasi and has no `--runtime`.
 
 use std::process::ExitCode;

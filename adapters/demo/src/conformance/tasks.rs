@@ -1,19 +1,17 @@
-//! The fixture tools the MCP conformance suite's tasks scenarios call
-//! (`@modelcontextprotocol/conformance@0.2.0-alpha.12`; `../shared/spec/tasks-ext-2026.md`
-//! §5.3), served by the `conformance-server` binary. Each tool's task policy is what the
-//! scenarios expect of it: `greet` never a task, `slow_compute` a task when the request
-//! declares the extension, the rest task-only; `test_tool_with_task` asks first (MRTR) and
-//! then becomes a task. Polls are suggested every 200 ms, the suite's own pace.
+//! The tools the tasks scenarios call (`@modelcontextprotocol/conformance@0.2.0-alpha.12`;
+//! `../shared/spec/tasks-ext-2026.md` §5.3). Each tool's task policy is what the scenarios
+//! expect of it: `greet` never a task, `slow_compute` a task when the request declares the
+//! extension, the rest task-only; `test_tool_with_task` asks first (MRTR) and then becomes a
+//! task.
 
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use taskwire_driver::engine::{Config, RpcError, TaskSupport, Tool};
+use taskwire_driver::engine::{RpcError, TaskSupport};
 use taskwire_driver::{CallToolResult, NoArgs, Server, ToolContext, ToolOutcome};
 
-/// `pollIntervalMs` of every task (the suite polls every 200 ms whatever it says).
-const POLL_INTERVAL_MS: u32 = 200;
+use super::tool;
 
 #[derive(Deserialize)]
 struct GreetArgs {
@@ -33,17 +31,10 @@ struct DeleteArgs {
     filename: String,
 }
 
-/// The conformance server: the fixture tools on a host named `taskwire-conformance`.
-pub fn server() -> Server {
-    let mut config = Config::new("taskwire-conformance", env!("CARGO_PKG_VERSION"));
-    config.tasks.poll_interval_ms = Some(POLL_INTERVAL_MS);
-    let tool = |name: &str, support: TaskSupport, description: &str, schema: Value| {
-        Tool::new(name, support)
-            .with_description(description)
-            .with_input_schema(schema)
-    };
+/// Adds the tasks scenarios' tools.
+pub(super) fn add(server: Server) -> Server {
     let none = json!({ "type": "object" });
-    Server::new(config)
+    server
         .tool(
             tool(
                 "greet",
