@@ -86,6 +86,9 @@ pub struct TaskConfig {
     /// nobody). Default: 1 000 ms.
     pub min_ttl_ms: u64,
     /// `pollInterval` suggested in every task; `None` suggests none. Default: 500 ms.
+    /// In 2026-07-28 a task polled again sooner than half its interval gets the interval
+    /// doubled, up to 30 000 ms (a larger configured value is kept); the poll is answered
+    /// all the same, since the era defines no error for it.
     pub poll_interval_ms: Option<u32>,
     /// Most tasks the host holds at once, in every status, until they expire or are
     /// removed; over it no task is created and the call gets -32603 naming the limit.

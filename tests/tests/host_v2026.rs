@@ -300,6 +300,59 @@ fn tasks_get_inlines_the_outcome_and_is_error_reads_completed() {
 }
 
 #[test]
+fn an_early_poll_is_answered_and_raises_the_tasks_poll_interval() {
+    let mut m = Modern::new();
+    m.declared("tools/call", json!({ "name": "slow" }));
+    let call = m.tool_call().call;
+    let poll = |m: &mut Modern, after_ms: u64| {
+        m.now = m.now.plus(after_ms);
+        let got = m.declared("tasks/get", json!({ "taskId": "task-1" }));
+        assert_valid_in(TASKS_2026, "GetTaskResult", result_of(&got));
+        result_of(&got)["pollIntervalMs"].as_u64()
+    };
+    // The suggested pace (200 ms), and the conformance suite's, leave it alone.
+    assert_eq!(
+        poll(&mut m, 0),
+        Some(200),
+        "the first poll has nothing to compare"
+    );
+    assert_eq!(poll(&mut m, 200), Some(200));
+    assert_eq!(
+        poll(&mut m, 100),
+        Some(200),
+        "half the interval is not early"
+    );
+    // Sooner than half the interval: served, and the interval doubles each time.
+    assert_eq!(poll(&mut m, 99), Some(400));
+    assert_eq!(poll(&mut m, 10), Some(800));
+    assert_eq!(poll(&mut m, 1_000), Some(800), "never lowered");
+    for _ in 0..10 {
+        poll(&mut m, 0);
+    }
+    assert_eq!(poll(&mut m, 0), Some(30_000), "capped at 30 s");
+    assert_eq!(
+        m.host.task("task-1").unwrap().info.poll_interval_ms,
+        Some(30_000),
+        "the task says so everywhere"
+    );
+    m.host
+        .respond(m.now, call, Ok(json!({ "content": [] })))
+        .unwrap();
+    m.drain();
+    // A finished task is not paced: there is nothing more to wait for.
+    m.declared("tools/call", json!({ "name": "slow" }));
+    let call = m.tool_call().call;
+    m.host
+        .respond(m.now, call, Ok(json!({ "content": [] })))
+        .unwrap();
+    m.drain();
+    for _ in 0..3 {
+        let got = m.declared("tasks/get", json!({ "taskId": "task-2" }));
+        assert_eq!(result_of(&got)["pollIntervalMs"], 200);
+    }
+}
+
+#[test]
 fn cancel_is_an_ack_and_idempotent_on_finished_tasks() {
     let mut m = Modern::new();
     m.declared("tools/call", json!({ "name": "slow" }));

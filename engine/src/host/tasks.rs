@@ -30,6 +30,8 @@ pub(crate) type OwnerIdx = u32;
 const CHUNK: usize = 1024;
 const UNLIMITED: u64 = u64::MAX;
 const NO_POLL: u32 = u32::MAX;
+/// The most [`TaskTable::pace_poll`] raises a task's suggested poll interval to (ms).
+const MAX_PACED_POLL_MS: u32 = 30_000;
 
 /// How a finished task's stored outcome reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +62,8 @@ pub(crate) struct Record {
     outcome: Option<Box<RawValue>>,
     pub owner: OwnerIdx,
     poll: u32,
+    /// When a 2026-07-28 client last polled it ([`TaskTable::pace_poll`]); `Millis(0)`: never.
+    polled: Millis,
     pub status: TaskStatus,
     pub era: Era,
     kind: OutcomeKind,
@@ -242,6 +246,7 @@ impl TaskTable {
             outcome: None,
             owner: new.owner,
             poll: new.poll_interval_ms.map_or(NO_POLL, |p| p.min(NO_POLL - 1)),
+            polled: Millis(0),
             status: TaskStatus::Working,
             era: new.era,
             kind: OutcomeKind::None,
@@ -289,6 +294,7 @@ impl TaskTable {
             poll: info.poll_interval_ms.map_or(NO_POLL, |p| {
                 u32::try_from(p).unwrap_or(NO_POLL - 1).min(NO_POLL - 1)
             }),
+            polled: Millis(0),
             status: info.status,
             era,
             kind,
@@ -423,6 +429,26 @@ impl TaskTable {
         }
         task.last_updated_at = task.last_updated_at.max(now);
         true
+    }
+
+    /// Paces the polls of a running task (2026-07-28 checklist §2.9 r5): a poll sooner than
+    /// half the suggested interval after the previous one doubles the interval, up to
+    /// [`MAX_PACED_POLL_MS`] (never lowered); every poll is answered all the same.
+    pub fn pace_poll(&mut self, id: &str, now: Millis) {
+        let Some(task) = self.get_mut(id) else {
+            return;
+        };
+        if task.status.is_terminal() || task.poll == NO_POLL {
+            return;
+        }
+        let previous = std::mem::replace(&mut task.polled, now);
+        let early = now.0.saturating_sub(previous.0) < u64::from(task.poll / 2);
+        if previous != Millis(0) && early {
+            task.poll = task
+                .poll
+                .saturating_mul(2)
+                .min(MAX_PACED_POLL_MS.max(task.poll));
+        }
     }
 
     /// Replaces the status message of a non-terminal task. Returns whether it changed.

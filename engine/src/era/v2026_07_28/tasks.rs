@@ -24,7 +24,10 @@ struct UpdateParams {
 }
 
 impl Host {
-    /// `tasks/get`: the whole `DetailedTask`, outcome inline.
+    /// `tasks/get`: the whole `DetailedTask`, outcome inline. A poll that comes too soon
+    /// raises the task's `pollIntervalMs` ([`TaskTable::pace_poll`]) and is answered.
+    ///
+    /// [`TaskTable::pace_poll`]: crate::host::tasks::TaskTable::pace_poll
     pub(super) fn modern_tasks_get(
         &mut self,
         session: SessionId,
@@ -32,8 +35,12 @@ impl Host {
         params: Option<&RawValue>,
         meta: &RequestMeta,
     ) -> Result<(), Reject> {
-        let record = self.modern_task(session, params, meta, "retrieve")?;
-        let task = record.id.clone();
+        let task = self
+            .modern_task(session, params, meta, "retrieve")?
+            .id
+            .clone();
+        self.tasks.pace_poll(&task, self.now);
+        let record = self.tasks.get(&task).expect("just found");
         let asks = self.asks_of(&task);
         let line = encode::get_task_result(id, record, asks, &self.config.info);
         self.reply(session, id, Some(&task), line);
