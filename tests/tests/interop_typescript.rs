@@ -3,7 +3,9 @@
 //! - its client (`ts_client.mjs`: explicit task mode, the SDK's automatic mode driven by
 //!   `tools/list`, plain calls, `tasks/list`, cancel while running, unknown ids) ⇒ our `task-server`;
 //! - our `task-client` and our client API ⇒ its server (`ts_server.mjs`: `registerToolTask` +
-//!   `InMemoryTaskStore`).
+//!   `InMemoryTaskStore`);
+//! - its client running the conformance suite's core scenarios (`core_client.mjs`, the 0.1.16
+//!   checks through the client the suite uses) ⇒ our `conformance-server`.
 //!
 //! Our server's side of each conversation is recorded with `tap.py` and checked against the
 //! 2025-11-25 schema. Test names: `<client>_to_<server>_<case>`.
@@ -345,4 +347,40 @@ fn client_api_to_ts_server_plain_calls() {
             assert!(text.starts_with("MCP error -32601: "), "{text}");
         },
     );
+}
+
+/// The conformance suite's 0.1.16 core server scenarios over stdio (all but the two that need
+/// HTTP), through the TypeScript SDK client the suite itself runs: its zod schemas parse every
+/// answer (strict `{}` results, the elicitation schema union), then the scenario's checks.
+fn ts_core_scenarios_to_conformance_server(runtime: &str) {
+    let Some(p) = peers::ready("ts_core_scenarios_to_conformance_server") else {
+        return;
+    };
+    let server = Argv::new(binary("conformance-server")).args(&["--runtime", runtime]);
+    let out = run(&p.ts_core_client(&server), DEADLINE);
+    let scenarios = out.events("scenario");
+    assert_eq!(scenarios.len(), 29, "{out}");
+    for scenario in &scenarios {
+        assert_eq!(
+            scenario["failures"],
+            json!([]),
+            "{}\n{out}",
+            scenario["name"]
+        );
+    }
+    assert_eq!(
+        out.event("summary"),
+        json!({ "event": "summary", "passed": 29, "failed": 0 })
+    );
+    assert_eq!(out.code, Some(0), "{out}");
+}
+
+#[test]
+fn ts_core_scenarios_to_conformance_server_smol() {
+    ts_core_scenarios_to_conformance_server("smol");
+}
+
+#[test]
+fn ts_core_scenarios_to_conformance_server_tokio() {
+    ts_core_scenarios_to_conformance_server("tokio");
 }

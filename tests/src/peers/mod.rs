@@ -91,6 +91,12 @@ impl Peers {
             .extend(server)
     }
 
+    /// `core_client.mjs -- SERVER...`: the conformance suite's core server scenarios, run by
+    /// the TypeScript SDK client the suite uses (a fresh server per scenario).
+    pub fn ts_core_client(&self, server: &Argv) -> Argv {
+        self.node_script("core_client.mjs").arg("--").extend(server)
+    }
+
     /// `ts_server.mjs [ARGS]`: the TypeScript SDK server (`registerToolTask` + `InMemoryTaskStore`).
     pub fn ts_server(&self, args: &[&str]) -> Argv {
         self.node_script("ts_server.mjs").args(args)

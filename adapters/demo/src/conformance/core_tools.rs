@@ -200,6 +200,10 @@ async fn with_progress(ctx: ToolContext, _: NoArgs) -> ToolOutcome {
         let message = format!("Completed step {done} of 100");
         ctx.progress(done, Some(100.0), Some(message)).await;
     }
+    // The TypeScript SDK client drops its progress handler as it reads the result, before its
+    // queued handling of a notification read in the same chunk: on stdio the last progress
+    // would be lost unless the result comes a moment later.
+    ctx.sleep(STEP).await;
     Ok(CallToolResult::text(
         "Tool with progress executed successfully",
     ))
