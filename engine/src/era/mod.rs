@@ -8,7 +8,7 @@
 //!
 //! The seam is the handful of functions below: every request, notification and follower
 //! update is routed by era. An era plugs in as a sibling module ([`v2025_11_25`],
-//! [`v2026_07_28`]) with its own handlers, one [`Era`] variant, and its arms here. The
+//! [`v2026_07_28`]) with its own handlers, one [`Era`](crate::Era) variant, and its arms here. The
 //! host stays era-neutral: it tags each call and task with the era of its request, and
 //! the era's module reads that tag.
 
@@ -22,23 +22,11 @@ use crate::host::Host;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::session::{Purpose, Role, Session};
-use crate::task::Era;
 
 impl Host {
-    /// The era that reads a request: 2026-07-28 when it is `server/discover` or carries
-    /// the per-request protocol version (on a server session); 2025-11-25 otherwise.
-    fn request_era(&self, session: SessionId, method: &str, params: Option<&RawValue>) -> Era {
-        let server = self
-            .session(session)
-            .is_some_and(|s| s.role == Role::Server);
-        if server && (method == "server/discover" || v2026_07_28::is_modern(params)) {
-            Era::V2026_07_28
-        } else {
-            Era::V2025_11_25
-        }
-    }
-
-    /// Routes a request (not `ping`, which every era answers alike) to its era.
+    /// Routes a request (not `ping`, which every era answers alike) to its era: on a server
+    /// session 2026-07-28 takes `server/discover` and every request carrying its
+    /// per-request protocol version; 2025-11-25 takes the rest.
     pub(crate) fn route_request(
         &mut self,
         session: SessionId,
@@ -46,10 +34,15 @@ impl Host {
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<(), Reject> {
-        match self.request_era(session, method, params) {
-            Era::V2026_07_28 => self.modern_request(session, id, method, params),
-            _ => self.legacy_request(session, id, method, params),
+        let server = self
+            .session(session)
+            .is_some_and(|s| s.role == Role::Server);
+        if server {
+            if let Some(served) = self.modern_request(session, id, method, params) {
+                return served;
+            }
         }
+        self.legacy_request(session, id, method, params)
     }
 
     /// Routes a notification to its era.

@@ -50,6 +50,8 @@ pub(crate) enum Timer {
 /// See the [crate documentation](crate) for the run loop and an example.
 pub struct Host {
     pub(crate) config: Config,
+    /// `config.info` as JSON text, written into every 2026-07-28 result's `_meta`.
+    pub(crate) info_json: Box<str>,
     pub(crate) tools: Tools,
     new_task_id: TaskIdSource,
     pub(crate) now: Millis,
@@ -80,6 +82,9 @@ impl Host {
     /// A host with no sessions yet. `task_ids` supplies the ids of the tasks it creates.
     pub fn new(config: Config, task_ids: TaskIdSource, now: Millis) -> Self {
         Host {
+            info_json: serde_json::to_string(&config.info)
+                .expect("an Implementation serializes")
+                .into_boxed_str(),
             tools: Tools::default(),
             tasks: TaskTable::new(config.tasks.max_tasks, config.tasks.max_tasks_per_owner),
             journal: Journal::new(config.durability),

@@ -7,7 +7,8 @@
 //! (default 20,000) pipelined messages, and once 2N; it writes to a file. The figure is
 //! (I(2N) - I(N)) / N: one more message, start-up and shutdown excluded. Every thread of
 //! the process is counted. `tasks/get` asks for the server's finished `demo-task`; `echo` is
-//! the benchmark fixture's tool (`--bench-tools`).
+//! the benchmark fixture's tool (`--bench-tools`). The 2026-07-28 kinds are the same requests
+//! with that era's `_meta` (after the same legacy handshake, which they ignore).
 //! Needs valgrind (`apt-get install valgrind`).
 
 use std::fs::File;
@@ -17,7 +18,7 @@ use std::process::{Command, Stdio};
 
 use taskwire_tests::peers::{demo, target_dir};
 
-const KINDS: [(&str, &str); 3] = [
+const KINDS: [(&str, &str); 5] = [
     ("ping", r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#),
     (
         "tasks/get",
@@ -26,6 +27,22 @@ const KINDS: [(&str, &str); 3] = [
     (
         "tools/call echo",
         r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#,
+    ),
+    (
+        "tasks/get (2026-07-28)",
+        concat!(
+            r#"{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"demo-task","_meta":{"#,
+            r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+            r#""io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}"#
+        ),
+    ),
+    (
+        "tools/call echo (2026-07-28)",
+        concat!(
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"#,
+            r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+            r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#
+        ),
     ),
 ];
 

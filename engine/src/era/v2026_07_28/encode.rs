@@ -41,17 +41,16 @@ fn push_task_fields(buf: &mut Buf, task: &Record) {
     }
 }
 
-/// `,"_meta":{"io.modelcontextprotocol/serverInfo":{…}}`.
-fn push_server_info(buf: &mut Buf, info: &Implementation) {
-    buf.extend_from_slice(br#","_meta":{"#);
-    json::push_str(buf, SERVER_INFO_KEY);
-    buf.push(b':');
-    json::push_serialized(buf, info);
+/// `,"_meta":{"io.modelcontextprotocol/serverInfo":{…}}`, `info` being our `Implementation`
+/// as JSON text ([`Host::info_json`](crate::host::Host)).
+fn push_server_info(buf: &mut Buf, info: &str) {
+    buf.extend_from_slice(br#","_meta":{"io.modelcontextprotocol/serverInfo":"#);
+    buf.extend_from_slice(info.as_bytes());
     buf.push(b'}');
 }
 
 /// The flat `CreateTaskResult`: `resultType: "task"` beside the task fields.
-pub(super) fn create_task_result(id: &RequestId, task: &Record, info: &Implementation) -> String {
+pub(super) fn create_task_result(id: &RequestId, task: &Record, info: &str) -> String {
     jsonrpc::reply_with(id, 320, |buf| {
         buf.extend_from_slice(br#"{"resultType":"task","#);
         push_task_fields(buf, task);
@@ -61,12 +60,7 @@ pub(super) fn create_task_result(id: &RequestId, task: &Record, info: &Implement
 }
 
 /// `GetTaskResult`: `resultType` and the [`push_detailed`] task.
-pub(super) fn get_task_result(
-    id: &RequestId,
-    task: &Record,
-    asks: &[Ask],
-    info: &Implementation,
-) -> String {
+pub(super) fn get_task_result(id: &RequestId, task: &Record, asks: &[Ask], info: &str) -> String {
     jsonrpc::reply_with(id, detailed_size(task, asks), |buf| {
         buf.extend_from_slice(br#"{"resultType":"complete","#);
         push_detailed(buf, task, asks);
@@ -164,7 +158,7 @@ fn push_detailed(buf: &mut Buf, task: &Record, asks: &[Ask]) {
 }
 
 /// The empty acknowledgement of `tasks/update` and `tasks/cancel`.
-pub(super) fn ack(id: &RequestId, info: &Implementation) -> String {
+pub(super) fn ack(id: &RequestId, info: &str) -> String {
     jsonrpc::reply_with(id, 160, |buf| {
         buf.extend_from_slice(br#"{"resultType":"complete""#);
         push_server_info(buf, info);
@@ -237,6 +231,20 @@ mod tests {
         let mut buf = Buf::new();
         push_complete(&mut buf, &raw);
         serde_json::from_slice(&buf).unwrap()
+    }
+
+    #[test]
+    fn server_info_goes_under_its_key() {
+        let mut buf = Buf::new();
+        buf.push(b'{');
+        buf.extend_from_slice(br#""x":1"#);
+        push_server_info(&mut buf, r#"{"name":"n","version":"1"}"#);
+        buf.push(b'}');
+        let parsed: Value = serde_json::from_slice(&buf).unwrap();
+        assert_eq!(
+            parsed["_meta"][SERVER_INFO_KEY],
+            json!({ "name": "n", "version": "1" })
+        );
     }
 
     #[test]

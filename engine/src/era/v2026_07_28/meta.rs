@@ -55,11 +55,33 @@ pub(super) struct RequestMeta {
 }
 
 impl RequestMeta {
-    /// Reads and checks a request's `_meta`: a missing required key is -32602, another
-    /// version than ours -32022.
-    pub fn read(params: Option<&RawValue>) -> Result<RequestMeta, Reject> {
-        let text = params.map_or("{}", RawValue::get);
-        let parsed: Params = serde_json::from_str(text).map_err(|e| {
+    /// Reads a request's `_meta` once, if the request is of this era: `None` when it carries
+    /// no protocol version (a 2025-11-25 request; `server/discover` always is of this era),
+    /// else the checked `_meta` or the error the request gets (a missing required key is
+    /// -32602, another version than ours -32022).
+    pub fn of_request(
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Option<Result<RequestMeta, Reject>> {
+        let discover = method == "server/discover";
+        if !discover && !names_version(params) {
+            return None;
+        }
+        let parsed = serde_json::from_str::<Params>(params.map_or("{}", RawValue::get));
+        match parsed {
+            Ok(Params {
+                meta: Some(Meta {
+                    version: Some(_), ..
+                }),
+            }) => {}
+            _ if !discover => return None,
+            _ => {}
+        }
+        Some(Self::check(parsed))
+    }
+
+    fn check(parsed: Result<Params, serde_json::Error>) -> Result<RequestMeta, Reject> {
+        let parsed = parsed.map_err(|e| {
             let message = e.to_string();
             let message = message.split(" at line ").next().unwrap_or(&message);
             invalid_meta(None, format!("Invalid params: {message}"))
@@ -146,21 +168,15 @@ impl RequestMeta {
     }
 }
 
-/// Whether a request is of this era: it carries the version key in `params._meta`.
-pub(crate) fn is_modern(params: Option<&RawValue>) -> bool {
-    let Some(params) = params else {
-        return false;
-    };
-    // Cheap first: a legacy request almost never names the key at all. A byte search for
-    // its `/`, then its tail, short enough for the standard library's vectorised search
-    // (the whole key cost a tools/call ~1,600 instructions); `initialize`'s
-    // `"protocolVersion"` has no slash before it.
-    let text = params.get();
-    if !text.as_bytes().contains(&b'/') || !text.contains("/protocolVersion\"") {
-        return false;
-    }
-    serde_json::from_str::<Params>(params.get())
-        .is_ok_and(|p| p.meta.is_some_and(|m| m.version.is_some()))
+/// Whether the params may carry the version key, cheaply: a legacy request almost never
+/// names it at all. A byte search for its `/`, then its tail, short enough for the standard
+/// library's vectorised search (the whole key cost a tools/call ~1,600 instructions);
+/// `initialize`'s `"protocolVersion"` has no slash before it.
+fn names_version(params: Option<&RawValue>) -> bool {
+    params.is_some_and(|p| {
+        let text = p.get();
+        text.as_bytes().contains(&b'/') && text.contains("/protocolVersion\"")
+    })
 }
 
 /// `-32021` naming the tasks extension as the capability the request lacks.

@@ -35,7 +35,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 pub(crate) use encode::plain_reply;
-pub(crate) use meta::{is_modern, VERSION_KEY};
+pub(crate) use meta::VERSION_KEY;
 pub(crate) use requestor::{with_meta, Answering, ModernCall, Retry};
 
 use crate::error::PeerErrorKind;
@@ -87,23 +87,36 @@ impl Host {
         }
     }
 
-    /// A request of this era, on any server session (it may also speak 2025-11-25).
+    /// A request on a server session (which may also speak 2025-11-25), if it is of this
+    /// era: `server/discover`, or any request carrying the per-request protocol version.
+    /// `None` leaves it to 2025-11-25.
     pub(crate) fn modern_request(
         &mut self,
         session: SessionId,
         id: &RequestId,
         method: &str,
         params: Option<&RawValue>,
+    ) -> Option<Result<(), Reject>> {
+        let meta = RequestMeta::of_request(method, params)?;
+        Some(meta.and_then(|meta| self.serve_modern(session, id, method, params, &meta)))
+    }
+
+    fn serve_modern(
+        &mut self,
+        session: SessionId,
+        id: &RequestId,
+        method: &str,
+        params: Option<&RawValue>,
+        meta: &RequestMeta,
     ) -> Result<(), Reject> {
-        let meta = RequestMeta::read(params)?;
         match method {
             "server/discover" => self.on_discover(session, id),
             "tools/list" => self.modern_tools_list(session, id, params),
-            "tools/call" => self.modern_tools_call(session, id, params, &meta),
-            "tasks/get" => self.modern_tasks_get(session, id, params, &meta),
-            "tasks/cancel" => self.modern_tasks_cancel(session, id, params, &meta),
-            "tasks/update" => self.modern_tasks_update(session, id, params, &meta),
-            "subscriptions/listen" => self.on_listen(session, id, params, &meta),
+            "tools/call" => self.modern_tools_call(session, id, params, meta),
+            "tasks/get" => self.modern_tasks_get(session, id, params, meta),
+            "tasks/cancel" => self.modern_tasks_cancel(session, id, params, meta),
+            "tasks/update" => self.modern_tasks_update(session, id, params, meta),
+            "subscriptions/listen" => self.on_listen(session, id, params, meta),
             _ if !method.starts_with("tasks/")
                 && !matches!(method, "initialize" | "ping")
                 && !method.starts_with("tools/")

@@ -42,7 +42,7 @@ impl Host {
         self.tasks.pace_poll(&task, self.now);
         let record = self.tasks.get(&task).expect("just found");
         let asks = self.asks_of(&task);
-        let line = encode::get_task_result(id, record, asks, &self.config.info);
+        let line = encode::get_task_result(id, record, asks, &self.info_json);
         self.reply(session, id, Some(&task), line);
         Ok(())
     }
@@ -68,7 +68,7 @@ impl Host {
                 error_outcome(&error),
             );
         }
-        let line = encode::ack(id, &self.config.info);
+        let line = encode::ack(id, &self.info_json);
         self.reply(session, id, Some(&task), line);
         if running {
             self.after_settle(&task, Some(StopReason::Cancelled));
@@ -97,7 +97,7 @@ impl Host {
             .ok_or_else(|| self.tasks.missing(&p.task_id, owner, "update"))?;
         // Applied before the ack, so the next tasks/get already shows it.
         self.answer_asks(&task, p.input_responses)?;
-        let line = encode::ack(id, &self.config.info);
+        let line = encode::ack(id, &self.info_json);
         self.reply(session, id, Some(&task), line);
         Ok(())
     }

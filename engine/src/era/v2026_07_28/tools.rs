@@ -136,7 +136,7 @@ impl Host {
         let (task, call) =
             self.begin_task(session, None, progress_token, Era::V2026_07_28, kinds)?;
         if let Some(record) = self.tasks.get(&task) {
-            let line = encode::create_task_result(id, record, &self.config.info);
+            let line = encode::create_task_result(id, record, &self.info_json);
             self.reply(session, id, Some(&task), line);
         }
         Ok((task, call))
