@@ -50,13 +50,11 @@ impl Host {
         self.advance(now);
         let state = self.call(call).ok_or(UsageError::UnknownCall(call))?;
         let (era, task, call_level) = (state.era, state.task.clone(), state.log_level);
+        let session = state.session;
         if task.is_some() {
             self.running_task(call)?;
         }
-        let Some(session) = self.call(call).and_then(|c| c.session) else {
-            return Ok(());
-        };
-        let Some(s) = self.session(session) else {
+        let Some((session, s)) = session.and_then(|id| Some((id, self.session(id)?))) else {
             return Ok(());
         };
         if s.role != Role::Server {

@@ -168,11 +168,9 @@ fn schema_2020_12() -> Value {
         "additionalProperties": false })
 }
 
+/// A result holding just `content`.
 fn only(content: Content) -> CallToolResult {
-    CallToolResult {
-        content: vec![content],
-        ..CallToolResult::default()
-    }
+    CallToolResult::default().with(content)
 }
 
 async fn with_logging(ctx: ToolContext, _: NoArgs) -> ToolOutcome {
