@@ -33,7 +33,9 @@ impl Server {
         let mut host = Host::new(config, ids, T0);
         host.add_tool(Tool::new("echo", TaskSupport::Forbidden));
         host.add_tool(Tool::new("job", TaskSupport::Optional));
-        let session = host.open(T0, Role::Server, "bench");
+        let session = host
+            .open(T0, Role::Server, "bench")
+            .expect("the host takes sessions");
         let mut server = Server { host, session };
         server.feed(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}"#);
         server.feed(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
@@ -42,7 +44,9 @@ impl Server {
     }
 
     pub fn feed(&mut self, line: &[u8]) {
-        self.host.handle_message(T0, self.session, line);
+        self.host
+            .handle_message(T0, self.session, line)
+            .expect("the host takes input");
     }
 
     /// Drains every output; returns the bytes sent (so nothing is optimized away).

@@ -117,7 +117,9 @@ fn expire_100k(bencher: Bencher) {
             s
         })
         .bench_local_values(|mut s| {
-            s.host.handle_timeout(T0.plus(86_400_000));
+            s.host
+                .handle_timeout(T0.plus(86_400_000))
+                .expect("the host takes input");
             s.drain();
             assert_eq!(s.host.task_count(), 0);
             s

@@ -28,7 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut host = Host::new(Config::new("blocking-echo", "1.0"), ids, now());
     host.add_tool(Tool::new("echo", TaskSupport::Optional));
     // One connection: this process's stdio, acting for one owner.
-    let session = host.open(now(), Role::Server, "stdio");
+    let session = host.open(now(), Role::Server, "stdio")?;
     let mut lines = std::io::stdin().lock().lines();
     loop {
         while let Some(out) = host.poll_output() {
@@ -54,8 +54,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             return Ok(());
         }
         match lines.next() {
-            Some(line) => host.handle_message(now(), session, line?.as_bytes()),
-            None => host.handle_eof(now(), session),
+            Some(line) => host.handle_message(now(), session, line?.as_bytes())?,
+            None => host.handle_eof(now(), session)?,
         }
     }
 }

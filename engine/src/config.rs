@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::era::v2025_11_25::Implementation;
 use crate::framing::DEFAULT_MAX_LINE;
+use crate::model::{Era, Implementation};
 
 /// Everything a [`Host`](crate::Host) is configured with; [`Config::new`] gives the defaults.
 #[derive(Clone, Debug)]
@@ -23,8 +23,8 @@ pub struct Config {
     /// Default: [`ClientEra::Auto`].
     pub client_era: ClientEra,
     /// Client only: how long `server/discover` may go unanswered before the server is taken
-    /// for a 2025-11-25 one ([`ClientEra::Auto`]) or the opening fails ([`ClientEra::Modern`]).
-    /// Default: 5 000 ms.
+    /// for a 2025-11-25 one ([`ClientEra::Auto`]) or the opening fails
+    /// ([`ClientEra::Only`]). Default: 5 000 ms.
     pub discover_timeout_ms: u64,
     /// Local timeout for our plain requests; `None` waits forever. Parked `tasks/result`
     /// calls and input requests never time out. Default: 60 000 ms.
@@ -137,15 +137,15 @@ impl ClientFeatures {
 /// The protocol era a client opens with.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ClientEra {
-    /// `server/discover` first: a `DiscoverResult` naming 2026-07-28 opens that era; a
-    /// 2026-07-28 error (-32022) fails; any other error, or no answer within
-    /// [`Config::discover_timeout_ms`], falls back to `initialize` (2025-11-25).
+    /// The newest era the server speaks: `server/discover` first; a `DiscoverResult` naming
+    /// 2026-07-28 opens that era; a 2026-07-28 error (-32022) fails; any other error, or no
+    /// answer within [`Config::discover_timeout_ms`], falls back to `initialize`
+    /// (2025-11-25).
     #[default]
     Auto,
-    /// 2026-07-28 only: `server/discover`, and no fallback.
-    Modern,
-    /// 2025-11-25 only: `initialize`.
-    Legacy,
+    /// This era only, with no fallback: [`Era::V2026_07_28`] opens with
+    /// `server/discover`, [`Era::V2025_11_25`] with `initialize`.
+    Only(Era),
 }
 
 /// What the host reports to a durable task store.

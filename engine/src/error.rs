@@ -6,8 +6,8 @@ use std::fmt;
 
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::RequestId;
+use crate::model::Role;
 use crate::status::TaskStatus;
-use crate::Role;
 
 /// A command the engine refused; nothing changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,6 +64,9 @@ pub enum UsageError {
     UnknownRemoteTask(TaskId),
     /// No request of the peer awaits our answer under this id.
     UnknownRequest(RequestId),
+    /// The host was shut down ([`Host::shutdown`](crate::Host::shutdown)): it takes no more
+    /// sessions, input or commands.
+    ShutDown,
     /// The offered task could not be created (a task limit, or the task id source
     /// repeating itself). The requestor already got that error as its answer and the call
     /// is over: answer nothing more on it.
@@ -126,6 +129,9 @@ impl fmt::Display for UsageError {
             UsageError::NotATaskOffer(c) => write!(f, "{c} was not offered as a task"),
             UsageError::UnknownRemoteTask(t) => write!(f, "we follow no peer task {t:?}"),
             UsageError::UnknownRequest(r) => write!(f, "no peer request {r} awaits our answer"),
+            UsageError::ShutDown => f.write_str(
+                "the host was shut down (Host::shutdown) and takes nothing more; make a new Host"
+            ),
             UsageError::TaskRefused { call, reason } => write!(
                 f,
                 "the task for {call} was refused ({reason}); the requestor was told and the call is over"

@@ -4,11 +4,10 @@
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::era::v2025_11_25::{Implementation, PlainReason, ProgressParams};
 use crate::error::PeerErrorKind;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{RequestId, RpcError};
-use crate::task::{TaskInfo, TaskSnapshot};
+use crate::model::{Implementation, PlainReason, ProgressParams, TaskInfo, TaskSnapshot};
 
 /// One item drained with [`Host::poll_output`](crate::Host::poll_output), in order.
 #[derive(Debug)]

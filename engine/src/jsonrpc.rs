@@ -131,9 +131,9 @@ impl Reject {
     }
 }
 
-/// One parsed inbound message, borrowing from the input line.
+/// One parsed message from the peer, borrowing from the input line.
 #[derive(Debug)]
-pub(crate) enum Inbound<'a> {
+pub(crate) enum Message<'a> {
     Request {
         id: RequestId,
         method: Cow<'a, str>,
@@ -265,7 +265,7 @@ struct Envelope<'a> {
 
 /// Parses one line of peer bytes. Never panics; every failure says how to answer.
 /// JSON nested deeper than `max_depth` is refused before anything reads it.
-pub(crate) fn parse(line: &[u8], max_depth: usize) -> Result<Inbound<'_>, Box<Malformed>> {
+pub(crate) fn parse(line: &[u8], max_depth: usize) -> Result<Message<'_>, Box<Malformed>> {
     let parse_error = |why: String| {
         Malformed::reply(
             PeerErrorKind::Parse,
@@ -340,7 +340,7 @@ pub(crate) fn parse(line: &[u8], max_depth: usize) -> Result<Inbound<'_>, Box<Ma
                 )))
             }
         };
-        return Ok(Inbound::Response { id, outcome });
+        return Ok(Message::Response { id, outcome });
     }
     let id = match env.id {
         IdField::Absent => None,
@@ -364,8 +364,8 @@ pub(crate) fn parse(line: &[u8], max_depth: usize) -> Result<Inbound<'_>, Box<Ma
     }
     let params = env.params.filter(|p| p.get() != "null");
     Ok(match id {
-        Some(id) => Inbound::Request { id, method, params },
-        None => Inbound::Notification { method, params },
+        Some(id) => Message::Request { id, method, params },
+        None => Message::Notification { method, params },
     })
 }
 
@@ -373,7 +373,7 @@ pub(crate) fn parse(line: &[u8], max_depth: usize) -> Result<Inbound<'_>, Box<Ma
 /// with optional `"params":…` last: read without a general JSON parse of the envelope
 /// (params are still checked to be exactly one JSON value). Anything else, including any
 /// escape in the id or method, gets `None` and takes the general path.
-fn parse_canonical(text: &str) -> Option<Inbound<'_>> {
+fn parse_canonical(text: &str) -> Option<Message<'_>> {
     let rest = text.strip_prefix(r#"{"jsonrpc":"2.0","#)?;
     let (id, rest) = match rest.strip_prefix(r#""id":"#) {
         Some(rest) => {
@@ -393,8 +393,8 @@ fn parse_canonical(text: &str) -> Option<Inbound<'_>> {
         }
     };
     Some(match id {
-        Some(id) => Inbound::Request { id, method, params },
-        None => Inbound::Notification { method, params },
+        Some(id) => Message::Request { id, method, params },
+        None => Message::Notification { method, params },
     })
 }
 
@@ -615,18 +615,18 @@ mod tests {
     fn classifies_requests_notifications_and_responses() {
         assert!(matches!(
             parse(br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#, 128),
-            Ok(Inbound::Request { id: RequestId::String(s), .. }) if s == "a"
+            Ok(Message::Request { id: RequestId::String(s), .. }) if s == "a"
         ));
         assert!(matches!(
             parse(
                 br#"{"jsonrpc":"2.0","method":"notifications/initialized","params":null}"#,
                 128
             ),
-            Ok(Inbound::Notification { params: None, .. })
+            Ok(Message::Notification { params: None, .. })
         ));
         assert!(matches!(
             parse(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#, 128),
-            Ok(Inbound::Response {
+            Ok(Message::Response {
                 id: RequestId::Number(7),
                 outcome: Ok(_)
             })
@@ -636,14 +636,14 @@ mod tests {
                 br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"no"}}"#,
                 128
             ),
-            Ok(Inbound::Response {
+            Ok(Message::Response {
                 outcome: Err(RpcError { code: -32602, .. }),
                 ..
             })
         ));
         assert!(matches!(
             parse(br#"{"jsonrpc":"2.0","id":1,"method":"a\u002fb"}"#, 128),
-            Ok(Inbound::Request { method, .. }) if method == "a/b"
+            Ok(Message::Request { method, .. }) if method == "a/b"
         ));
     }
 

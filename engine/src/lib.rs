@@ -39,6 +39,7 @@
 //! ```
 //! use taskwire_engine::{Config, Event, Host, Millis, Output, Role, TaskSupport, Tool};
 //!
+//! # fn main() -> Result<(), taskwire_engine::UsageError> {
 //! let now = Millis(1_768_467_600_000);
 //! let mut n = 0;
 //! let ids = Box::new(move || { n += 1; format!("task-{n}") });
@@ -46,15 +47,15 @@
 //! host.add_tool(Tool::new("slow", TaskSupport::Optional));
 //!
 //! // Two connections of the same client ("alice"), e.g. before and after a reconnect.
-//! let first = host.open(now, Role::Server, "alice");
-//! let second = host.open(now, Role::Server, "alice");
+//! let first = host.open(now, Role::Server, "alice")?;
+//! let second = host.open(now, Role::Server, "alice")?;
 //! let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
 //! for session in [first, second] {
-//!     host.handle_message(now, session, init);
+//!     host.handle_message(now, session, init)?;
 //! }
 //!
 //! // The first connection starts a task, then goes away.
-//! host.handle_message(now, first, br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","task":{}}}"#);
+//! host.handle_message(now, first, br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","task":{}}}"#)?;
 //! let mut work = None;
 //! while let Some(out) = host.poll_output() {
 //!     if let Output::Event(Event::ToolCall(call)) = out {
@@ -64,9 +65,9 @@
 //! host.close(now, first);
 //!
 //! // The second connection waits for the result; the work finishes; the answer goes there.
-//! host.handle_message(now, second, br#"{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"task-1"}}"#);
+//! host.handle_message(now, second, br#"{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"task-1"}}"#)?;
 //! let text = serde_json::json!({ "content": [{ "type": "text", "text": "done" }] });
-//! host.respond(now, work.unwrap(), Ok(text)).unwrap();
+//! host.respond(now, work.expect("the tool was called"), Ok(text))?;
 //! let mut answered = false;
 //! while let Some(out) = host.poll_output() {
 //!     if let Output::Send(t) = out {
@@ -75,7 +76,18 @@
 //!     }
 //! }
 //! assert!(answered);
+//! # Ok(())
+//! # }
 //! ```
+//!
+//! ## Layers
+//!
+//! The crate's modules form layers, each importing only those below it: the vocabulary
+//! (tools, tasks, ids, [`status`], [`time`], [`jsonrpc`], [`framing`], [`Config`],
+//! [`Event`], errors); the era-neutral state and its mechanisms (`state/`:
+//! tasks, calls, sessions, deadlines, the journal); the protocol eras ([`era`]), each
+//! behind one trait and neither importing the other; and the [`Host`] façade on top, which
+//! picks the era of each request, session and call once and hands it over.
 //!
 //! ## Protocol eras
 //!
@@ -92,7 +104,6 @@
 #![warn(missing_docs)]
 
 mod config;
-mod deadlines;
 pub mod era;
 mod error;
 mod event;
@@ -102,24 +113,24 @@ mod ids;
 mod json;
 pub mod jsonrpc;
 mod log_level;
-mod session;
+mod model;
+mod state;
 pub mod status;
-mod task;
 pub mod time;
 
 pub use config::{ClientEra, ClientFeatures, Config, Durability, Limits, PollConfig, TaskConfig};
-pub use era::v2025_11_25::{
-    Implementation, PlainReason, Task, TaskDecision, TaskSupport, Tool, ToolDef,
-};
 pub use error::{PeerErrorKind, Quota, UsageError};
 pub use event::{
     AppRequest, Change, Event, JournalEntry, MessageKind, Output, StopReason, ToolCall, Transmit,
 };
-pub use host::{Host, TaskIdSource};
+pub use host::Host;
 pub use ids::{CallId, InputId, Owner, SessionId, TaskId};
 pub use jsonrpc::{RequestId, RpcError};
 pub use log_level::LogLevel;
-pub use session::Role;
+pub use model::{
+    Era, Implementation, InputKinds, Outcome, PlainReason, ProgressParams, Role, TaskDecision,
+    TaskInfo, TaskSnapshot, TaskSupport, Tool, ToolDef, ToolExecution,
+};
+pub use state::TaskIdSource;
 pub use status::TaskStatus;
-pub use task::{Era, InputKinds, Outcome, TaskInfo, TaskSnapshot};
 pub use time::Millis;

@@ -16,7 +16,7 @@ use futures::FutureExt;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use taskwire_engine::{
-    AppRequest, CallId, Event, Host, Millis, Output, Owner, Role, RpcError, SessionId, ToolCall,
+    AppRequest, CallId, Event, Host, Millis, Output, Owner, Role, RpcError, ToolCall,
 };
 
 use crate::client::Waits;
@@ -93,23 +93,25 @@ impl Driver {
         (driver, tx)
     }
 
-    /// Serves one more connection for `owner`.
+    /// Serves one more connection for `owner`; a driver that is stopping takes none (the
+    /// connection is dropped and `done` fires at once).
     pub fn attach(
         &mut self,
         owner: Owner,
         reader: Reader,
         writer: Writer,
         done: Option<futures::channel::oneshot::Sender<()>>,
-    ) -> SessionId {
+    ) {
         let role = match self.app {
             App::Server(_) => Role::Server,
             App::Client(_) => Role::Client,
         };
-        let session = self.host.open(now(), role, owner);
+        let Ok(session) = self.host.open(now(), role, owner) else {
+            return;
+        };
         let mut link = Link::new(session, reader, writer);
         link.done = done;
         self.links.push(link);
-        session
     }
 
     /// Ends every connection's input when `signal` completes (SIGTERM).
@@ -134,7 +136,8 @@ impl Driver {
         if self.armed.is_some_and(|at| at <= now()) || self.timer_fired {
             self.timer_fired = false;
             self.armed = None;
-            self.host.handle_timeout(now());
+            // Refused only once the host is shut down, when nothing is scheduled any more.
+            let _ = self.host.handle_timeout(now());
         }
         busy |= self.route_outputs(cx);
         self.write_links(cx);
@@ -165,13 +168,15 @@ impl Driver {
             let session = link.session;
             match link.poll_read(cx) {
                 Poll::Pending => {}
+                // Input is refused only once the host is shut down, when every session is
+                // closed and its input no longer matters.
                 Poll::Ready(Read::Bytes(bytes)) => {
                     busy = true;
-                    host.handle_bytes(now(), session, bytes);
+                    let _ = host.handle_bytes(now(), session, bytes);
                 }
                 Poll::Ready(Read::Eof) => {
                     busy = true;
-                    host.handle_eof(now(), session);
+                    let _ = host.handle_eof(now(), session);
                 }
             }
         }
@@ -215,7 +220,7 @@ impl Driver {
             }
         }
         for session in ended {
-            self.host.handle_eof(now(), session);
+            let _ = self.host.handle_eof(now(), session);
         }
         if self.until == Until::LinksEnd
             && !self.stopping

@@ -1,87 +1,97 @@
 //! Protocol eras behind one seam.
 //!
-//! The host and its task table are era-neutral: task records, outcomes (stored raw), the
-//! transition table, owners, quotas, calls, expiry and the journal. An era module owns the
-//! rest: decoding its requests, its rules (error codes, capability JSON, how an `isError`
-//! result reads, cancel semantics, related-task `_meta`), and encoding tasks and outcomes
-//! in its shapes.
+//! The host (`state/`) is era-neutral: task records, outcomes (stored raw), the transition
+//! table, owners, quotas, calls, sessions, expiry, our requests and the journal. An era
+//! owns the rest: decoding its requests, its rules (error codes, capability JSON, how an
+//! `isError` result reads, cancel semantics, related-task `_meta`), encoding tasks and
+//! outcomes in its shapes, and the state it keeps on sessions and calls.
 //!
-//! The seam is the handful of functions below: every request, notification and follower
-//! update is routed by era. An era plugs in as a sibling module ([`v2025_11_25`],
-//! [`v2026_07_28`]) with its own handlers, one [`Era`](crate::Era) variant, and its arms here. The
-//! host stays era-neutral: it tags each call and task with the era of its request, and
-//! the era's module reads that tag.
+//! Each era implements the host's `Protocol` trait in its own module ([`v2025_11_25`],
+//! [`v2026_07_28`]); neither imports the other. This file is the one place that names them
+//! all: [`protocol`] maps an [`Era`] to its rules, and [`route_request`] says which era reads
+//! a request on a session. A new era is a new module, its [`Era`] variant, and its arms here.
 
 pub mod v2025_11_25;
 pub mod v2026_07_28;
 
 use serde_json::value::RawValue;
-use serde_json::Value;
 
-use crate::host::Host;
-use crate::ids::{SessionId, TaskId};
+use crate::error::PeerErrorKind;
+use crate::ids::SessionId;
 use crate::jsonrpc::{Reject, RequestId, RpcError};
-use crate::session::{Purpose, Role, Session};
+use crate::model::{Era, Role};
+use crate::state::{Protocol, State};
 
-impl Host {
-    /// Routes a request (not `ping`, which every era answers alike) to its era: on a server
-    /// session 2026-07-28 takes `server/discover` and every request carrying its
-    /// per-request protocol version; 2025-11-25 takes the rest.
-    pub(crate) fn route_request(
-        &mut self,
-        session: SessionId,
-        id: &RequestId,
-        method: &str,
-        params: Option<&RawValue>,
-    ) -> Result<(), Reject> {
-        let server = self
-            .session(session)
-            .is_some_and(|s| s.role == Role::Server);
-        if server {
-            if let Some(served) = self.modern_request(session, id, method, params) {
-                return served;
-            }
-        }
-        self.legacy_request(session, id, method, params)
+/// The era a task the application makes itself ([`Host::create_task`](crate::Host)) is
+/// created in: the one whose `tasks/list` lists it.
+pub(crate) const APP_TASKS: Era = Era::V2025_11_25;
+
+/// The rules of `era`.
+pub(crate) fn protocol(era: Era) -> &'static dyn Protocol {
+    match era {
+        Era::V2025_11_25 => &v2025_11_25::V2025_11_25,
+        Era::V2026_07_28 => &v2026_07_28::V2026_07_28,
     }
+}
 
-    /// Routes a notification to its era.
-    pub(crate) fn route_notification(
-        &mut self,
-        session: SessionId,
-        method: &str,
-        params: Option<&RawValue>,
-    ) {
-        let modern = self.session(session).is_some_and(Session::is_modern);
-        if modern && self.modern_notification(session, method, params) {
-            return;
-        }
-        // Both eras read the notifications a client sends (`notifications/cancelled`) alike.
-        self.legacy_notification(session, method, params)
-    }
-
-    /// Routes the peer's answer to a request of ours: on a 2026-07-28 client session, and
-    /// for requests only that era sends, to its requestor.
-    pub(crate) fn route_answer(
-        &mut self,
-        session: SessionId,
-        id: RequestId,
-        purpose: Purpose,
-        outcome: Result<Value, RpcError>,
-    ) {
-        let modern = self.session(session).is_some_and(Session::is_modern);
-        if modern || purpose.is_modern() {
-            self.modern_answer(session, id, purpose, outcome)
-        } else {
-            self.on_answer(session, id, purpose, outcome)
+/// Serves a peer request (not `ping`, which every era answers alike). A client session's
+/// requests go to the era it speaks (the oldest before it opens); on a server session the
+/// newest era that claims a request reads it: 2026-07-28 claims `server/discover` and every
+/// request carrying its per-request protocol version, 2025-11-25 `initialize` and whatever
+/// follows it. A request no era claims is one of 2026-07-28 missing its `_meta`, or one sent
+/// before `initialize` (checklist 2026 §3.1 r4).
+pub(crate) fn route_request(
+    st: &mut State,
+    session: SessionId,
+    id: &RequestId,
+    method: &str,
+    params: Option<&RawValue>,
+) -> Result<(), Reject> {
+    let Some(s) = st.session(session) else {
+        return Ok(());
+    };
+    let eras = match (s.role, s.era) {
+        (Role::Server, _) => &Era::ALL[..],
+        (Role::Client, era) => only(era.unwrap_or(Era::ALL[Era::ALL.len() - 1])),
+    };
+    for &era in eras {
+        if let Some(served) = protocol(era).serve(st, session, id, method, params) {
+            return served;
         }
     }
+    Err(Reject::peer(
+        PeerErrorKind::InvalidParams {
+            field: Some("_meta".into()),
+        },
+        RpcError::invalid_params(format!(
+            "Invalid params: {method} without params._meta[\"{}\"]; send initialize \
+             first to speak 2025-11-25",
+            v2026_07_28::VERSION_KEY
+        )),
+    ))
+}
 
-    /// Tells one follower session about a task's change: on its 2026-07-28 listen streams
-    /// that follow the task, or else as 2025-11-25 status notifications.
-    pub(crate) fn tell_follower(&mut self, session: SessionId, task: &TaskId) {
-        if !self.tell_listeners(session, task) {
-            self.legacy_status_notification(session, task)
-        }
-    }
+/// Reads a notification in the eras of the session (a client session's own; every era on
+/// a server session). Whether one of them read it.
+pub(crate) fn route_notification(
+    st: &mut State,
+    session: SessionId,
+    method: &str,
+    params: Option<&RawValue>,
+) -> bool {
+    let Some(s) = st.session(session) else {
+        return true;
+    };
+    let eras = match (s.role, s.era) {
+        (Role::Client, Some(era)) => only(era),
+        _ => &Era::ALL[..],
+    };
+    eras.iter()
+        .any(|&era| protocol(era).notify(st, session, method, params))
+}
+
+/// `era` alone, as a slice of [`Era::ALL`].
+fn only(era: Era) -> &'static [Era] {
+    let at = Era::ALL.iter().position(|&e| e == era).unwrap_or_default();
+    &Era::ALL[at..=at]
 }

@@ -1,133 +1,202 @@
-//! Calls: the work the application answers (a tool call, a peer request, the work of an
-//! app-created task), addressed by [`CallId`] whether or not it became a task.
+//! The application's work on calls: answering them, and what a call reports while it runs
+//! (its task's status message, progress, log messages, requests for input).
 
+use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::era::v2026_07_28::Answering;
-use crate::ids::{InputId, SessionId, TaskId};
-use crate::jsonrpc::RequestId;
+use super::Host;
+use crate::error::UsageError;
+use crate::ids::{CallId, InputId, TaskId};
+use crate::jsonrpc::RpcError;
 use crate::log_level::LogLevel;
-use crate::task::{Era, InputKinds};
+use crate::model::Role;
+use crate::time::Millis;
 
-/// One call awaiting the application's answer.
-#[derive(Debug)]
-pub(crate) struct Call {
-    /// The session it came from (where a plain call's reply and its progress go); `None`
-    /// for the work of an app-created or restored task.
-    pub session: Option<SessionId>,
-    /// The peer request a plain call answers; `None` once it became a task.
-    pub reply_to: Option<RequestId>,
-    /// The task it runs as.
-    pub task: Option<TaskId>,
-    /// The request's progress token (valid for a task's whole life).
-    pub progress_token: Option<Value>,
-    /// Client role: the peer task this request serves (its answer carries related-task meta).
-    pub related_task: Option<TaskId>,
-    /// Our input requests still unanswered (2025-11-25: requests sent to the peer).
-    pub inputs: Vec<PendingInput>,
-    /// A 2026-07-28 task's outstanding `inputRequests`, shown by `tasks/get`.
-    pub asks: Vec<Ask>,
-    /// A plain 2026-07-28 call: the answers its request carried (MRTR `inputResponses`
-    /// with those of earlier rounds from `requestState`), and how many inputs it asked.
-    pub rounds: Option<Box<Rounds>>,
-    /// Sessions told about the task's changes: where it was created and where it was asked about.
-    pub followers: Vec<SessionId>,
-    /// The requestor asked for a task and the application decides: the requested ttl.
-    pub offer: Option<Option<u64>>,
-    /// The era of the request it answers (how its plain reply and its task read).
-    pub era: Era,
-    /// The input the requestor can answer, as its request declared it (2026-07-28).
-    pub input_kinds: InputKinds,
-    /// Client role, 2026-07-28: the server's input request this call answers.
-    pub answering: Option<Box<Answering>>,
-    /// A plain 2026-07-28 call: the least severe log message its request asked for
-    /// (`_meta["io.modelcontextprotocol/logLevel"]`); none means no log messages.
-    pub log_level: Option<LogLevel>,
-}
-
-impl Call {
-    pub fn plain(session: SessionId, request: RequestId, progress_token: Option<Value>) -> Self {
-        Call {
-            session: Some(session),
-            reply_to: Some(request),
-            task: None,
-            progress_token,
-            related_task: None,
-            inputs: Vec::new(),
-            asks: Vec::new(),
-            rounds: None,
-            followers: Vec::new(),
-            offer: None,
-            era: Era::V2025_11_25,
-            input_kinds: InputKinds::default(),
-            answering: None,
-            log_level: None,
-        }
+impl Host {
+    /// Answers a call: a plain call gets `outcome` as its reply; a task stores it as its
+    /// outcome (`completed`, or `failed` for an error; an `isError: true` result is
+    /// `completed` with a tool error, which 2025-11-25 shows as `failed`).
+    ///
+    /// A task that was cancelled meanwhile keeps its status: the answer is dropped and
+    /// [`UsageError::TaskFinished`] says so (a common race, not a mistake). Once a call is
+    /// answered, or its task expired or was removed, the call is gone:
+    /// [`UsageError::UnknownCall`].
+    pub fn respond(
+        &mut self,
+        now: Millis,
+        call: CallId,
+        outcome: Result<Value, RpcError>,
+    ) -> Result<(), UsageError> {
+        let outcome = match outcome {
+            Ok(value @ Value::Object(_)) => {
+                Ok(serde_json::value::to_raw_value(&value).expect("JSON values serialize"))
+            }
+            Ok(_) => return Err(UsageError::NotAnObject("a result")),
+            Err(e) => Err(e),
+        };
+        self.enter(now)?;
+        self.state.answer(call, outcome)
     }
 
-    pub fn task(session: Option<SessionId>, task: TaskId, progress_token: Option<Value>) -> Self {
-        Call {
-            session,
-            reply_to: None,
-            task: Some(task),
-            progress_token,
-            related_task: None,
-            inputs: Vec::new(),
-            asks: Vec::new(),
-            rounds: None,
-            followers: session.into_iter().collect(),
-            offer: None,
-            era: Era::V2025_11_25,
-            input_kinds: InputKinds::default(),
-            answering: None,
-            log_level: None,
-        }
+    /// [`Host::respond`] with the result already serialized (e.g. by
+    /// `serde_json::value::to_raw_value` from a typed result), which saves building a
+    /// `Value` on the way. It must be a JSON object ([`UsageError::NotAnObject`]).
+    pub fn respond_raw(
+        &mut self,
+        now: Millis,
+        call: CallId,
+        outcome: Result<Box<RawValue>, RpcError>,
+    ) -> Result<(), UsageError> {
+        let outcome = match outcome {
+            Ok(raw) if !raw.get().trim_start().starts_with('{') => {
+                return Err(UsageError::NotAnObject("a result"))
+            }
+            // Whitespace between tokens may hold newlines, which would split the line.
+            Ok(raw) if raw.get().contains(['\n', '\r']) => Ok(one_line(&raw)),
+            other => other,
+        };
+        self.enter(now)?;
+        self.state.answer(call, outcome)
     }
 
-    /// The application's answer to the server's input request `answering` (client role,
-    /// 2026-07-28): it replies to nothing on the wire by itself.
-    pub fn answering(session: SessionId, answering: Answering) -> Self {
-        Call {
-            reply_to: None,
-            era: Era::V2026_07_28,
-            answering: Some(Box::new(answering)),
-            ..Call::plain(session, RequestId::Number(0), None)
+    /// Sets a running task's status message (the peer is told). `None` clears it.
+    pub fn set_task_message(
+        &mut self,
+        now: Millis,
+        call: CallId,
+        message: Option<String>,
+    ) -> Result<(), UsageError> {
+        self.enter(now)?;
+        let st = &mut self.state;
+        let task = st.running_task(call)?;
+        if st.tasks.set_message(&task, st.now, message) {
+            st.journal_put(&task);
+            st.tell_followers(&task);
         }
+        Ok(())
     }
 
-    /// Adds a session to those told about the task (once).
-    pub fn follow(&mut self, session: SessionId) {
-        if !self.followers.contains(&session) {
-            self.followers.push(session);
+    /// Sends `notifications/progress` when the request asked for it (a `progressToken`);
+    /// nothing is sent without a token, nor for a task of the 2026-07-28 era (which has no
+    /// task progress; [`Host::set_task_message`] reaches its `tasks/get`).
+    pub fn notify_progress(
+        &mut self,
+        now: Millis,
+        call: CallId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> Result<(), UsageError> {
+        if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
+            return Err(UsageError::NonFiniteProgress);
         }
+        self.enter(now)?;
+        let st = &mut self.state;
+        let state = st.call(call).ok_or(UsageError::UnknownCall(call))?;
+        let (era, task) = (state.era, state.task.clone());
+        if task.is_some() {
+            st.running_task(call)?;
+        }
+        st.protocol(era)
+            .progress(st, call, task.as_ref(), progress, total, message);
+        Ok(())
+    }
+
+    /// Asks the requestor for input on behalf of a call: `method` is `elicitation/create`,
+    /// `sampling/createMessage` or `roots/list`. A task shows `input_required` until every
+    /// input request is answered; the answer arrives as
+    /// [`Event::InputResponse`](crate::Event::InputResponse). In 2025-11-25 the request goes
+    /// to the peer; a 2026-07-28 task lists it in `tasks/get` (`inputRequests`) until
+    /// `tasks/update` answers it; a plain 2026-07-28 call either finds the answer in its
+    /// request (an MRTR retry: `Event::InputResponse` at once) or ends, its request answered
+    /// with an `InputRequiredResult`
+    /// ([`StopReason::InputRequired`](crate::StopReason::InputRequired)), and the client
+    /// retries it as a new call.
+    pub fn request_input(
+        &mut self,
+        now: Millis,
+        call: CallId,
+        method: &str,
+        params: Value,
+    ) -> Result<InputId, UsageError> {
+        let capability = match method {
+            "elicitation/create" => "elicitation",
+            "sampling/createMessage" => "sampling",
+            "roots/list" => "roots",
+            _ => return Err(UsageError::NotAnInputMethod(method.to_owned())),
+        };
+        let Value::Object(params) = params else {
+            return Err(UsageError::NotAnObject("input request params"));
+        };
+        self.enter(now)?;
+        let st = &mut self.state;
+        let state = st.call(call).ok_or(UsageError::UnknownCall(call))?;
+        let era = state.era;
+        if state.task.is_some() {
+            st.running_task(call)?;
+        }
+        st.protocol(era)
+            .request_input(st, call, method, capability, params)
+    }
+
+    /// Sends a log message about a call (`notifications/message`, `logger` naming its
+    /// source) on the session of its request, when the requestor wants it; a message it
+    /// does not want is dropped, which is no error. In 2025-11-25 the requestor wants every
+    /// level until its session's `logging/setLevel` names the least severe one it wants,
+    /// and a task's messages carry related-task `_meta`. In 2026-07-28 only a plain call
+    /// whose request named a level (`_meta["io.modelcontextprotocol/logLevel"]`) gets them,
+    /// and a task never does.
+    ///
+    /// Needs [`Config::logging`](crate::Config::logging) ([`UsageError::LoggingOff`]) and a
+    /// call a client made ([`UsageError::WrongRole`] on a client session).
+    pub fn log(
+        &mut self,
+        now: Millis,
+        call: CallId,
+        level: LogLevel,
+        logger: Option<&str>,
+        data: Value,
+    ) -> Result<(), UsageError> {
+        if !self.state.config.logging {
+            return Err(UsageError::LoggingOff);
+        }
+        self.enter(now)?;
+        let st = &mut self.state;
+        let state = st.call(call).ok_or(UsageError::UnknownCall(call))?;
+        let (era, session) = (state.era, state.session);
+        if state.task.is_some() {
+            st.running_task(call)?;
+        }
+        let Some(s) = session.and_then(|id| st.session(id)) else {
+            return Ok(());
+        };
+        if s.role != Role::Server {
+            return Err(UsageError::WrongRole {
+                needs: Role::Server,
+            });
+        }
+        st.protocol(era).log(st, call, level, logger, &data);
+        Ok(())
+    }
+
+    /// Accepts the task the requestor offered ([`ToolCall::task_offered`]): the task is
+    /// created and the requestor answered with it; the call goes on as the task's work.
+    /// When the task cannot be created ([`UsageError::TaskRefused`]: a task limit), the
+    /// requestor gets that error as its answer and the call is over.
+    ///
+    /// [`ToolCall::task_offered`]: crate::ToolCall::task_offered
+    pub fn start_task(&mut self, now: Millis, call: CallId) -> Result<TaskId, UsageError> {
+        self.enter(now)?;
+        let state = self.state.call(call).ok_or(UsageError::UnknownCall(call))?;
+        let Some(ttl) = state.offer else {
+            return Err(UsageError::NotATaskOffer(call));
+        };
+        self.state.accept_offer(call, ttl)
     }
 }
 
-/// An input request a 2026-07-28 task waits for: `tasks/get` lists it under `key` until
-/// `tasks/update` answers it.
-#[derive(Debug)]
-pub(crate) struct Ask {
-    pub id: InputId,
-    /// Unique over the host's life, so never reused within a task.
-    pub key: String,
-    /// `{"method":…,"params":…}`, as `inputRequests` shows it.
-    pub request: Box<serde_json::value::RawValue>,
-}
-
-/// The MRTR state of a plain 2026-07-28 call.
-#[derive(Debug, Default)]
-pub(crate) struct Rounds {
-    /// Answers by key, from this request and the rounds before it.
-    pub answers: serde_json::Map<String, serde_json::Value>,
-    /// Inputs asked so far by this run of the call (keys are `input-1`, `input-2`, … in
-    /// asking order, so a retried call asks under the same keys).
-    pub asked: u32,
-}
-
-/// An input request sent to a peer on behalf of a call.
-#[derive(Clone, Debug)]
-pub(crate) struct PendingInput {
-    pub id: InputId,
-    pub session: SessionId,
-    pub request: RequestId,
+/// `raw` again, without the whitespace between its tokens.
+fn one_line(raw: &RawValue) -> Box<RawValue> {
+    let value: Value = serde_json::from_str(raw.get()).expect("a RawValue is valid JSON");
+    serde_json::value::to_raw_value(&value).expect("JSON values serialize")
 }

@@ -1,5 +1,6 @@
-//! Routing one inbound message: malformed input, requests, notifications, responses.
-//! What is the same in every era happens here; the rest goes to the era that reads it.
+//! Routing one inbound message: malformed input, requests, notifications, responses. What
+//! every era does alike happens here (limits, duplicate ids, `ping`, cancellation, progress,
+//! matching answers to our requests); the rest goes to the era that reads it.
 
 use std::borrow::Cow;
 
@@ -7,39 +8,43 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::Host;
+use crate::era;
 use crate::error::PeerErrorKind;
-use crate::event::Event;
+use crate::event::{Event, StopReason};
 use crate::framing::Frame;
 use crate::ids::SessionId;
-use crate::jsonrpc::{self, Inbound, Malformed, Reject, RequestId, RpcError};
+use crate::jsonrpc::{self, Malformed, Message, Reject, RequestId, RpcError};
+use crate::model::ProgressParams;
+use crate::state::{CancelledParams, PeerRequest, Sent, State, Timer};
 
 impl Host {
     pub(super) fn handle_frame(&mut self, session: SessionId, frame: Frame<'_>) {
-        if self.session(session).is_none() {
+        if self.state.session(session).is_none() {
             return;
         }
         match frame {
             Frame::Line(line) => self.handle_line(session, line),
             Frame::TooLong => {
+                let st = &mut self.state;
                 let error = RpcError::invalid_request(format!(
                     "Invalid Request: message exceeds {} bytes",
-                    self.config.limits.max_line_bytes
+                    st.config.limits.max_line_bytes
                 ));
-                self.reply_error(session, None, &error);
-                self.peer_error(session, PeerErrorKind::TooLong, error.message);
+                st.reply_error(session, None, &error);
+                st.peer_error(session, PeerErrorKind::TooLong, error.message);
             }
         }
     }
 
     fn handle_line(&mut self, session: SessionId, line: &[u8]) {
-        match jsonrpc::parse(line, self.config.limits.max_depth) {
-            Ok(Inbound::Request { id, method, params }) => {
+        match jsonrpc::parse(line, self.state.config.limits.max_depth) {
+            Ok(Message::Request { id, method, params }) => {
                 self.on_request(session, id, method, params)
             }
-            Ok(Inbound::Notification { method, params }) => {
-                self.route_notification(session, &method, params)
+            Ok(Message::Notification { method, params }) => {
+                self.on_notification(session, &method, params)
             }
-            Ok(Inbound::Response { id, outcome }) => self.on_response(session, id, outcome),
+            Ok(Message::Response { id, outcome }) => self.on_response(session, id, outcome),
             Err(malformed) => {
                 let Malformed {
                     kind,
@@ -47,9 +52,9 @@ impl Host {
                     message,
                 } = *malformed;
                 if let Some((id, error)) = reply {
-                    self.reply_error(session, id.as_ref(), &error);
+                    self.state.reply_error(session, id.as_ref(), &error);
                 }
-                self.peer_error(session, kind, message);
+                self.state.peer_error(session, kind, message);
             }
         }
     }
@@ -61,25 +66,26 @@ impl Host {
         method: Cow<'_, str>,
         params: Option<&RawValue>,
     ) {
-        let Some(s) = self.session(session) else {
+        let st = &mut self.state;
+        let Some(s) = st.session(session) else {
             return;
         };
-        if s.inbound.contains_key(&id) {
+        if s.requests.contains_key(&id) {
             let error = RpcError::invalid_request(format!(
                 "Invalid Request: id {id} is already used by a request in progress"
             ));
-            return self.refuse(
+            return st.refuse(
                 session,
                 &id,
                 Reject::peer(PeerErrorKind::DuplicateId, error),
             );
         }
-        let pending = s.inbound.len();
-        if pending >= self.config.limits.max_pending_requests && may_wait(&method) {
+        let pending = s.requests.len();
+        if pending >= st.config.limits.max_pending_requests && may_wait(&method) {
             let error = RpcError::internal(format!(
                 "Too many requests in progress ({pending}); retry later"
             ));
-            return self.refuse(
+            return st.refuse(
                 session,
                 &id,
                 Reject::peer(PeerErrorKind::TooManyPending, error),
@@ -87,58 +93,37 @@ impl Host {
         }
         if method == "ping" {
             let line = jsonrpc::reply_with(&id, 48, |buf| buf.extend_from_slice(b"{}"));
-            return self.reply(session, &id, None, line);
+            return st.reply(session, &id, None, line);
         }
-        if let Err(reject) = self.route_request(session, &id, &method, params) {
-            self.refuse(session, &id, reject);
-        }
-    }
-
-    /// Answers a refused request with its error, and reports the peer's mistake.
-    pub(crate) fn refuse(&mut self, session: SessionId, id: &RequestId, reject: Reject) {
-        self.reply_error(session, Some(id), &reject.error);
-        if let Some(kind) = reject.kind {
-            self.peer_error(session, kind, reject.error.message);
+        if let Err(reject) = era::route_request(st, session, &id, &method, params) {
+            st.refuse(session, &id, reject);
         }
     }
 
-    pub(crate) fn peer_error(&mut self, session: SessionId, kind: PeerErrorKind, message: String) {
-        self.event(Event::PeerError {
-            session,
-            kind,
-            message,
-        });
-    }
-
-    /// A request the application answers itself ([`Config::app_methods`](crate::Config)),
-    /// with the log level its 2026-07-28 request named.
-    pub(crate) fn app_request(
-        &mut self,
-        session: SessionId,
-        id: &RequestId,
-        method: &str,
-        params: Option<&RawValue>,
-        era: crate::task::Era,
-        log_level: Option<crate::LogLevel>,
-    ) {
-        let token = progress_token(params);
-        let mut state = super::Call::plain(session, id.clone(), token);
-        state.era = era;
-        state.log_level = log_level;
-        let call = self.add_call(state);
-        if let Some(s) = self.session_mut(session) {
-            s.inbound
-                .insert(id.clone(), crate::session::Inbound::App(call));
+    fn on_notification(&mut self, session: SessionId, method: &str, params: Option<&RawValue>) {
+        let st = &mut self.state;
+        let read = match method {
+            "notifications/cancelled" => jsonrpc::params(params).map(|p| cancel(st, session, p)),
+            "notifications/progress" => jsonrpc::params(params)
+                .map(|params: ProgressParams| st.event(Event::Progress { session, params })),
+            _ => {
+                if !era::route_notification(st, session, method, params) {
+                    st.event(Event::Notification {
+                        session,
+                        method: method.to_owned(),
+                        params: params.map(ToOwned::to_owned),
+                    });
+                }
+                Ok(())
+            }
+        };
+        if let Err(reject) = read {
+            self.state.peer_error(
+                session,
+                PeerErrorKind::Malformed,
+                format!("{method}: {}", reject.error.message),
+            );
         }
-        self.event(Event::Request(crate::event::AppRequest {
-            call,
-            session,
-            request: id.clone(),
-            method: method.to_owned(),
-            params: params.map(ToOwned::to_owned),
-            task: None,
-            related_task: None,
-        }));
     }
 
     fn on_response(
@@ -147,12 +132,13 @@ impl Host {
         id: RequestId,
         outcome: Result<&RawValue, RpcError>,
     ) {
-        let Some(s) = self.session_mut(session) else {
+        let st = &mut self.state;
+        let Some(s) = st.session_mut(session) else {
             return;
         };
-        let Some(purpose) = s.outbound.take(&id) else {
+        let Some(sent) = s.outbound.take(&id) else {
             if !s.outbound.was_abandoned(&id) {
-                self.peer_error(
+                st.peer_error(
                     session,
                     PeerErrorKind::UnknownResponse,
                     format!("response to unknown request id {id}"),
@@ -160,13 +146,41 @@ impl Host {
             }
             return;
         };
-        self.timers
-            .clear(&super::Timer::Request(session, id.clone()));
+        st.clear_timer(&Timer::Request(session, id.clone()));
         let outcome = outcome.and_then(|raw| {
             serde_json::from_str::<Value>(raw.get())
                 .map_err(|e| RpcError::internal(format!("unreadable result: {e}")))
         });
-        self.route_answer(session, id, purpose, outcome);
+        match sent {
+            Sent::App => st.event(Event::Response {
+                session,
+                request: id,
+                outcome,
+            }),
+            Sent::Era(era, purpose) => st.protocol(era).answered(st, session, id, purpose, outcome),
+        }
+    }
+}
+
+/// `notifications/cancelled`: stops a plain request (no answer follows) or drops a request
+/// an era holds open. Unknown or finished requests are ignored.
+fn cancel(st: &mut State, session: SessionId, params: CancelledParams) {
+    let Some(request) = params.request_id else {
+        return;
+    };
+    let Some(held) = st
+        .session_mut(session)
+        .and_then(|s| s.requests.remove(&request))
+    else {
+        return;
+    };
+    match held {
+        PeerRequest::Call(call) => {
+            if st.remove_call(call).is_some() {
+                st.stop(call, StopReason::Cancelled, params.reason);
+            }
+        }
+        PeerRequest::Held(era) => st.protocol(era).drop_held(st, session, &request),
     }
 }
 
@@ -176,21 +190,4 @@ fn may_wait(method: &str) -> bool {
         method,
         "ping" | "initialize" | "tools/list" | "tasks/get" | "tasks/list" | "tasks/cancel"
     )
-}
-
-/// `params._meta.progressToken`, if any.
-pub(crate) fn progress_token(params: Option<&RawValue>) -> Option<Value> {
-    #[derive(serde::Deserialize)]
-    struct P {
-        #[serde(default, rename = "_meta")]
-        meta: Option<M>,
-    }
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct M {
-        #[serde(default)]
-        progress_token: Option<Value>,
-    }
-    let p: P = serde_json::from_str(params?.get()).ok()?;
-    p.meta?.progress_token
 }

@@ -113,8 +113,8 @@ fn era_option(mut args: Vec<String>) -> Result<(ClientEra, Vec<String>), String>
     };
     let era = match args.get(at + 1).map(String::as_str) {
         Some("auto") => ClientEra::Auto,
-        Some("2026-07-28") => ClientEra::Modern,
-        Some("2025-11-25") => ClientEra::Legacy,
+        Some("2026-07-28") => ClientEra::Only(taskwire_driver::engine::Era::V2026_07_28),
+        Some("2025-11-25") => ClientEra::Only(taskwire_driver::engine::Era::V2025_11_25),
         other => {
             return Err(format!(
                 "--era takes auto, 2026-07-28 or 2025-11-25, not {other:?}"

@@ -282,7 +282,8 @@ impl Client {
                 .take()
                 .map_or_else(|| json!({}), |c| json!({ "cursor": c }));
             let page = self.request("tasks/list", Some(params)).await?;
-            let (items, next): (Vec<taskwire_engine::Task>, _) = page_items(page, "tasks")?;
+            let (items, next): (Vec<taskwire_engine::era::v2025_11_25::Task>, _) =
+                page_items(page, "tasks")?;
             for task in items {
                 let info = task.to_info().ok_or_else(|| {
                     RpcError::internal(format!(

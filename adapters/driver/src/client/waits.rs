@@ -140,7 +140,7 @@ fn answer(pending: Pending, outcome: Result<Value, RpcError>, plain: Option<Plai
 
 /// A task out of a `tasks/get` or `tasks/cancel` answer.
 fn task_info(value: Value) -> Result<TaskInfo, RpcError> {
-    let task: taskwire_engine::Task = serde_json::from_value(value)
+    let task: taskwire_engine::era::v2025_11_25::Task = serde_json::from_value(value)
         .map_err(|e| RpcError::internal(format!("malformed task: {e}")))?;
     task.to_info()
         .ok_or_else(|| RpcError::internal("malformed task: a time is not RFC 3339"))

@@ -4,9 +4,9 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::types::{MODEL_IMMEDIATE_RESPONSE, RELATED_TASK};
-use crate::host::tasks::{Record, StoredOutcome};
 use crate::json::{self, Buf};
 use crate::jsonrpc::{self, RequestId};
+use crate::state::{Record, StoredOutcome};
 use crate::status::TaskStatus;
 
 /// The status this era shows: a result with `isError: true` reads as `failed`.

@@ -1,32 +1,61 @@
-//! `logging/setLevel`: the least severe log message a session wants from now on.
+//! Log messages in this era: `logging/setLevel` sets the least severe level a session wants
+//! from then on (every level until it does), and a task's messages carry related-task
+//! `_meta`.
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use serde_json::Value;
 
-use crate::host::Host;
-use crate::ids::SessionId;
+use super::state as kept;
+use super::types::related_task_meta;
+use crate::ids::{CallId, SessionId};
 use crate::jsonrpc::{self, Reject, RequestId};
 use crate::log_level::LogLevel;
+use crate::state::State;
 
 #[derive(Deserialize)]
 struct SetLevelParams {
     level: LogLevel,
 }
 
-impl Host {
-    /// Records the session's level for [`Host::log`] and answers `{}`.
-    pub(super) fn on_set_level(
-        &mut self,
-        session: SessionId,
-        id: &RequestId,
-        params: Option<&RawValue>,
-    ) -> Result<(), Reject> {
-        let SetLevelParams { level } = jsonrpc::params(params)?;
-        if let Some(s) = self.session_mut(session) {
-            s.log_level = Some(level);
-        }
-        let line = jsonrpc::reply_with(id, 48, |buf| buf.extend_from_slice(b"{}"));
-        self.reply(session, id, None, line);
-        Ok(())
+/// Records the session's level and answers `{}`.
+pub(super) fn on_set_level(
+    st: &mut State,
+    session: SessionId,
+    id: &RequestId,
+    params: Option<&RawValue>,
+) -> Result<(), Reject> {
+    let SetLevelParams { level } = jsonrpc::params(params)?;
+    if let Some(s) = kept::session_mut(st, session) {
+        s.log_level = Some(level);
     }
+    let line = jsonrpc::reply_with(id, 48, |buf| buf.extend_from_slice(b"{}"));
+    st.reply(session, id, None, line);
+    Ok(())
+}
+
+/// Sends a log message about a call on its session, unless the session asked for more
+/// severe ones only.
+pub(super) fn log(
+    st: &mut State,
+    call: CallId,
+    level: LogLevel,
+    logger: Option<&str>,
+    data: &Value,
+) {
+    let Some(state) = st.call(call) else {
+        return;
+    };
+    let (Some(session), task) = (state.session, state.task.clone()) else {
+        return;
+    };
+    let minimum = st
+        .session(session)
+        .and_then(|s| s.slots.get::<kept::SessionState>())
+        .and_then(|s| s.log_level);
+    if minimum.is_some_and(|min| level < min) {
+        return;
+    }
+    let meta = task.as_ref().map(|t| related_task_meta(t.as_str()));
+    st.send_log(session, task.as_ref(), level, logger, data, meta);
 }

@@ -5,156 +5,242 @@
 //! `notifications/tasks/status` reports changes; input is asked with `elicitation/create`
 //! and `sampling/createMessage` requests carrying related-task `_meta`. A tool result with
 //! `isError: true` reads as `failed`; `tasks/cancel` of a terminal task is -32602.
+//!
+//! - `serving.rs`: which requests and notifications this era reads, and how it routes them.
+//! - `handshake.rs`: `initialize` in both roles; `tools.rs`: `tools/list` and `tools/call`.
+//! - `receiver.rs`: `tasks/*`, status notifications, parked results, what calls send.
+//! - `requestor.rs`: our requests and their answers; `following.rs`: fetching the outcome
+//!   of a peer's task; `negotiation.rs`: whether a call of ours goes as a task.
+//! - `logging.rs`, `encode.rs` (tasks and outcomes as written), `types.rs` (wire shapes),
+//!   `state.rs` (what this era keeps on sessions and calls).
 
 mod encode;
+mod following;
 mod handshake;
 mod logging;
 mod negotiation;
-mod polling;
 mod receiver;
 mod requestor;
+mod serving;
+mod state;
 mod tools;
 mod types;
 
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
-pub use negotiation::PlainReason;
-pub(crate) use negotiation::ToolCatalog;
-pub(crate) use polling::{RemoteTask, Source};
-pub(crate) use tools::Tools;
-pub use tools::{TaskDecision, ToolDef};
 pub use types::*;
 
-use crate::error::PeerErrorKind;
-use crate::host::Host;
-use crate::ids::SessionId;
-use crate::jsonrpc::{self, Reject, RequestId, RpcError};
-use crate::session::Role;
+use crate::error::UsageError;
+use crate::ids::{CallId, InputId, SessionId, TaskId};
+use crate::jsonrpc::{Reject, RequestId, RpcError};
+use crate::log_level::LogLevel;
+use crate::state::{Answer, Protocol, Purpose, State};
 
-impl Host {
-    /// A request on a session of this era (`ping` is answered before it gets here).
-    pub(crate) fn legacy_request(
-        &mut self,
+/// This era's rules.
+pub(crate) struct V2025_11_25;
+
+impl Protocol for V2025_11_25 {
+    fn serve(
+        &self,
+        st: &mut State,
         session: SessionId,
         id: &RequestId,
         method: &str,
         params: Option<&RawValue>,
-    ) -> Result<(), Reject> {
-        let s = self
-            .session(session)
-            .expect("routed requests have a session");
-        let (role, ready) = (s.role, s.is_ready());
-        if role == Role::Server && method == "initialize" {
-            return self.on_initialize(session, id, params);
-        }
-        // A dual-era server reads a request that neither follows initialize nor carries the
-        // 2026-07-28 `_meta` as a modern one missing it (checklist 2026 §3.1 r4).
-        if !ready && role == Role::Server {
-            return Err(Reject::peer(
-                PeerErrorKind::InvalidParams {
-                    field: Some("_meta".into()),
-                },
-                RpcError::invalid_params(format!(
-                    "Invalid params: {method} without params._meta[\"{}\"]; send initialize \
-                     first to speak 2025-11-25",
-                    crate::era::v2026_07_28::VERSION_KEY
-                )),
-            ));
-        }
-        if !ready {
-            return Err(Reject::peer(
-                PeerErrorKind::BeforeInitialize,
-                RpcError::invalid_request(format!(
-                    "Invalid Request: {method} before initialization completed"
-                )),
-            ));
-        }
-        let hosts_tasks = self.hosts_tasks(session);
-        let features = self.config.client;
-        match (role, method) {
-            (Role::Server, "tools/list") => self.on_tools_list(session, id, params),
-            (Role::Server, "tools/call") => self.on_tools_call(session, id, params),
-            (Role::Server, "logging/setLevel") if self.config.logging => {
-                self.on_set_level(session, id, params)
-            }
-            (_, "tasks/get") if hosts_tasks => self.on_tasks_get(session, id, params),
-            (_, "tasks/result") if hosts_tasks => self.on_tasks_result(session, id, params),
-            (_, "tasks/list") if hosts_tasks && self.config.tasks.list => {
-                self.on_tasks_list(session, id, params)
-            }
-            (_, "tasks/cancel") if hosts_tasks && self.config.tasks.cancel => {
-                self.on_tasks_cancel(session, id, params)
-            }
-            (Role::Client, "sampling/createMessage") if features.sampling => {
-                self.on_peer_request(session, id, method, params, true)
-            }
-            (Role::Client, "elicitation/create") if features.elicitation => {
-                self.on_peer_request(session, id, method, params, true)
-            }
-            (Role::Client, "roots/list") if features.roots => {
-                self.on_peer_request(session, id, method, params, false)
-            }
-            _ if !owned_by_engine(method) && self.config.app_serves(method) => {
-                let era = crate::task::Era::V2025_11_25;
-                self.app_request(session, id, method, params, era, None);
-                Ok(())
-            }
-            _ => Err(Reject::peer(
-                PeerErrorKind::UnknownMethod(method.to_owned()),
-                RpcError::method_not_found(method),
-            )),
-        }
+    ) -> Option<Result<(), Reject>> {
+        serving::serve(st, session, id, method, params)
     }
 
-    /// A notification on a session of this era.
-    pub(crate) fn legacy_notification(
-        &mut self,
+    fn notify(
+        &self,
+        st: &mut State,
         session: SessionId,
         method: &str,
         params: Option<&RawValue>,
+    ) -> bool {
+        serving::notify(st, session, method, params)
+    }
+
+    fn drop_held(&self, st: &mut State, session: SessionId, request: &RequestId) {
+        receiver::drop_parked(st, session, request);
+    }
+
+    fn tell(&self, st: &mut State, session: SessionId, task: &TaskId) {
+        receiver::status_notification(st, session, task);
+    }
+
+    fn release(&self, st: &mut State, session: SessionId, task: &TaskId, gone: bool) {
+        receiver::release_parked(st, session, task, gone);
+    }
+
+    fn answer(&self, st: &mut State, call: CallId, outcome: Answer) {
+        receiver::answer_plain(st, call, outcome);
+    }
+
+    fn progress(
+        &self,
+        st: &mut State,
+        call: CallId,
+        task: Option<&TaskId>,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
     ) {
-        let handled = match method {
-            "notifications/initialized" => Ok(()),
-            "notifications/cancelled" => {
-                jsonrpc::params(params).map(|p| self.on_cancelled(session, p))
-            }
-            "notifications/tasks/status" => jsonrpc::params(params).map(|task: Task| {
-                self.observe_remote_task(session, task, polling::Source::Notification)
-            }),
-            "notifications/progress" => jsonrpc::params(params)
-                .map(|p: ProgressParams| self.event(crate::Event::Progress { session, params: p })),
-            _ => {
-                self.event(crate::Event::Notification {
-                    session,
-                    method: method.to_owned(),
-                    params: params.map(ToOwned::to_owned),
-                });
-                Ok(())
-            }
-        };
-        if let Err(reject) = handled {
-            self.peer_error(
-                session,
-                PeerErrorKind::Malformed,
-                format!("{method}: {}", reject.error.message),
-            );
+        let meta = task.map(|t| related_task_meta(t.as_str()));
+        st.send_progress(call, task, progress, total, message, meta);
+    }
+
+    fn request_input(
+        &self,
+        st: &mut State,
+        call: CallId,
+        method: &str,
+        capability: &'static str,
+        params: Map<String, Value>,
+    ) -> Result<InputId, UsageError> {
+        receiver::send_input_request(st, call, method, capability, params)
+    }
+
+    fn withdraw_inputs(&self, st: &mut State, call: CallId) {
+        receiver::withdraw_inputs(st, call, "Task is no longer running");
+    }
+
+    fn log(
+        &self,
+        st: &mut State,
+        call: CallId,
+        level: LogLevel,
+        logger: Option<&str>,
+        data: &Value,
+    ) {
+        logging::log(st, call, level, logger, data);
+    }
+
+    fn begin_offered_task(
+        &self,
+        st: &mut State,
+        call: CallId,
+        session: SessionId,
+        request: &RequestId,
+        ttl: Option<u64>,
+    ) -> Result<(TaskId, CallId), Reject> {
+        let token = st.call(call).and_then(|c| c.progress_token.clone());
+        tools::begin_task(st, session, request, ttl, token, None)
+    }
+
+    fn open(&self, st: &mut State, session: SessionId, _fallback: bool) -> Option<RequestId> {
+        handshake::send_initialize(st, session)
+    }
+
+    fn request(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        method: &str,
+        params: Option<Value>,
+    ) -> Option<RequestId> {
+        requestor::app_request(st, session, method, params)
+    }
+
+    fn list_tools(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        cursor: Option<String>,
+    ) -> Option<RequestId> {
+        requestor::list_tools(st, session, cursor)
+    }
+
+    fn call_tool(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        name: &str,
+        arguments: Value,
+        task: Option<Option<u64>>,
+    ) -> Result<RequestId, UsageError> {
+        requestor::call_tool(st, session, name, arguments, task)
+    }
+
+    fn request_as_task(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        method: &str,
+        params: Map<String, Value>,
+        ttl: Option<u64>,
+    ) -> Result<RequestId, UsageError> {
+        requestor::request_as_task(st, session, method, params, ttl)
+    }
+
+    fn get_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
+        requestor::get_task(st, session, task)
+    }
+
+    fn task_result(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        task: &str,
+    ) -> Result<RequestId, UsageError> {
+        requestor::task_result(st, session, task)
+    }
+
+    fn cancel_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
+        requestor::cancel_task(st, session, task)
+    }
+
+    fn list_tasks(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        cursor: Option<String>,
+    ) -> Result<RequestId, UsageError> {
+        requestor::list_tasks(st, session, cursor)
+    }
+
+    fn answered(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        id: RequestId,
+        purpose: Purpose,
+        outcome: Result<Value, RpcError>,
+    ) {
+        if let Ok(asked) = purpose.downcast() {
+            requestor::answered(st, session, id, *asked, outcome);
         }
     }
 
-    /// Tasks are live on this session: its version has them and we declared hosting them
-    /// (a client only hosts sampling and elicitation tasks).
-    pub(crate) fn hosts_tasks(&self, session: SessionId) -> bool {
-        let Some(s) = self.session(session) else {
-            return false;
-        };
-        let declared = s.role == Role::Server || self.config.client.hosts_tasks();
-        self.config.tasks.enabled && declared && s.version().is_some_and(version_has_tasks)
+    fn timed_out(&self, st: &mut State, session: SessionId, id: RequestId, purpose: Purpose) {
+        if let Ok(asked) = purpose.downcast() {
+            requestor::timed_out(st, session, id, *asked);
+        }
     }
-}
 
-/// Methods the engine answers itself, whatever the application lists.
-fn owned_by_engine(method: &str) -> bool {
-    matches!(method, "initialize" | "ping")
-        || method.starts_with("tools/")
-        || method.starts_with("tasks/")
+    fn closed_pending(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        id: RequestId,
+        purpose: Purpose,
+        error: &RpcError,
+    ) {
+        if let Ok(asked) = purpose.downcast() {
+            requestor::closed_pending(st, session, id, *asked, error);
+        }
+    }
+
+    fn closed(&self, _st: &mut State, _session: SessionId, _error: &RpcError) {}
+
+    fn follow_up(&self, st: &mut State, session: SessionId, task: &TaskId) {
+        following::follow_up(st, session, task);
+    }
+
+    fn poll(&self, st: &mut State, session: SessionId, task: &TaskId) {
+        following::poll(st, session, task);
+    }
+
+    fn let_go(&self, _st: &mut State, _session: SessionId, _task: &TaskId) {}
 }

@@ -5,24 +5,12 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::types::{declares, TaskSupport};
-
-/// Why a call the application wanted as a task went out plainly.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum PlainReason {
-    /// The server did not declare `tasks.requests.tools.call`.
-    NoTaskCapability,
-    /// The tool's `execution.taskSupport` is `"forbidden"` (or the tool has no `execution`).
-    ToolForbidsTasks,
-    /// The tool's task support could not be read, the task-augmented call was refused with
-    /// -32601, and it was sent again plainly.
-    TaskRefused,
-}
+use super::types::declares;
+use crate::model::{PlainReason, TaskSupport};
 
 /// A tool's task support as a server's `tools/list` wrote it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ToolSupport {
+enum ToolSupport {
     Known(TaskSupport),
     /// `execution` is there, but without a `taskSupport` we can read (e.g. `task_support`).
     Unreadable,
@@ -30,11 +18,11 @@ pub(crate) enum ToolSupport {
 
 /// Each listed tool's task support.
 #[derive(Debug, Default)]
-pub(crate) struct ToolCatalog(HashMap<String, ToolSupport>);
+pub(super) struct PeerTools(HashMap<String, ToolSupport>);
 
 /// How to send a `tools/call` the application wants as a task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Plan {
+pub(super) enum Plan {
     /// As a task; `fallback`: plainly again if refused with -32601.
     Task {
         fallback: bool,
@@ -42,7 +30,7 @@ pub(crate) enum Plan {
     Plain(PlainReason),
 }
 
-impl ToolCatalog {
+impl PeerTools {
     /// Remembers the tools of one `tools/list` page.
     pub fn learn(&mut self, page: &Value) {
         let Some(tools) = page.get("tools").and_then(Value::as_array) else {
@@ -56,7 +44,7 @@ impl ToolCatalog {
                 None | Some(Value::Null) => ToolSupport::Known(TaskSupport::Forbidden),
                 Some(execution) => execution
                     .get("taskSupport")
-                    .and_then(|s| TaskSupport::deserialize_str(s.as_str()?))
+                    .and_then(|s| TaskSupport::from_name(s.as_str()?))
                     .map_or(ToolSupport::Unreadable, ToolSupport::Known),
             };
             self.0.insert(name.to_owned(), support);
@@ -79,17 +67,6 @@ impl ToolCatalog {
     }
 }
 
-impl TaskSupport {
-    fn deserialize_str(text: &str) -> Option<TaskSupport> {
-        match text {
-            "forbidden" => Some(TaskSupport::Forbidden),
-            "optional" => Some(TaskSupport::Optional),
-            "required" => Some(TaskSupport::Required),
-            _ => None,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,7 +77,7 @@ mod tests {
     #[test]
     fn plans_follow_capabilities_and_listed_support() {
         let caps: Value = serde_json::from_str(TASKS).unwrap();
-        let mut catalog = ToolCatalog::default();
+        let mut catalog = PeerTools::default();
         catalog.learn(&json!({ "tools": [
             { "name": "plain" },
             { "name": "null", "execution": null },

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::error::PeerErrorKind;
 use crate::jsonrpc::{lenient_ms, Member, Reject, RpcError};
+use crate::model::{Implementation, Tool};
 use crate::status::TaskStatus;
 
 /// The newest protocol version we speak: the one with tasks.
@@ -33,29 +34,6 @@ pub fn related_task_meta(task_id: &str) -> Value {
         serde_json::json!({ "taskId": task_id }),
     );
     Value::Object(meta)
-}
-
-/// Name and version of a client or server.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Implementation {
-    /// Programmatic name.
-    pub name: String,
-    /// Version string.
-    pub version: String,
-    /// Optional human-readable name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-}
-
-impl Implementation {
-    /// An implementation with a name and version.
-    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        Implementation {
-            name: name.into(),
-            version: version.into(),
-            title: None,
-        }
-    }
 }
 
 /// `params` of `initialize`.
@@ -115,7 +93,7 @@ pub struct Task {
     /// RFC 3339 time of the last change.
     pub last_updated_at: String,
     /// Retention in ms from creation; `null` means unlimited. Always written. Read from
-    /// 2026-07-28's `ttlMs` too.
+    /// 2026-07-28's `ttlMs` too (lenient input).
     #[serde(default, deserialize_with = "lenient_ms", alias = "ttlMs")]
     pub ttl: Option<u64>,
     /// Suggested ms between polls. Read from 2026-07-28's `pollIntervalMs` too.
@@ -205,87 +183,6 @@ pub struct ListTasksResult {
     pub next_cursor: Option<String>,
 }
 
-/// Whether a tool may be, or must be, called as a task.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TaskSupport {
-    /// Never as a task (the default when absent).
-    #[default]
-    Forbidden,
-    /// Either way.
-    Optional,
-    /// Only as a task.
-    Required,
-}
-
-/// `Tool.execution`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolExecution {
-    /// Task support; always written. Unknown spellings (e.g. `task_support`) are ignored.
-    #[serde(default)]
-    pub task_support: TaskSupport,
-}
-
-/// A tool definition as listed by `tools/list`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Tool {
-    /// Unique name.
-    pub name: String,
-    /// Optional display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Optional description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// JSON Schema of the arguments (an object schema).
-    pub input_schema: Value,
-    /// Optional JSON Schema of `structuredContent`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Value>,
-    /// Optional behaviour hints.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Value>,
-    /// Execution properties; always written.
-    #[serde(default)]
-    pub execution: ToolExecution,
-}
-
-impl Tool {
-    /// A tool taking any object, with the given task support.
-    pub fn new(name: impl Into<String>, task_support: TaskSupport) -> Self {
-        Tool {
-            name: name.into(),
-            title: None,
-            description: None,
-            input_schema: serde_json::json!({ "type": "object", "properties": {} }),
-            output_schema: None,
-            annotations: None,
-            execution: ToolExecution { task_support },
-        }
-    }
-
-    /// The same tool with a description.
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// The same tool with this `inputSchema` (an object schema; the default takes any
-    /// object).
-    pub fn with_input_schema(mut self, schema: Value) -> Self {
-        self.input_schema = schema;
-        self
-    }
-
-    /// The same tool with this `outputSchema`, the schema of its `structuredContent`.
-    pub fn with_output_schema(mut self, schema: Value) -> Self {
-        self.output_schema = Some(schema);
-        self
-    }
-}
-
 /// `result` of `tools/list`.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -300,7 +197,7 @@ pub struct ListToolsResult {
 /// `params._meta` of a request, as far as the engine reads it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct RequestMeta {
+pub(crate) struct CommonMeta {
     #[serde(default)]
     pub progress_token: Option<Value>,
     #[serde(default, rename = "io.modelcontextprotocol/related-task")]
@@ -314,7 +211,7 @@ pub(crate) struct AugmentableParams {
     #[serde(default)]
     task: Member<Value>,
     #[serde(default, rename = "_meta")]
-    pub meta: Option<RequestMeta>,
+    pub meta: Option<CommonMeta>,
 }
 
 impl AugmentableParams {
@@ -355,35 +252,6 @@ pub(crate) struct CallToolRequest<'a> {
     pub arguments: Option<&'a Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskMetadata>,
-}
-
-/// `params` of `notifications/progress`.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ProgressParams {
-    /// The token from the request's `_meta.progressToken`.
-    pub progress_token: Value,
-    /// Progress so far; increases with each notification.
-    pub progress: f64,
-    /// Total, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total: Option<f64>,
-    /// Optional human-readable progress.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// Related-task metadata for task progress.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Value>,
-}
-
-/// `params` of `notifications/cancelled`.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct CancelledParams {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_id: Option<crate::RequestId>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
 }
 
 /// Whether a capability is declared at `path` (an object, or `true` as some peers write).

@@ -6,13 +6,13 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::meta::SERVER_INFO_KEY;
-use crate::host::tasks::{Record, StoredOutcome};
-use crate::host::Ask;
+use super::state::Ask;
 use crate::ids::TaskId;
 use crate::json::{self, Buf};
 use crate::jsonrpc::{self, RequestId};
+use crate::model::Implementation;
+use crate::state::{Record, StoredOutcome};
 use crate::status::TaskStatus;
-use crate::Implementation;
 
 /// The task fields (no braces): status as stored, so an `isError: true` result reads as
 /// `completed`; `ttlMs` always written (`null` is unlimited).
@@ -42,7 +42,7 @@ fn push_task_fields(buf: &mut Buf, task: &Record) {
 }
 
 /// `,"_meta":{"io.modelcontextprotocol/serverInfo":{…}}`, `info` being our `Implementation`
-/// as JSON text ([`Host::info_json`](crate::host::Host)).
+/// as JSON text (the state's `info_json`).
 fn push_server_info(buf: &mut Buf, info: &str) {
     buf.extend_from_slice(br#","_meta":{"io.modelcontextprotocol/serverInfo":"#);
     buf.extend_from_slice(info.as_bytes());
@@ -199,7 +199,7 @@ pub(super) fn input_required(
 
 /// The reply to a plain call: the application's result with `resultType: "complete"`
 /// (unless it set one).
-pub(crate) fn plain_reply(id: &RequestId, raw: &RawValue) -> String {
+pub(super) fn plain_reply(id: &RequestId, raw: &RawValue) -> String {
     jsonrpc::reply_with(id, raw.get().len() + 72, |buf| push_complete(buf, raw))
 }
 

@@ -1,238 +1,288 @@
-//! Following a task the server runs for us in 2026-07-28: a `tasks/get` answer is the whole
+//! Following a task the server runs for us in this era: a `tasks/get` answer is the whole
 //! `DetailedTask` (the outcome inline, the pending `inputRequests`), input goes back with
-//! `tasks/update`, and a `tasks/cancel` ack is followed by a fresh `tasks/get`. Polling
-//! itself (pace, malformed answers, giving up) is shared with 2025-11-25.
+//! `tasks/update`, a `tasks/cancel` ack is followed by a fresh `tasks/get`, and a
+//! `subscriptions/listen` stream reports changes between polls. Pacing, malformed answers
+//! and giving up are the era-neutral host's.
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use super::requestor::{input_event, Answering};
-use crate::era::v2025_11_25::{Source, Task};
-use crate::event::Event;
-use crate::host::{Call, Host};
+use super::requestor::{answerable, answering_call, input_event, respond_to, send};
+use super::state::{self as kept, Answering, Asked};
+use super::types::Task;
+use crate::error::PeerErrorKind;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
-use crate::session::Purpose;
+use crate::model::Era;
+use crate::state::{Source, State, Timer};
 use crate::status::TaskStatus;
 
-impl Host {
-    /// A `tasks/get` answer: the engine's poll, the application's (answered as `report`), or
-    /// the one after a cancel ack.
-    pub(super) fn on_detailed_task(
-        &mut self,
-        session: SessionId,
-        id: RequestId,
-        task: TaskId,
-        report: Option<RequestId>,
-        outcome: Result<Value, RpcError>,
-    ) {
-        // While the answer is read, no other poll starts for the task.
-        self.mark_get_in_flight(session, &task);
-        match &outcome {
-            Ok(value) => match Task::deserialize(value) {
-                Ok(view) if view.task_id == task.as_str() => {
-                    self.observe_detailed(session, &task, view, value, Source::Answer)
-                }
-                _ => self.on_malformed_task_answer(session, &task, &id),
-            },
-            Err(e) if e.code == code::INVALID_PARAMS => self.remote_gone(session, &task, e.clone()),
-            Err(_) => {}
-        }
-        if let Some(request) = report {
-            self.event(Event::Response {
-                session,
-                request,
-                outcome,
-            });
-        }
-        self.after_poll(session, &task);
-    }
+fn task_params(task: &str) -> Value {
+    json!({ "taskId": task })
+}
 
-    fn observe_detailed(
-        &mut self,
-        session: SessionId,
-        id: &TaskId,
-        view: Task,
-        value: &Value,
-        source: Source,
-    ) {
-        let status = view.status;
-        self.observe_remote_task(session, view, source);
-        if !self.is_our_remote_task(session, id) {
-            return;
-        }
-        if status.is_terminal() {
-            let outcome = inline_outcome(id, status, value);
-            self.on_remote_result(session, id, outcome);
-        } else if status == TaskStatus::InputRequired {
-            if let Some(Value::Object(requests)) = value.get("inputRequests") {
-                self.ask_task_inputs(session, id, requests);
-            }
-        }
-    }
+/// `tasks/get` asked by the application: its answer also updates the task's view.
+pub(super) fn get_task(st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
+    let asked = Asked::TaskGet {
+        task: TaskId::from(task),
+        auto: false,
+    };
+    send(st, session, "tasks/get", Some(task_params(task)), asked)
+}
 
-    /// Subscribes to a task's changes (`subscriptions/listen`), so that each reaches the
-    /// application between polls.
-    pub(super) fn listen_to(&mut self, session: SessionId, task: &TaskId) {
-        let params = json!({ "notifications": { "taskIds": [task.as_str()] } });
-        let purpose = Purpose::Listen { task: task.clone() };
-        let id = self.send_request(session, "subscriptions/listen", Some(params), purpose, None);
-        if let Some(entry) = self.remote_entry(session, task) {
-            entry.listen = id;
-        }
-    }
+/// `tasks/cancel` asked by the application: an ack, then a `tasks/get` that answers it.
+pub(super) fn cancel_task(st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
+    let asked = Asked::TaskCancel {
+        task: TaskId::from(task),
+    };
+    send(st, session, "tasks/cancel", Some(task_params(task)), asked)
+}
 
-    /// Our listen stream for a task ended (or was refused): polling goes on alone.
-    pub(super) fn listen_ended(&mut self, session: SessionId, task: &TaskId, id: &RequestId) {
-        if let Some(entry) = self.remote_entry(session, task) {
-            if entry.listen.as_ref() == Some(id) {
-                entry.listen = None;
-            }
-        }
-    }
+/// The engine's own `tasks/get`.
+pub(super) fn poll(st: &mut State, session: SessionId, task: &TaskId) {
+    let asked = Asked::TaskGet {
+        task: task.clone(),
+        auto: true,
+    };
+    send(st, session, "tasks/get", Some(task_params(task)), asked);
+}
 
-    /// A notification on a client session of this era: `notifications/tasks` reports a task
-    /// of ours like a `tasks/get` answer; a listen acknowledgement says nothing we need.
-    /// Whether it was one of those.
-    pub(crate) fn modern_notification(
-        &mut self,
-        session: SessionId,
-        method: &str,
-        params: Option<&serde_json::value::RawValue>,
-    ) -> bool {
-        match method {
-            "notifications/subscriptions/acknowledged" => true,
-            "notifications/tasks" => {
-                let text = params.map_or("null", |p| p.get());
-                let value: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-                match Task::deserialize(&value) {
-                    Ok(view) => {
-                        let id = TaskId::from(view.task_id.as_str());
-                        if self.is_our_remote_task(session, &id) {
-                            self.observe_detailed(session, &id, view, &value, Source::Notification);
-                        }
-                    }
-                    Err(e) => self.peer_error(
-                        session,
-                        crate::error::PeerErrorKind::Malformed,
-                        format!("notifications/tasks: {e}"),
-                    ),
-                }
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Hands each input request not seen before to the application (each key once, however
-    /// many polls repeat it).
-    fn ask_task_inputs(&mut self, session: SessionId, id: &TaskId, requests: &Map<String, Value>) {
-        let limit = self.config.limits.max_pending_requests;
-        for (key, request) in requests {
-            let Some(entry) = self.remote_entry(session, id) else {
-                return;
-            };
-            if entry.asked.iter().any(|(k, _)| k == key) {
-                continue;
-            }
-            if entry.asked.len() >= limit {
-                let error = RpcError::internal(format!(
-                    "Task {id} asked for more than {limit} inputs; giving up on it"
-                ));
-                return self.give_up_and_cancel(session, id, error);
-            }
-            let request = match self.answerable(request.clone()) {
-                Ok(request) => request,
-                Err(error) => return self.give_up_and_cancel(session, id, error),
-            };
-            let answering = Answering::Task {
-                task: id.clone(),
-                key: key.clone(),
-            };
-            let call = self.add_call(Call::answering(session, answering));
-            if let Some(entry) = self.remote_entry(session, id) {
-                entry.asked.push((key.clone(), Some(call)));
-            }
-            let event = input_event(call, session, key.clone(), request, Some(id.clone()));
-            self.event(event);
-        }
-    }
-
-    /// The application answered a task's input request: `tasks/update` carries it. If it
-    /// could not, the task ends with its reason and the server is asked to cancel it.
-    pub(super) fn answer_task_input(
-        &mut self,
-        session: SessionId,
-        task: TaskId,
-        key: String,
-        outcome: Result<Value, RpcError>,
-    ) {
-        let Some(entry) = self.remote_entry(session, &task) else {
-            return;
-        };
-        if let Some(slot) = entry.asked.iter_mut().find(|(k, _)| *k == key) {
-            slot.1 = None;
-        }
-        match outcome {
-            Ok(value) => {
-                let mut responses = Map::new();
-                responses.insert(key, value);
-                let params = json!({ "taskId": task.as_str(), "inputResponses": responses });
-                let purpose = Purpose::Ack { task };
-                self.send_request(session, "tasks/update", Some(params), purpose, None);
-            }
-            Err(error) => self.give_up_and_cancel(session, &task, error),
-        }
-    }
-
-    /// The answer to `tasks/update` or to the cancel of a task given up: an error ends the
-    /// task with it (the server will not take its input).
-    pub(super) fn on_ack(
-        &mut self,
-        session: SessionId,
-        task: &TaskId,
-        outcome: Result<Value, RpcError>,
-    ) {
-        if let Err(error) = outcome {
-            self.give_up(session, task, error);
-        }
-    }
-
-    /// Our `tasks/cancel` was acknowledged: a fresh `tasks/get` answers it.
-    pub(super) fn after_cancel_ack(
-        &mut self,
-        session: SessionId,
-        task: TaskId,
-        original: RequestId,
-    ) {
-        let params = json!({ "taskId": task.as_str() });
-        let purpose = Purpose::AfterCancel { task, original };
-        self.send_request(session, "tasks/get", Some(params), purpose, None);
-    }
-
-    /// Stops following a task with `error` as its outcome, and asks the server to stop it.
-    fn give_up_and_cancel(&mut self, session: SessionId, task: &TaskId, error: RpcError) {
-        self.give_up(session, task, error);
-        let params = json!({ "taskId": task.as_str() });
-        let purpose = Purpose::Ack { task: task.clone() };
-        self.send_request(session, "tasks/cancel", Some(params), purpose, None);
-    }
-
-    /// A terminal task whose outcome we have not read: a `tasks/get` reads it.
-    pub(crate) fn fetch_outcome(&mut self, session: SessionId, task: &TaskId) {
-        let Some(entry) = self.remote_entry(session, task) else {
-            return;
-        };
-        if entry.get_in_flight {
-            return;
-        }
+/// A `tasks/get` answer: the engine's poll, the application's (answered as `report`), or
+/// the one after a cancel ack.
+pub(super) fn on_detailed_task(
+    st: &mut State,
+    session: SessionId,
+    id: RequestId,
+    task: TaskId,
+    report: Option<RequestId>,
+    outcome: Result<Value, RpcError>,
+) {
+    // While the answer is read, no other poll starts for the task.
+    if let Some(entry) = st.remote_entry(session, &task) {
         entry.get_in_flight = true;
-        let params = json!({ "taskId": task.as_str() });
-        let purpose = Purpose::TaskGet {
-            task: task.clone(),
-            auto: true,
+    }
+    match &outcome {
+        Ok(value) => match Task::deserialize(value) {
+            Ok(view) if view.task_id == task.as_str() => {
+                observe_detailed(st, session, &task, view, value, Source::Answer)
+            }
+            _ => st.on_malformed_task_answer(session, &task, &id),
+        },
+        Err(e) if e.code == code::INVALID_PARAMS => st.give_up(session, &task, e.clone()),
+        Err(_) => {}
+    }
+    if let Some(request) = report {
+        respond_to(st, session, request, outcome);
+    }
+    st.after_poll(session, &task);
+}
+
+fn observe_detailed(
+    st: &mut State,
+    session: SessionId,
+    id: &TaskId,
+    view: Task,
+    value: &Value,
+    source: Source,
+) {
+    let status = view.status;
+    match view.to_info() {
+        Some(info) => st.observe_remote_task(session, Era::V2026_07_28, info, source),
+        None => st.peer_error(
+            session,
+            PeerErrorKind::Malformed,
+            format!("task {:?}: a time is not RFC 3339", view.task_id),
+        ),
+    }
+    if !st.is_our_remote_task(session, id) {
+        return;
+    }
+    if status.is_terminal() {
+        let outcome = inline_outcome(id, status, value);
+        st.on_remote_result(session, id, outcome);
+    } else if status == TaskStatus::InputRequired {
+        if let Some(Value::Object(requests)) = value.get("inputRequests") {
+            ask_task_inputs(st, session, id, requests);
+        }
+    }
+}
+
+/// Subscribes to a task's changes (`subscriptions/listen`), so that each reaches the
+/// application between polls.
+pub(super) fn listen_to(st: &mut State, session: SessionId, task: &TaskId) {
+    let params = json!({ "notifications": { "taskIds": [task.as_str()] } });
+    let asked = Asked::Listen { task: task.clone() };
+    let id = send(st, session, "subscriptions/listen", Some(params), asked);
+    if let Some(following) = kept::following(st, session, task) {
+        following.listen = id;
+    }
+}
+
+/// Our listen stream for a task ended (or was refused): polling goes on alone.
+pub(super) fn listen_ended(st: &mut State, session: SessionId, task: &TaskId, id: &RequestId) {
+    if let Some(following) = kept::following(st, session, task) {
+        if following.listen.as_ref() == Some(id) {
+            following.listen = None;
+        }
+    }
+}
+
+/// A notification on a client session of this era: `notifications/tasks` reports a task of
+/// ours like a `tasks/get` answer; a listen acknowledgement says nothing we need. Whether
+/// it was one of those.
+pub(super) fn notify(
+    st: &mut State,
+    session: SessionId,
+    method: &str,
+    params: Option<&RawValue>,
+) -> bool {
+    match method {
+        "notifications/subscriptions/acknowledged" => true,
+        "notifications/tasks" => {
+            let text = params.map_or("null", |p| p.get());
+            let value: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            match Task::deserialize(&value) {
+                Ok(view) => {
+                    let id = TaskId::from(view.task_id.as_str());
+                    if st.is_our_remote_task(session, &id) {
+                        observe_detailed(st, session, &id, view, &value, Source::Notification);
+                    }
+                }
+                Err(e) => st.peer_error(
+                    session,
+                    PeerErrorKind::Malformed,
+                    format!("notifications/tasks: {e}"),
+                ),
+            }
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Hands each input request not seen before to the application (each key once, however
+/// many polls repeat it).
+fn ask_task_inputs(st: &mut State, session: SessionId, id: &TaskId, requests: &Map<String, Value>) {
+    let limit = st.config.limits.max_pending_requests;
+    for (key, request) in requests {
+        let Some(following) = kept::following(st, session, id) else {
+            return;
         };
-        self.send_request(session, "tasks/get", Some(params), purpose, None);
+        if following.asked.iter().any(|(k, _)| k == key) {
+            continue;
+        }
+        if following.asked.len() >= limit {
+            let error = RpcError::internal(format!(
+                "Task {id} asked for more than {limit} inputs; giving up on it"
+            ));
+            return give_up_and_cancel(st, session, id, error);
+        }
+        let request = match answerable(st, request.clone()) {
+            Ok(request) => request,
+            Err(error) => return give_up_and_cancel(st, session, id, error),
+        };
+        let answering = Answering::Task {
+            task: id.clone(),
+            key: key.clone(),
+        };
+        let call = st.add_call(answering_call(session, answering));
+        if let Some(following) = kept::following(st, session, id) {
+            following.asked.push((key.clone(), Some(call)));
+        }
+        let event = input_event(call, session, key.clone(), request, Some(id.clone()));
+        st.event(event);
+    }
+}
+
+/// The application answered a task's input request: `tasks/update` carries it. If it
+/// could not, the task ends with its reason and the server is asked to cancel it.
+pub(super) fn answer_task_input(
+    st: &mut State,
+    session: SessionId,
+    task: TaskId,
+    key: String,
+    outcome: Result<Value, RpcError>,
+) {
+    let Some(following) = kept::following(st, session, &task) else {
+        return;
+    };
+    if let Some(slot) = following.asked.iter_mut().find(|(k, _)| *k == key) {
+        slot.1 = None;
+    }
+    match outcome {
+        Ok(value) => {
+            let mut responses = Map::new();
+            responses.insert(key, value);
+            let params = json!({ "taskId": task.as_str(), "inputResponses": responses });
+            send(
+                st,
+                session,
+                "tasks/update",
+                Some(params),
+                Asked::Ack { task },
+            );
+        }
+        Err(error) => give_up_and_cancel(st, session, &task, error),
+    }
+}
+
+/// Our `tasks/cancel` was acknowledged: a fresh `tasks/get` answers it.
+pub(super) fn after_cancel_ack(
+    st: &mut State,
+    session: SessionId,
+    task: TaskId,
+    original: RequestId,
+) {
+    let params = task_params(&task);
+    let asked = Asked::AfterCancel { task, original };
+    send(st, session, "tasks/get", Some(params), asked);
+}
+
+/// Stops following a task with `error` as its outcome, and asks the server to stop it.
+fn give_up_and_cancel(st: &mut State, session: SessionId, task: &TaskId, error: RpcError) {
+    st.give_up(session, task, error);
+    let asked = Asked::Ack { task: task.clone() };
+    send(st, session, "tasks/cancel", Some(task_params(task)), asked);
+}
+
+/// A task has no `tasks/result` in this era: a terminal one has its outcome read by
+/// `tasks/get` (the answer that showed it terminal usually carried it already).
+pub(super) fn follow_up(st: &mut State, session: SessionId, id: &TaskId) {
+    let Some(entry) = st.session(session).and_then(|s| s.remote.get(id)) else {
+        return;
+    };
+    let terminal = entry.status().is_some_and(TaskStatus::is_terminal);
+    if entry.ours && terminal && !entry.result_reported {
+        st.clear_timer(&Timer::Poll(session, id.clone()));
+        fetch_outcome(st, session, id);
+    }
+}
+
+/// A terminal task whose outcome we have not read: a `tasks/get` reads it.
+fn fetch_outcome(st: &mut State, session: SessionId, task: &TaskId) {
+    let Some(entry) = st.remote_entry(session, task) else {
+        return;
+    };
+    if entry.get_in_flight {
+        return;
+    }
+    entry.get_in_flight = true;
+    poll(st, session, task);
+}
+
+/// A task we stop following: the application's answers still due are not wanted, and our
+/// listen stream for it ends.
+pub(super) fn let_go(st: &mut State, session: SessionId, task: &TaskId) {
+    let Some(following) = kept::session_mut(st, session).and_then(|k| k.following.remove(task))
+    else {
+        return;
+    };
+    for call in following.asked.iter().filter_map(|(_, call)| *call) {
+        st.remove_call(call);
+    }
+    if let Some(listen) = &following.listen {
+        st.abandon_request(session, listen, "Task finished");
     }
 }
 

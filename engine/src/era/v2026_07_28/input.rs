@@ -1,4 +1,4 @@
-//! Input in the 2026-07-28 era; the server never sends a request of its own.
+//! Input in this era; the server never sends a request of its own.
 //!
 //! - A task waits for `inputRequests` shown by `tasks/get`, answered by `tasks/update`.
 //! - A plain call uses MRTR: the request is answered with an `InputRequiredResult`, and the
@@ -11,164 +11,166 @@
 use serde_json::{Map, Value};
 
 use super::encode;
+use super::state::{self as kept, Ask, Rounds};
 use crate::error::UsageError;
 use crate::event::{Event, StopReason};
-use crate::host::Rounds;
-use crate::host::{Ask, Host};
 use crate::ids::{CallId, InputId, TaskId};
 use crate::jsonrpc::{Reject, RpcError};
+use crate::model::InputKinds;
+use crate::state::State;
 use crate::status::TaskStatus;
-use crate::task::InputKinds;
 
-impl Host {
-    /// Records an input request of a 2026-07-28 task; the task shows `input_required`.
-    /// The kind of input must be one the task's creating request declared.
-    pub(crate) fn ask_input(
-        &mut self,
-        call: CallId,
-        method: &str,
-        capability: &'static str,
-        params: Map<String, Value>,
-    ) -> Result<InputId, UsageError> {
-        let state = self.call(call).ok_or(UsageError::UnknownCall(call))?;
-        let Some(task) = state.task.clone() else {
-            return self.ask_round(call, method, capability, params);
-        };
-        let kinds = self
-            .tasks
-            .get(&task)
-            .map(|r| r.input_kinds())
-            .unwrap_or_default();
-        if !declared(kinds, capability) {
-            return Err(UsageError::NotNegotiated(capability));
-        }
-        let input = self.fresh_input();
-        let request = serde_json::json!({ "method": method, "params": params });
-        let ask = Ask {
-            id: input,
-            key: format!("input-{}", input.0),
-            request: serde_json::value::to_raw_value(&request).expect("JSON values serialize"),
-        };
-        if let Some(state) = self.call_mut(call) {
-            state.asks.push(ask);
-        }
-        self.tasks
-            .transition(&task, self.now, TaskStatus::InputRequired, None, None);
-        // Journaled and reported even when the status stays: the list of requests changed.
-        self.journal_put(&task);
-        self.tell_followers(&task);
-        Ok(input)
+/// Asks for input on behalf of a call: a task lists it (the task shows `input_required`);
+/// a plain call finds it in its request or ends with an `InputRequiredResult`. The kind of
+/// input must be one the requestor declared.
+pub(super) fn ask(
+    st: &mut State,
+    call: CallId,
+    method: &str,
+    capability: &'static str,
+    params: Map<String, Value>,
+) -> Result<InputId, UsageError> {
+    let state = st.call(call).ok_or(UsageError::UnknownCall(call))?;
+    let Some(task) = state.task.clone() else {
+        return ask_round(st, call, method, capability, params);
+    };
+    let kinds = st
+        .tasks
+        .get(&task)
+        .map(|r| r.input_kinds())
+        .unwrap_or_default();
+    if !declared(kinds, capability) {
+        return Err(UsageError::NotNegotiated(capability));
     }
+    let input = st.fresh_input();
+    let request = serde_json::json!({ "method": method, "params": params });
+    let ask = Ask {
+        id: input,
+        key: format!("input-{}", input.0),
+        request: serde_json::value::to_raw_value(&request).expect("JSON values serialize"),
+    };
+    if let Some(state) = st.call_mut(call) {
+        kept::of_call(state).asks.push(ask);
+    }
+    st.tasks
+        .transition(&task, st.now, TaskStatus::InputRequired, None, None);
+    // Journaled and reported even when the status stays: the list of requests changed.
+    st.journal_put(&task);
+    st.tell_followers(&task);
+    Ok(input)
+}
 
-    /// Applies `tasks/update` responses: each key that names an outstanding request of the
-    /// task answers it (the work hears [`Event::InputResponse`]); other keys are ignored.
-    /// A response for an outstanding key that is not an object is -32602 and nothing is
-    /// applied. The task is `working` again once nothing is outstanding.
-    pub(super) fn answer_asks(
-        &mut self,
-        task: &TaskId,
-        responses: Map<String, Value>,
-    ) -> Result<(), Reject> {
-        let Some(&call) = self.work.get(task) else {
-            return Ok(());
-        };
-        let outstanding = |host: &Host, key: &str| {
-            host.call(call)
-                .is_some_and(|c| c.asks.iter().any(|a| a.key == key))
-        };
-        if let Some((key, _)) = responses
-            .iter()
-            .find(|(key, value)| outstanding(self, key) && !value.is_object())
-        {
-            return Err(RpcError::invalid_params(format!(
-                "Invalid params: inputResponses[\"{key}\"] must be an object"
-            ))
-            .into());
-        }
-        let mut answered = Vec::new();
-        if let Some(state) = self.call_mut(call) {
-            for (key, value) in responses {
-                if let Some(i) = state.asks.iter().position(|a| a.key == key) {
-                    answered.push((state.asks.remove(i).id, value));
-                }
+/// Applies `tasks/update` responses: each key that names an outstanding request of the
+/// task answers it (the work hears [`Event::InputResponse`]); other keys are ignored.
+/// A response for an outstanding key that is not an object is -32602 and nothing is
+/// applied. The task is `working` again once nothing is outstanding.
+pub(super) fn answer_asks(
+    st: &mut State,
+    task: &TaskId,
+    responses: Map<String, Value>,
+) -> Result<(), Reject> {
+    let Some(&call) = st.work.get(task) else {
+        return Ok(());
+    };
+    let outstanding = |st: &State, key: &str| {
+        kept::call(st, call).is_some_and(|c| c.asks.iter().any(|a| a.key == key))
+    };
+    if let Some((key, _)) = responses
+        .iter()
+        .find(|(key, value)| outstanding(st, key) && !value.is_object())
+    {
+        return Err(RpcError::invalid_params(format!(
+            "Invalid params: inputResponses[\"{key}\"] must be an object"
+        ))
+        .into());
+    }
+    let mut answered = Vec::new();
+    let mut none_left = false;
+    if let Some(kept) = st
+        .call_mut(call)
+        .and_then(|c| c.slots.get_mut::<kept::CallState>())
+    {
+        for (key, value) in responses {
+            if let Some(i) = kept.asks.iter().position(|a| a.key == key) {
+                answered.push((kept.asks.remove(i).id, value));
             }
         }
-        if answered.is_empty() {
-            return Ok(());
-        }
-        let none_left = self.call(call).is_some_and(|c| c.asks.is_empty());
-        if none_left {
-            self.tasks
-                .transition(task, self.now, TaskStatus::Working, None, None);
-        }
-        self.journal_put(task);
-        self.tell_followers(task);
-        for (input, value) in answered {
-            self.event(Event::InputResponse {
-                call,
-                input,
-                outcome: Ok(value),
-            });
-        }
-        Ok(())
+        none_left = kept.asks.is_empty();
     }
-
-    /// MRTR: the answer is in this request (or an earlier round's), or the request is
-    /// answered with an `InputRequiredResult` and the call ends
-    /// ([`StopReason::InputRequired`]).
-    fn ask_round(
-        &mut self,
-        call: CallId,
-        method: &str,
-        capability: &'static str,
-        params: Map<String, Value>,
-    ) -> Result<InputId, UsageError> {
-        let state = self.call(call).ok_or(UsageError::UnknownCall(call))?;
-        if !declared(state.input_kinds, capability) {
-            return Err(UsageError::NotNegotiated(capability));
-        }
-        let input = self.fresh_input();
-        let Some(state) = self.call_mut(call) else {
-            return Err(UsageError::UnknownCall(call));
-        };
-        let rounds = state.rounds.get_or_insert_with(Default::default);
-        rounds.asked += 1;
-        let key = format!("input-{}", rounds.asked);
-        if let Some(answer) = rounds.answers.get(&key).cloned() {
-            self.event(Event::InputResponse {
-                call,
-                input,
-                outcome: Ok(answer),
-            });
-            return Ok(input);
-        }
-        let answers = std::mem::take(&mut rounds.answers);
-        let Some(state) = self.remove_call(call) else {
-            return Err(UsageError::UnknownCall(call));
-        };
-        if let (Some(session), Some(request)) = (state.session, state.reply_to) {
-            if let Some(s) = self.session_mut(session) {
-                s.inbound.remove(&request);
-            }
-            let ask = serde_json::json!({ key: { "method": method, "params": params } });
-            let line = encode::input_required(&request, &ask, &answers);
-            self.reply(session, &request, None, line);
-        }
-        self.event(Event::Stop {
+    if answered.is_empty() {
+        return Ok(());
+    }
+    if none_left {
+        st.tasks
+            .transition(task, st.now, TaskStatus::Working, None, None);
+    }
+    st.journal_put(task);
+    st.tell_followers(task);
+    for (input, value) in answered {
+        st.event(Event::InputResponse {
             call,
-            reason: StopReason::InputRequired,
-            message: None,
+            input,
+            outcome: Ok(value),
         });
-        Ok(input)
     }
+    Ok(())
+}
 
-    /// The outstanding input requests of a task, in the order they were made.
-    pub(super) fn asks_of(&self, task: &TaskId) -> &[Ask] {
-        self.work
-            .get(task)
-            .and_then(|&call| self.call(call))
-            .map_or(&[], |c| c.asks.as_slice())
+/// MRTR: the answer is in this request (or an earlier round's), or the request is
+/// answered with an `InputRequiredResult` and the call ends
+/// ([`StopReason::InputRequired`]).
+fn ask_round(
+    st: &mut State,
+    call: CallId,
+    method: &str,
+    capability: &'static str,
+    params: Map<String, Value>,
+) -> Result<InputId, UsageError> {
+    let state = st.call(call).ok_or(UsageError::UnknownCall(call))?;
+    if !declared(state.input_kinds, capability) {
+        return Err(UsageError::NotNegotiated(capability));
     }
+    let input = st.fresh_input();
+    let Some(state) = st.call_mut(call) else {
+        return Err(UsageError::UnknownCall(call));
+    };
+    let rounds = &mut kept::of_call(state).rounds;
+    rounds.asked += 1;
+    let key = format!("input-{}", rounds.asked);
+    if let Some(answer) = rounds.answers.get(&key).cloned() {
+        st.event(Event::InputResponse {
+            call,
+            input,
+            outcome: Ok(answer),
+        });
+        return Ok(input);
+    }
+    let answers = std::mem::take(&mut rounds.answers);
+    let Some(state) = st.remove_call(call) else {
+        return Err(UsageError::UnknownCall(call));
+    };
+    if let (Some(session), Some(request)) = (state.session, state.reply_to) {
+        if let Some(s) = st.session_mut(session) {
+            s.requests.remove(&request);
+        }
+        let ask = serde_json::json!({ key: { "method": method, "params": params } });
+        let line = encode::input_required(&request, &ask, &answers);
+        st.reply(session, &request, None, line);
+    }
+    st.event(Event::Stop {
+        call,
+        reason: StopReason::InputRequired,
+        message: None,
+    });
+    Ok(input)
+}
+
+/// The outstanding input requests of a task, in the order they were made.
+pub(super) fn asks_of<'a>(st: &'a State, task: &TaskId) -> &'a [Ask] {
+    st.work
+        .get(task)
+        .and_then(|&call| kept::call(st, call))
+        .map_or(&[], |c| c.asks.as_slice())
 }
 
 /// Whether the requestor declared the capability an input method needs.

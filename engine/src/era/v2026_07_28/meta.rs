@@ -9,7 +9,7 @@ use super::{EXTENSION, VERSION};
 use crate::error::PeerErrorKind;
 use crate::jsonrpc::{Reject, RpcError};
 use crate::log_level::LogLevel;
-use crate::task::InputKinds;
+use crate::model::InputKinds;
 
 /// The `_meta` key that marks a request of this era.
 pub(crate) const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";

@@ -10,17 +10,27 @@
 //!
 //! Checks run in the order the spec's decisions fix: `_meta` (-32602) and version
 //! (-32022), method (-32601), extension declared (-32021), params (-32602), task lookup.
-//! Input ([`Host::request_input`]): a task lists it in `tasks/get` as `inputRequests`,
+//! Input ([`Host::request_input`](crate::Host::request_input)): a task lists it in `tasks/get` as `inputRequests`,
 //! answered by `tasks/update`; a plain call answers its request with an
 //! `InputRequiredResult` (MRTR) and its retry carries the answers. `subscriptions/listen`
 //! with `notifications.taskIds` streams `notifications/tasks`.
 //!
-//! Client role: [`Host::initialize`] opens with `server/discover` (or falls back to
-//! `initialize`, per [`ClientEra`](crate::ClientEra)); every request carries the `_meta`,
+//! Client role: [`Host::initialize`](crate::Host::initialize) opens with `server/discover`
+//! (an older era takes over when the server does not speak this one, per
+//! [`ClientEra`](crate::ClientEra)); every request carries the `_meta`,
 //! declaring the extension except on a plain `tools/call`; a `tools/call` answer is read by
 //! its `resultType` (a result, MRTR rounds answered by the application's input handlers, or
 //! a task); a task is polled with `tasks/get` at its `pollIntervalMs`, its `inputRequests`
 //! go to the same handlers and back by `tasks/update`, and its outcome comes inline.
+
+//!
+//! - `serving.rs`: which requests this era reads (`_meta` checked once), `server/discover`.
+//! - `tools.rs`, `tasks.rs`, `input.rs`, `listen.rs`: serving `tools/*`, `tasks/*`, input
+//!   (task `inputRequests`, MRTR) and `subscriptions/listen`.
+//! - `requestor.rs`: opening, our requests and the answers to our `tools/call`;
+//!   `following.rs`: the tasks the server runs for us.
+//! - `meta.rs` (the per-request `_meta`), `encode.rs` (results as written), `types.rs` (wire
+//!   shapes read), `state.rs` (what this era keeps on sessions and calls).
 
 mod encode;
 mod following;
@@ -28,23 +38,22 @@ mod input;
 mod listen;
 mod meta;
 mod requestor;
+mod serving;
+mod state;
 mod tasks;
 mod tools;
+mod types;
 
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-pub(crate) use encode::plain_reply;
 pub(crate) use meta::VERSION_KEY;
-pub(crate) use requestor::{with_meta, Answering, ModernCall, Retry};
 
-use crate::error::PeerErrorKind;
-use crate::host::Host;
-use crate::ids::SessionId;
+use crate::error::UsageError;
+use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
-use crate::session::Purpose;
-use crate::task::Era;
-use meta::RequestMeta;
+use crate::log_level::LogLevel;
+use crate::state::{Answer, Protocol, Purpose, State};
 
 /// The protocol version this era serves statelessly.
 pub const VERSION: &str = "2026-07-28";
@@ -54,116 +63,225 @@ pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// How long a client may cache `server/discover` and `tools/list` (ms).
 const CACHE_TTL_MS: u64 = 60_000;
 
-impl Host {
-    /// The answer to a request of ours on a client session of this era.
-    pub(crate) fn modern_answer(
-        &mut self,
-        session: SessionId,
-        id: RequestId,
-        purpose: Purpose,
-        outcome: Result<Value, RpcError>,
-    ) {
-        match purpose {
-            Purpose::Discover { fallback } => self.on_discover_answer(session, fallback, outcome),
-            Purpose::ModernCall(call) => self.on_modern_call_answer(session, id, *call, outcome),
-            Purpose::TaskGet { task, auto } => {
-                let report = (!auto).then(|| id.clone());
-                self.on_detailed_task(session, id, task, report, outcome)
-            }
-            Purpose::AfterCancel { task, original } => {
-                self.on_detailed_task(session, id, task, Some(original), outcome)
-            }
-            Purpose::TaskCancel { task } => match outcome {
-                Ok(_) => self.after_cancel_ack(session, task, id),
-                Err(error) => self.event(crate::Event::Response {
-                    session,
-                    request: id,
-                    outcome: Err(error),
-                }),
-            },
-            Purpose::Ack { task } => self.on_ack(session, &task, outcome),
-            Purpose::Listen { task } => self.listen_ended(session, &task, &id),
-            shared => self.on_answer(session, id, shared, outcome),
-        }
-    }
+/// This era's rules.
+pub(crate) struct V2026_07_28;
 
-    /// A request on a server session (which may also speak 2025-11-25), if it is of this
-    /// era: `server/discover`, or any request carrying the per-request protocol version.
-    /// `None` leaves it to 2025-11-25.
-    pub(crate) fn modern_request(
-        &mut self,
+impl Protocol for V2026_07_28 {
+    fn serve(
+        &self,
+        st: &mut State,
         session: SessionId,
         id: &RequestId,
         method: &str,
         params: Option<&RawValue>,
     ) -> Option<Result<(), Reject>> {
-        let meta = RequestMeta::of_request(method, params)?;
-        Some(meta.and_then(|meta| self.serve_modern(session, id, method, params, &meta)))
+        serving::serve(st, session, id, method, params)
     }
 
-    fn serve_modern(
-        &mut self,
+    fn notify(
+        &self,
+        st: &mut State,
         session: SessionId,
-        id: &RequestId,
         method: &str,
         params: Option<&RawValue>,
-        meta: &RequestMeta,
-    ) -> Result<(), Reject> {
-        match method {
-            "server/discover" => self.on_discover(session, id),
-            "tools/list" => self.modern_tools_list(session, id, params),
-            "tools/call" => self.modern_tools_call(session, id, params, meta),
-            "tasks/get" => self.modern_tasks_get(session, id, params, meta),
-            "tasks/cancel" => self.modern_tasks_cancel(session, id, params, meta),
-            "tasks/update" => self.modern_tasks_update(session, id, params, meta),
-            "subscriptions/listen" => self.on_listen(session, id, params, meta),
-            _ if !method.starts_with("tasks/")
-                && !matches!(method, "initialize" | "ping")
-                && !method.starts_with("tools/")
-                && self.config.app_serves(method) =>
-            {
-                let (era, level) = (Era::V2026_07_28, meta.log_level);
-                self.app_request(session, id, method, params, era, level);
-                Ok(())
-            }
-            _ => Err(Reject::peer(
-                PeerErrorKind::UnknownMethod(method.to_owned()),
-                RpcError::method_not_found(method),
-            )),
+    ) -> bool {
+        following::notify(st, session, method, params)
+    }
+
+    fn drop_held(&self, st: &mut State, session: SessionId, request: &RequestId) {
+        listen::drop_stream(st, session, request);
+    }
+
+    fn tell(&self, st: &mut State, session: SessionId, task: &TaskId) {
+        listen::tell_listeners(st, session, task);
+    }
+
+    fn release(&self, _st: &mut State, _session: SessionId, _task: &TaskId, _gone: bool) {}
+
+    fn answer(&self, st: &mut State, call: CallId, outcome: Answer) {
+        tools::answer(st, call, outcome);
+    }
+
+    fn progress(
+        &self,
+        st: &mut State,
+        call: CallId,
+        task: Option<&TaskId>,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) {
+        // This era has no progress for tasks: the task's status message carries it.
+        if task.is_none() {
+            st.send_progress(call, None, progress, total, message, None);
         }
     }
 
-    /// `server/discover`: the versions we serve statelessly and our capabilities, the
-    /// tasks extension among them when tasks are on (never the legacy `tasks` key).
-    fn on_discover(&mut self, session: SessionId, id: &RequestId) -> Result<(), Reject> {
-        let mut capabilities = Map::new();
-        capabilities.insert("tools".into(), json!({}));
-        if self.config.logging {
-            capabilities.insert("logging".into(), json!({}));
+    fn request_input(
+        &self,
+        st: &mut State,
+        call: CallId,
+        method: &str,
+        capability: &'static str,
+        params: Map<String, Value>,
+    ) -> Result<InputId, UsageError> {
+        input::ask(st, call, method, capability, params)
+    }
+
+    fn withdraw_inputs(&self, _st: &mut State, _call: CallId) {}
+
+    fn log(
+        &self,
+        st: &mut State,
+        call: CallId,
+        level: LogLevel,
+        logger: Option<&str>,
+        data: &Value,
+    ) {
+        tools::log(st, call, level, logger, data);
+    }
+
+    fn begin_offered_task(
+        &self,
+        st: &mut State,
+        call: CallId,
+        session: SessionId,
+        request: &RequestId,
+        _ttl: Option<u64>,
+    ) -> Result<(TaskId, CallId), Reject> {
+        let (token, kinds) = st
+            .call(call)
+            .map(|c| (c.progress_token.clone(), c.input_kinds))
+            .unwrap_or_default();
+        tools::begin_task(st, session, request, token, kinds)
+    }
+
+    fn open(&self, st: &mut State, session: SessionId, fallback: bool) -> Option<RequestId> {
+        requestor::discover(st, session, fallback)
+    }
+
+    fn request(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        method: &str,
+        params: Option<Value>,
+    ) -> Option<RequestId> {
+        requestor::app_request(st, session, method, params)
+    }
+
+    fn list_tools(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        cursor: Option<String>,
+    ) -> Option<RequestId> {
+        let params = cursor.map(|c| serde_json::json!({ "cursor": c }));
+        requestor::app_request(st, session, "tools/list", params)
+    }
+
+    fn call_tool(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        name: &str,
+        arguments: Value,
+        task: Option<Option<u64>>,
+    ) -> Result<RequestId, UsageError> {
+        requestor::call_tool(st, session, name, arguments, task.is_some())
+    }
+
+    fn request_as_task(
+        &self,
+        _st: &mut State,
+        _session: SessionId,
+        _method: &str,
+        _params: Map<String, Value>,
+        _ttl: Option<u64>,
+    ) -> Result<RequestId, UsageError> {
+        Err(UsageError::NotInEra {
+            method: "task-augmented requests",
+            instead: "in 2026-07-28 only the server runs tasks (Host::call_tool_as_task)",
+        })
+    }
+
+    fn get_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
+        following::get_task(st, session, task)
+    }
+
+    fn task_result(
+        &self,
+        _st: &mut State,
+        _session: SessionId,
+        _task: &str,
+    ) -> Result<RequestId, UsageError> {
+        Err(UsageError::NotInEra {
+            method: "tasks/result",
+            instead: "in 2026-07-28, tasks/get carries the outcome (Host::get_task)",
+        })
+    }
+
+    fn cancel_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
+        following::cancel_task(st, session, task)
+    }
+
+    fn list_tasks(
+        &self,
+        _st: &mut State,
+        _session: SessionId,
+        _cursor: Option<String>,
+    ) -> Result<RequestId, UsageError> {
+        Err(UsageError::NotInEra {
+            method: "tasks/list",
+            instead: "in 2026-07-28 a client keeps the ids of the tasks it created",
+        })
+    }
+
+    fn answered(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        id: RequestId,
+        purpose: Purpose,
+        outcome: Result<Value, RpcError>,
+    ) {
+        if let Ok(asked) = purpose.downcast() {
+            requestor::answered(st, session, id, *asked, outcome);
         }
-        for (key, value) in &self.config.app_capabilities {
-            capabilities
-                .entry(key.clone())
-                .or_insert_with(|| value.clone());
+    }
+
+    fn timed_out(&self, st: &mut State, session: SessionId, id: RequestId, purpose: Purpose) {
+        if let Ok(asked) = purpose.downcast() {
+            requestor::timed_out(st, session, id, *asked);
         }
-        if self.config.tasks.enabled {
-            let extensions = capabilities
-                .entry("extensions")
-                .or_insert_with(|| json!({}));
-            if let Value::Object(extensions) = extensions {
-                extensions.insert(EXTENSION.into(), json!({}));
-            }
+    }
+
+    fn closed_pending(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        id: RequestId,
+        purpose: Purpose,
+        error: &RpcError,
+    ) {
+        if let Ok(asked) = purpose.downcast() {
+            requestor::closed_pending(st, session, id, *asked, error);
         }
-        let mut fields = Map::new();
-        fields.insert("supportedVersions".into(), json!([VERSION]));
-        fields.insert("capabilities".into(), Value::Object(capabilities));
-        if let Some(instructions) = &self.config.instructions {
-            fields.insert("instructions".into(), instructions.clone().into());
-        }
-        fields.insert("ttlMs".into(), CACHE_TTL_MS.into());
-        fields.insert("cacheScope".into(), "public".into());
-        let line = encode::complete_line(id, fields, &self.config.info);
-        self.reply(session, id, None, line);
-        Ok(())
+    }
+
+    fn closed(&self, st: &mut State, session: SessionId, error: &RpcError) {
+        requestor::fail_retries(st, session, error);
+    }
+
+    fn follow_up(&self, st: &mut State, session: SessionId, task: &TaskId) {
+        following::follow_up(st, session, task);
+    }
+
+    fn poll(&self, st: &mut State, session: SessionId, task: &TaskId) {
+        following::poll(st, session, task);
+    }
+
+    fn let_go(&self, st: &mut State, session: SessionId, task: &TaskId) {
+        following::let_go(st, session, task);
     }
 }

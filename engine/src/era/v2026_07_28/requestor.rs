@@ -1,69 +1,24 @@
-//! The requestor role in 2026-07-28: opening with `server/discover` (falling back to
-//! `initialize` for a 2025-11-25 server), the `_meta` every request of ours carries,
-//! `tools/call` answers read by `resultType`, and MRTR rounds, whose input the
-//! application's handlers give.
+//! The requestor role in this era: opening with `server/discover`, the `_meta` every
+//! request of ours carries, `tools/call` answers read by `resultType`, and MRTR rounds,
+//! whose input the application's handlers give.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::meta::{
-    CAPABILITIES_KEY, CLIENT_INFO_KEY, SERVER_INFO_KEY, UNSUPPORTED_VERSION, VERSION_KEY,
-};
-use super::{EXTENSION, VERSION};
-use crate::era::v2025_11_25::{PlainReason, Task};
+use super::following;
+use super::meta::{CAPABILITIES_KEY, CLIENT_INFO_KEY, SERVER_INFO_KEY, UNSUPPORTED_VERSION};
+use super::state::{self as kept, Answering, Asked, Calling, Retry};
+use super::types::{InputRequest, Task};
+use super::{EXTENSION, VERSION, VERSION_KEY};
+use crate::error::UsageError;
 use crate::event::{AppRequest, Event};
-use crate::host::{Answer, Call, Host, Timer};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
-use crate::session::{Phase, Purpose, Session};
-use crate::{Implementation, Millis, UsageError};
+use crate::model::{Era, Implementation, PlainReason};
+use crate::state::{Call, Phase, Sent, State, Timer};
 
 /// MRTR rounds one call may take before it fails (a server that never stops asking).
 const MAX_ROUNDS: u8 = 16;
-
-/// A `tools/call` of ours in this era.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct ModernCall {
-    /// The call's first request, which the application waits on; `None` while that is this
-    /// request.
-    pub original: Option<RequestId>,
-    pub name: String,
-    /// An object, or `null` for none.
-    pub arguments: Value,
-    /// It declares the tasks extension: the application asked for a task.
-    pub as_task: bool,
-    /// MRTR rounds answered so far.
-    pub round: u8,
-}
-
-impl Eq for ModernCall {}
-
-/// A call waiting for the application's answers to the server's `InputRequiredResult`.
-#[derive(Debug)]
-pub(crate) struct Retry {
-    call: ModernCall,
-    request_state: Option<String>,
-    /// Keys still unanswered, with the call that answers each.
-    waiting: Vec<(String, CallId)>,
-    responses: Map<String, Value>,
-}
-
-/// The server's input request an application call answers (client role).
-#[derive(Debug)]
-pub(crate) enum Answering {
-    /// An `inputRequests` entry of a task the server runs for us: `tasks/update` carries it.
-    Task { task: TaskId, key: String },
-    /// An MRTR `inputRequests` entry: the retry of the call `original` carries it.
-    Retry { original: RequestId, key: String },
-}
-
-/// One entry of `inputRequests`.
-#[derive(Deserialize)]
-pub(super) struct InputRequest {
-    pub method: String,
-    #[serde(default)]
-    pub params: Option<Value>,
-}
 
 /// An `InputRequiredResult`.
 #[derive(Deserialize)]
@@ -86,9 +41,69 @@ struct Discovered {
     meta: Option<Map<String, Value>>,
 }
 
+/// An answer the client cannot accept.
+pub(super) fn invalid(message: String) -> RpcError {
+    RpcError::internal(format!("Invalid response: {message}"))
+}
+
+// ---- sending ----------------------------------------------------------------------------------
+
+/// Sends a request of this era: its params carry the `_meta` of every request of ours.
+pub(super) fn send(
+    st: &mut State,
+    session: SessionId,
+    method: &str,
+    params: Option<impl Serialize>,
+    asked: Asked,
+) -> Option<RequestId> {
+    let declare = !matches!(&asked, Asked::Call(c) if !c.as_task);
+    let params = with_meta(params, request_meta(st, declare));
+    let times_out = asked.times_out();
+    let sent = Sent::Era(Era::V2026_07_28, Box::new(asked));
+    st.send_request(session, method, Some(params), sent, times_out, None)
+}
+
+/// A request of the application's, with our `_meta`; its answer is `Event::Response`.
+pub(super) fn app_request(
+    st: &mut State,
+    session: SessionId,
+    method: &str,
+    params: Option<Value>,
+) -> Option<RequestId> {
+    let params = with_meta(params, request_meta(st, true));
+    st.send_request(session, method, Some(params), Sent::App, true, None)
+}
+
+/// The `_meta` a request of ours carries: our version, identity and capabilities, which
+/// declare the tasks extension unless `declare` is off (a plain `tools/call`).
+fn request_meta(st: &State, declare: bool) -> Value {
+    let features = st.config.client;
+    let mut caps = st.config.app_capabilities.clone();
+    if features.elicitation {
+        caps.insert("elicitation".into(), json!({ "form": {} }));
+    }
+    if features.sampling {
+        caps.insert("sampling".into(), json!({}));
+    }
+    if features.roots {
+        caps.insert("roots".into(), json!({}));
+    }
+    if declare {
+        let extensions = caps.entry("extensions").or_insert_with(|| json!({}));
+        if let Value::Object(extensions) = extensions {
+            extensions.insert(EXTENSION.into(), json!({}));
+        }
+    }
+    json!({
+        VERSION_KEY: VERSION,
+        CLIENT_INFO_KEY: st.config.info,
+        CAPABILITIES_KEY: caps,
+    })
+}
+
 /// `params` with `meta` added to its `_meta` (keys already there, e.g. `progressToken`,
 /// stay).
-pub(crate) fn with_meta<P: Serialize>(params: Option<P>, meta: Value) -> Value {
+fn with_meta<P: Serialize>(params: Option<P>, meta: Value) -> Value {
     let params = params.map(|p| serde_json::to_value(p).expect("params serialize"));
     let mut params = match params {
         None | Some(Value::Null) => json!({}),
@@ -107,409 +122,373 @@ pub(crate) fn with_meta<P: Serialize>(params: Option<P>, meta: Value) -> Value {
     params
 }
 
-/// An answer the client cannot accept.
-fn invalid(message: String) -> RpcError {
-    RpcError::internal(format!("Invalid response: {message}"))
+// ---- opening ----------------------------------------------------------------------------------
+
+/// Client: opens the session with `server/discover`; `fallback` lets an older era open it
+/// when the server does not speak this one.
+pub(super) fn discover(st: &mut State, session: SessionId, fallback: bool) -> Option<RequestId> {
+    let s = st.session_mut(session)?;
+    s.phase = Phase::Initializing;
+    s.era = Some(Era::V2026_07_28);
+    let id = send(
+        st,
+        session,
+        "server/discover",
+        Some(json!({})),
+        Asked::Discover { fallback },
+    )?;
+    let at = st.now.plus(st.config.discover_timeout_ms);
+    st.set_timer(Timer::Request(session, id.clone()), at);
+    Some(id)
 }
 
-impl Host {
-    /// Client: opens the session with `server/discover`.
-    pub(crate) fn discover(&mut self, session: SessionId, fallback: bool) -> Option<RequestId> {
-        self.session_mut(session)?.phase = Phase::Initializing;
-        let purpose = Purpose::Discover { fallback };
-        let id = self.send_request(session, "server/discover", Some(json!({})), purpose, None)?;
-        let at = self.now.plus(self.config.discover_timeout_ms);
-        self.timers.set(Timer::Request(session, id.clone()), at);
-        Some(id)
-    }
-
-    /// The `_meta` a request of ours carries, when `session` speaks this era (or opens with
-    /// it): every request declares the tasks extension except a plain `tools/call`.
-    pub(crate) fn outbound_meta(&self, session: SessionId, purpose: &Purpose) -> Option<Value> {
-        let s = self.session(session)?;
-        if !(matches!(purpose, Purpose::Discover { .. }) || s.is_modern()) {
-            return None;
-        }
-        let declare = !matches!(purpose, Purpose::ModernCall(c) if !c.as_task);
-        let features = self.config.client;
-        let mut caps = self.config.app_capabilities.clone();
-        if features.elicitation {
-            caps.insert("elicitation".into(), json!({ "form": {} }));
-        }
-        if features.sampling {
-            caps.insert("sampling".into(), json!({}));
-        }
-        if features.roots {
-            caps.insert("roots".into(), json!({}));
-        }
-        if declare {
-            let extensions = caps.entry("extensions").or_insert_with(|| json!({}));
-            if let Value::Object(extensions) = extensions {
-                extensions.insert(EXTENSION.into(), json!({}));
+/// The answer to `server/discover`: a `DiscoverResult` naming our version opens the
+/// session; -32022 or a result without our version fails it; anything else falls back to
+/// an older era when allowed.
+fn on_discover_answer(
+    st: &mut State,
+    session: SessionId,
+    fallback: bool,
+    outcome: Result<Value, RpcError>,
+) {
+    let discovered = match outcome {
+        Ok(result) => serde_json::from_value::<Discovered>(result).map_err(|e| {
+            RpcError::new(
+                code::INVALID_PARAMS,
+                format!("Malformed DiscoverResult: {e}"),
+            )
+        }),
+        Err(e) => Err(e),
+    };
+    let opened = match discovered {
+        Ok(d) if d.supported_versions.iter().any(|v| v == VERSION) => Ok(d),
+        Ok(d) => Err(RpcError::new(
+            UNSUPPORTED_VERSION,
+            format!(
+                "The server speaks protocol versions {:?}, not {VERSION}",
+                d.supported_versions
+            ),
+        )),
+        Err(e) if e.code == UNSUPPORTED_VERSION => Err(e),
+        Err(_) if fallback => return st.fall_back(session),
+        Err(e) => Err(e),
+    };
+    match opened {
+        Ok(d) => {
+            let server = d
+                .meta
+                .and_then(|mut m| m.remove(SERVER_INFO_KEY))
+                .and_then(|info| serde_json::from_value(info).ok())
+                .unwrap_or_else(|| Implementation::new("unknown", ""));
+            if let Some(s) = st.session_mut(session) {
+                s.phase = Phase::Ready {
+                    version: VERSION.to_owned(),
+                };
+                s.peer_capabilities = d.capabilities.clone();
             }
-        }
-        Some(json!({
-            VERSION_KEY: VERSION,
-            CLIENT_INFO_KEY: self.config.info,
-            CAPABILITIES_KEY: caps,
-        }))
-    }
-
-    /// The answer to `server/discover`: a `DiscoverResult` naming our version opens the
-    /// session; -32022 or a result without our version fails it; anything else falls back to
-    /// `initialize` when allowed.
-    pub(super) fn on_discover_answer(
-        &mut self,
-        session: SessionId,
-        fallback: bool,
-        outcome: Result<Value, RpcError>,
-    ) {
-        let discovered = match outcome {
-            Ok(result) => serde_json::from_value::<Discovered>(result).map_err(|e| {
-                RpcError::new(
-                    code::INVALID_PARAMS,
-                    format!("Malformed DiscoverResult: {e}"),
-                )
-            }),
-            Err(e) => Err(e),
-        };
-        let opened = match discovered {
-            Ok(d) if d.supported_versions.iter().any(|v| v == VERSION) => Ok(d),
-            Ok(d) => Err(RpcError::new(
-                UNSUPPORTED_VERSION,
-                format!(
-                    "The server speaks protocol versions {:?}, not {VERSION}",
-                    d.supported_versions
-                ),
-            )),
-            Err(e) if e.code == UNSUPPORTED_VERSION => Err(e),
-            Err(_) if fallback => return self.fall_back(session),
-            Err(e) => Err(e),
-        };
-        match opened {
-            Ok(d) => {
-                let server = d
-                    .meta
-                    .and_then(|mut m| m.remove(SERVER_INFO_KEY))
-                    .and_then(|info| serde_json::from_value(info).ok())
-                    .unwrap_or_else(|| Implementation::new("unknown", ""));
-                if let Some(s) = self.session_mut(session) {
-                    s.phase = Phase::Ready {
-                        version: VERSION.to_owned(),
-                    };
-                    s.peer_capabilities = d.capabilities.clone();
-                }
-                self.event(Event::Initialized {
-                    session,
-                    protocol_version: VERSION.to_owned(),
-                    peer: server,
-                    capabilities: d.capabilities,
-                });
-            }
-            Err(error) => {
-                self.event(Event::InitializeFailed { session, error });
-                self.close(self.now, session);
-            }
-        }
-    }
-
-    /// `server/discover` went unanswered.
-    pub(crate) fn discover_timed_out(
-        &mut self,
-        session: SessionId,
-        id: &RequestId,
-        fallback: bool,
-    ) {
-        self.abandon_request(session, id, "Request timed out");
-        if fallback {
-            return self.fall_back(session);
-        }
-        let ms = self.config.discover_timeout_ms;
-        let error = RpcError::new(
-            code::REQUEST_TIMEOUT,
-            format!("server/discover was not answered within {ms} ms"),
-        );
-        self.event(Event::InitializeFailed { session, error });
-        self.close(self.now, session);
-    }
-
-    /// The server is not a 2026-07-28 one: open in 2025-11-25.
-    fn fall_back(&mut self, session: SessionId) {
-        if let Some(s) = self.session_mut(session) {
-            s.phase = Phase::New;
-        }
-        self.send_initialize(session);
-    }
-
-    /// Client: a `tools/call` in this era; `as_task` declares the tasks extension, when the
-    /// server's `server/discover` listed it (else the call goes plainly, and
-    /// [`Event::RanPlainly`] says why).
-    pub(crate) fn modern_call_tool(
-        &mut self,
-        now: Millis,
-        session: SessionId,
-        name: &str,
-        arguments: Value,
-        as_task: bool,
-    ) -> Result<RequestId, UsageError> {
-        let s = self.ready(session)?;
-        let offered = s
-            .peer_capabilities
-            .get("extensions")
-            .and_then(|e| e.get(EXTENSION))
-            .is_some_and(Value::is_object);
-        self.advance(now);
-        let call = ModernCall {
-            original: None,
-            name: name.to_owned(),
-            arguments,
-            as_task: as_task && offered,
-            round: 0,
-        };
-        let params = call_params(&call, None);
-        let purpose = Purpose::ModernCall(Box::new(call));
-        let request = self
-            .send_request(session, "tools/call", Some(params), purpose, None)
-            .ok_or(UsageError::UnknownSession(session))?;
-        if as_task && !offered {
-            self.event(Event::RanPlainly {
+            st.event(Event::Initialized {
                 session,
-                request: request.clone(),
-                reason: PlainReason::NoTaskCapability,
+                protocol_version: VERSION.to_owned(),
+                peer: server,
+                capabilities: d.capabilities,
             });
         }
-        Ok(request)
-    }
-
-    /// The server answered one round of a `tools/call` of ours.
-    pub(super) fn on_modern_call_answer(
-        &mut self,
-        session: SessionId,
-        id: RequestId,
-        mut call: ModernCall,
-        outcome: Result<Value, RpcError>,
-    ) {
-        let original = call.original.take().unwrap_or(id);
-        let result = match outcome {
-            Ok(result) => result,
-            Err(e) => return self.respond_to(session, original, Err(e)),
-        };
-        let kind = match result.get("resultType") {
-            None => Some("complete"),
-            Some(kind) => kind.as_str(),
-        };
-        match kind {
-            Some("complete") => self.respond_to(session, original, Ok(result)),
-            Some("task") if call.as_task => self.modern_task_created(session, original, result),
-            Some("input_required") => self.begin_round(session, original, call, result),
-            Some("task") => {
-                let error = invalid(
-                    "a task answered a tools/call that did not declare the tasks extension".into(),
-                );
-                self.respond_to(session, original, Err(error))
-            }
-            other => {
-                let error = invalid(format!(
-                    "unknown resultType {other:?} in a tools/call result"
-                ));
-                self.respond_to(session, original, Err(error))
-            }
+        Err(error) => {
+            st.event(Event::InitializeFailed { session, error });
+            st.close_session(session);
         }
     }
+}
 
-    fn respond_to(
-        &mut self,
-        session: SessionId,
-        request: RequestId,
-        outcome: Result<Value, RpcError>,
-    ) {
-        self.event(Event::Response {
+/// `server/discover` went unanswered.
+fn discover_timed_out(st: &mut State, session: SessionId, id: &RequestId, fallback: bool) {
+    st.abandoned(session, id, "Request timed out");
+    if fallback {
+        return st.fall_back(session);
+    }
+    let ms = st.config.discover_timeout_ms;
+    let error = RpcError::new(
+        code::REQUEST_TIMEOUT,
+        format!("server/discover was not answered within {ms} ms"),
+    );
+    st.event(Event::InitializeFailed { session, error });
+    st.close_session(session);
+}
+
+// ---- tools/call -------------------------------------------------------------------------------
+
+/// Client: a `tools/call`; `as_task` declares the tasks extension when the server's
+/// `server/discover` listed it (else the call goes plainly, and [`Event::RanPlainly`] says
+/// why).
+pub(super) fn call_tool(
+    st: &mut State,
+    session: SessionId,
+    name: &str,
+    arguments: Value,
+    as_task: bool,
+) -> Result<RequestId, UsageError> {
+    if !(arguments.is_null() || arguments.is_object()) {
+        return Err(UsageError::NotAnObject("tool arguments"));
+    }
+    let s = st.ready(session)?;
+    let offered = s
+        .peer_capabilities
+        .get("extensions")
+        .and_then(|e| e.get(EXTENSION))
+        .is_some_and(Value::is_object);
+    let call = Calling {
+        original: None,
+        name: name.to_owned(),
+        arguments,
+        as_task: as_task && offered,
+        round: 0,
+    };
+    let params = call_params(&call, None);
+    let request = send(
+        st,
+        session,
+        "tools/call",
+        Some(params),
+        Asked::Call(Box::new(call)),
+    )
+    .ok_or(UsageError::UnknownSession(session))?;
+    if as_task && !offered {
+        st.event(Event::RanPlainly {
             session,
-            request,
-            outcome,
+            request: request.clone(),
+            reason: PlainReason::NoTaskCapability,
         });
     }
+    Ok(request)
+}
 
-    /// A flat `CreateTaskResult`: the task is followed like a 2025-11-25 one.
-    fn modern_task_created(&mut self, session: SessionId, request: RequestId, result: Value) {
-        let task = Task::deserialize(&result)
-            .map_err(|e| invalid(format!("malformed CreateTaskResult: {e}")))
-            .and_then(|t| {
-                t.to_info().ok_or_else(|| {
-                    invalid("malformed CreateTaskResult: a time is not RFC 3339".into())
-                })
-            });
-        match task {
-            Ok(task) => {
-                let id = task.id.clone();
-                self.track_created(session, request, task);
-                self.listen_to(session, &id);
-            }
-            Err(error) => self.respond_to(session, request, Err(error)),
+/// The server answered one round of a `tools/call` of ours.
+fn on_call_answer(
+    st: &mut State,
+    session: SessionId,
+    id: RequestId,
+    mut call: Calling,
+    outcome: Result<Value, RpcError>,
+) {
+    let original = call.original.take().unwrap_or(id);
+    let result = match outcome {
+        Ok(result) => result,
+        Err(e) => return respond_to(st, session, original, Err(e)),
+    };
+    let kind = match result.get("resultType") {
+        None => Some("complete"),
+        Some(kind) => kind.as_str(),
+    };
+    match kind {
+        Some("complete") => respond_to(st, session, original, Ok(result)),
+        Some("task") if call.as_task => task_created(st, session, original, result),
+        Some("input_required") => begin_round(st, session, original, call, result),
+        Some("task") => {
+            let error = invalid(
+                "a task answered a tools/call that did not declare the tasks extension".into(),
+            );
+            respond_to(st, session, original, Err(error))
         }
-    }
-
-    /// An `InputRequiredResult`: each input goes to the application as a request; the call
-    /// is sent again once every one is answered.
-    fn begin_round(
-        &mut self,
-        session: SessionId,
-        original: RequestId,
-        mut call: ModernCall,
-        result: Value,
-    ) {
-        let asked = match serde_json::from_value::<InputRequired>(result) {
-            Ok(asked) if asked.input_requests.is_some() || asked.request_state.is_some() => asked,
-            Ok(_) => {
-                let error = invalid(
-                    "an InputRequiredResult with neither inputRequests nor requestState".into(),
-                );
-                return self.respond_to(session, original, Err(error));
-            }
-            Err(e) => {
-                let error = invalid(format!("malformed InputRequiredResult: {e}"));
-                return self.respond_to(session, original, Err(error));
-            }
-        };
-        if call.round >= MAX_ROUNDS {
+        other => {
             let error = invalid(format!(
-                "the server asked for input {MAX_ROUNDS} times in a row"
+                "unknown resultType {other:?} in a tools/call result"
             ));
-            return self.respond_to(session, original, Err(error));
+            respond_to(st, session, original, Err(error))
         }
-        let mut requests = Vec::new();
-        for (key, request) in asked.input_requests.unwrap_or_default() {
-            match self.answerable(request) {
-                Ok(request) => requests.push((key, request)),
-                Err(error) => return self.respond_to(session, original, Err(error)),
-            }
-        }
-        call.round += 1;
-        call.original = Some(original.clone());
-        let mut retry = Box::new(Retry {
-            call,
-            request_state: asked.request_state,
-            waiting: Vec::new(),
-            responses: Map::new(),
+    }
+}
+
+pub(super) fn respond_to(
+    st: &mut State,
+    session: SessionId,
+    request: RequestId,
+    outcome: Result<Value, RpcError>,
+) {
+    st.event(Event::Response {
+        session,
+        request,
+        outcome,
+    });
+}
+
+/// A flat `CreateTaskResult`: the task is followed, and listened to.
+fn task_created(st: &mut State, session: SessionId, request: RequestId, result: Value) {
+    let task = Task::deserialize(&result)
+        .map_err(|e| invalid(format!("malformed CreateTaskResult: {e}")))
+        .and_then(|t| {
+            t.to_info()
+                .ok_or_else(|| invalid("malformed CreateTaskResult: a time is not RFC 3339".into()))
         });
-        let mut events = Vec::new();
-        for (key, request) in requests {
-            let answering = Answering::Retry {
-                original: original.clone(),
-                key: key.clone(),
-            };
-            let call = self.add_call(Call::answering(session, answering));
-            retry.waiting.push((key.clone(), call));
-            events.push(input_event(call, session, key, request, None));
+    match task {
+        Ok(task) => {
+            let id = task.id.clone();
+            st.track_created(session, Era::V2026_07_28, request, task);
+            following::listen_to(st, session, &id);
         }
-        if retry.waiting.is_empty() {
-            return self.send_retry(session, *retry);
+        Err(error) => respond_to(st, session, request, Err(error)),
+    }
+}
+
+/// An `InputRequiredResult`: each input goes to the application as a request; the call is
+/// sent again once every one is answered.
+fn begin_round(
+    st: &mut State,
+    session: SessionId,
+    original: RequestId,
+    mut call: Calling,
+    result: Value,
+) {
+    let asked = match serde_json::from_value::<InputRequired>(result) {
+        Ok(asked) if asked.input_requests.is_some() || asked.request_state.is_some() => asked,
+        Ok(_) => {
+            let error = invalid(
+                "an InputRequiredResult with neither inputRequests nor requestState".into(),
+            );
+            return respond_to(st, session, original, Err(error));
         }
-        if let Some(s) = self.session_mut(session) {
-            s.retries.insert(original, retry);
+        Err(e) => {
+            let error = invalid(format!("malformed InputRequiredResult: {e}"));
+            return respond_to(st, session, original, Err(error));
         }
-        for event in events {
-            self.event(event);
+    };
+    if call.round >= MAX_ROUNDS {
+        let error = invalid(format!(
+            "the server asked for input {MAX_ROUNDS} times in a row"
+        ));
+        return respond_to(st, session, original, Err(error));
+    }
+    let mut requests = Vec::new();
+    for (key, request) in asked.input_requests.unwrap_or_default() {
+        match answerable(st, request) {
+            Ok(request) => requests.push((key, request)),
+            Err(error) => return respond_to(st, session, original, Err(error)),
         }
     }
-
-    /// An input request the application can answer: one whose capability we declare.
-    pub(super) fn answerable(&self, request: Value) -> Result<InputRequest, RpcError> {
-        let request: InputRequest = serde_json::from_value(request)
-            .map_err(|e| invalid(format!("malformed input request: {e}")))?;
-        let features = self.config.client;
-        let declared = match request.method.as_str() {
-            "elicitation/create" => features.elicitation,
-            "sampling/createMessage" => features.sampling,
-            "roots/list" => features.roots,
-            _ => false,
+    call.round += 1;
+    call.original = Some(original.clone());
+    let mut retry = Box::new(Retry {
+        call,
+        request_state: asked.request_state,
+        waiting: Vec::new(),
+        responses: Map::new(),
+    });
+    let mut events = Vec::new();
+    for (key, request) in requests {
+        let answering = Answering::Retry {
+            original: original.clone(),
+            key: key.clone(),
         };
-        if declared {
-            Ok(request)
-        } else {
-            Err(invalid(format!(
-                "the server asked for {:?}, which this client did not declare",
-                request.method
-            )))
-        }
+        let call = st.add_call(answering_call(session, answering));
+        retry.waiting.push((key.clone(), call));
+        events.push(input_event(call, session, key, request, None));
     }
+    if retry.waiting.is_empty() {
+        return send_retry(st, session, *retry);
+    }
+    if let Some(k) = kept::session_mut(st, session) {
+        k.retries.insert(original, retry);
+    }
+    for event in events {
+        st.event(event);
+    }
+}
 
-    /// The application answered one of the server's input requests.
-    pub(crate) fn answer_server_input(&mut self, call: CallId, outcome: Answer) {
-        let Some(state) = self.remove_call(call) else {
-            return;
-        };
-        let (Some(session), Some(answering)) = (state.session, state.answering) else {
-            return;
-        };
-        let outcome = outcome
-            .map(|raw| serde_json::from_str::<Value>(raw.get()).expect("answers are JSON objects"));
-        match *answering {
-            Answering::Retry { original, key } => {
-                self.answer_retry_input(session, original, key, outcome)
+/// An input request the application can answer: one whose capability we declare.
+pub(super) fn answerable(st: &State, request: Value) -> Result<InputRequest, RpcError> {
+    let request: InputRequest = serde_json::from_value(request)
+        .map_err(|e| invalid(format!("malformed input request: {e}")))?;
+    let features = st.config.client;
+    let declared = match request.method.as_str() {
+        "elicitation/create" => features.elicitation,
+        "sampling/createMessage" => features.sampling,
+        "roots/list" => features.roots,
+        _ => false,
+    };
+    if declared {
+        Ok(request)
+    } else {
+        Err(invalid(format!(
+            "the server asked for {:?}, which this client did not declare",
+            request.method
+        )))
+    }
+}
+
+/// The application's answer to the server's input request `answering`: it replies to
+/// nothing on the wire by itself.
+pub(super) fn answering_call(session: SessionId, answering: Answering) -> Call {
+    let mut call = Call::plain(Era::V2026_07_28, session, RequestId::Number(0), None);
+    call.reply_to = None;
+    kept::of_call(&mut call).answering = Some(answering);
+    call
+}
+
+/// The application answered one input of an MRTR round.
+pub(super) fn answer_retry_input(
+    st: &mut State,
+    session: SessionId,
+    original: RequestId,
+    key: String,
+    outcome: Result<Value, RpcError>,
+) {
+    let Some(k) = kept::session_mut(st, session) else {
+        return;
+    };
+    let Some(retry) = k.retries.get_mut(&original) else {
+        return;
+    };
+    retry.waiting.retain(|(k, _)| *k != key);
+    match outcome {
+        Ok(value) => {
+            retry.responses.insert(key, value);
+            if retry.waiting.is_empty() {
+                let retry = k.retries.remove(&original).expect("just found");
+                send_retry(st, session, *retry);
             }
-            Answering::Task { task, key } => self.answer_task_input(session, task, key, outcome),
         }
-    }
-
-    fn answer_retry_input(
-        &mut self,
-        session: SessionId,
-        original: RequestId,
-        key: String,
-        outcome: Result<Value, RpcError>,
-    ) {
-        let Some(s) = self.session_mut(session) else {
-            return;
-        };
-        let Some(retry) = s.retries.get_mut(&original) else {
-            return;
-        };
-        retry.waiting.retain(|(k, _)| *k != key);
-        match outcome {
-            Ok(value) => {
-                retry.responses.insert(key, value);
-                if retry.waiting.is_empty() {
-                    let retry = s.retries.remove(&original).expect("just found");
-                    self.send_retry(session, *retry);
-                }
-            }
-            // The application could not give the input: the call fails with its reason.
-            Err(error) => {
-                let retry = s.retries.remove(&original).expect("just found");
-                for (_, call) in retry.waiting {
-                    self.remove_call(call);
-                }
-                self.respond_to(session, original, Err(error));
-            }
-        }
-    }
-
-    /// The call again, with a new id, carrying the answers and the state byte for byte.
-    fn send_retry(&mut self, session: SessionId, retry: Retry) {
-        let params = call_params(
-            &retry.call,
-            Some((retry.responses, retry.request_state.as_deref())),
-        );
-        let purpose = Purpose::ModernCall(Box::new(retry.call));
-        self.send_request(session, "tools/call", Some(params), purpose, None);
-    }
-
-    /// A session closes: calls waiting for input fail.
-    pub(crate) fn fail_retries(&mut self, session: SessionId, s: &mut Session, error: &RpcError) {
-        let mut retries: Vec<_> = s.retries.drain().collect();
-        retries.sort_by(|a, b| a.0.cmp(&b.0));
-        for (original, retry) in retries {
+        // The application could not give the input: the call fails with its reason.
+        Err(error) => {
+            let retry = k.retries.remove(&original).expect("just found");
             for (_, call) in retry.waiting {
-                self.remove_call(call);
+                st.remove_call(call);
             }
-            self.respond_to(session, original, Err(error.clone()));
+            respond_to(st, session, original, Err(error));
         }
+    }
+}
+
+/// The call again, with a new id, carrying the answers and the state byte for byte.
+fn send_retry(st: &mut State, session: SessionId, retry: Retry) {
+    let params = call_params(
+        &retry.call,
+        Some((retry.responses, retry.request_state.as_deref())),
+    );
+    send(
+        st,
+        session,
+        "tools/call",
+        Some(params),
+        Asked::Call(Box::new(retry.call)),
+    );
+}
+
+/// A session closes: calls waiting for input fail.
+pub(super) fn fail_retries(st: &mut State, session: SessionId, error: &RpcError) {
+    let Some(k) = kept::session_mut(st, session) else {
+        return;
+    };
+    let mut retries: Vec<_> = k.retries.drain().collect();
+    retries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (original, retry) in retries {
+        for (_, call) in retry.waiting {
+            st.remove_call(call);
+        }
+        respond_to(st, session, original, Err(error.clone()));
     }
 }
 
 /// `tools/call` params: name, arguments, and a retry's answers and state.
-fn call_params(call: &ModernCall, retry: Option<(Map<String, Value>, Option<&str>)>) -> Value {
+fn call_params(call: &Calling, retry: Option<(Map<String, Value>, Option<&str>)>) -> Value {
     let mut params = Map::new();
     params.insert("name".into(), call.name.clone().into());
     if !call.arguments.is_null() {
@@ -546,4 +525,82 @@ pub(super) fn input_event(
         task: None,
         related_task: task,
     })
+}
+
+// ---- answers, timeouts, closing -----------------------------------------------------------
+
+/// The peer answered our request `id`, sent for `asked`.
+pub(super) fn answered(
+    st: &mut State,
+    session: SessionId,
+    id: RequestId,
+    asked: Asked,
+    outcome: Result<Value, RpcError>,
+) {
+    match asked {
+        Asked::Discover { fallback } => on_discover_answer(st, session, fallback, outcome),
+        Asked::Call(call) => on_call_answer(st, session, id, *call, outcome),
+        Asked::TaskGet { task, auto } => {
+            let report = (!auto).then(|| id.clone());
+            following::on_detailed_task(st, session, id, task, report, outcome)
+        }
+        Asked::AfterCancel { task, original } => {
+            following::on_detailed_task(st, session, id, task, Some(original), outcome)
+        }
+        Asked::TaskCancel { task } => match outcome {
+            Ok(_) => following::after_cancel_ack(st, session, task, id),
+            Err(error) => respond_to(st, session, id, Err(error)),
+        },
+        Asked::Ack { task } => {
+            // An error ends the task with it (the server will not take its input).
+            if let Err(error) = outcome {
+                st.give_up(session, &task, error);
+            }
+        }
+        Asked::Listen { task } => following::listen_ended(st, session, &task, &id),
+    }
+}
+
+/// A request of ours timed out locally.
+pub(super) fn timed_out(st: &mut State, session: SessionId, id: RequestId, asked: Asked) {
+    if let Asked::Discover { fallback } = asked {
+        return discover_timed_out(st, session, &id, fallback);
+    }
+    st.abandoned(session, &id, "Request timed out");
+    let request = match &asked {
+        // The engine's own requests are not the application's business.
+        Asked::TaskGet { auto: true, .. } | Asked::Ack { .. } | Asked::Listen { .. } => None,
+        Asked::AfterCancel { original, .. } => Some(original.clone()),
+        Asked::Call(call) => Some(call.original.clone().unwrap_or(id)),
+        _ => Some(id),
+    };
+    if let Some(request) = request {
+        st.event(Event::TimedOut { session, request });
+    }
+    if let Asked::TaskGet { task, .. } = asked {
+        st.after_poll(session, &task);
+    }
+}
+
+/// The session closed before the peer answered.
+pub(super) fn closed_pending(
+    st: &mut State,
+    session: SessionId,
+    id: RequestId,
+    asked: Asked,
+    error: &RpcError,
+) {
+    let request = match asked {
+        Asked::Discover { .. } => {
+            return st.event(Event::InitializeFailed {
+                session,
+                error: error.clone(),
+            })
+        }
+        Asked::TaskCancel { .. } | Asked::TaskGet { auto: false, .. } => id,
+        Asked::AfterCancel { original, .. } => original,
+        Asked::Call(call) => call.original.unwrap_or(id),
+        Asked::TaskGet { .. } | Asked::Ack { .. } | Asked::Listen { .. } => return,
+    };
+    respond_to(st, session, request, Err(error.clone()));
 }

@@ -35,12 +35,6 @@ impl<K: Ord + Hash + Clone> Deadlines<K> {
         }
     }
 
-    /// Keeps only the deadlines whose key passes `keep`.
-    pub fn retain(&mut self, mut keep: impl FnMut(&K) -> bool) {
-        self.by_key.retain(|k, _| keep(k));
-        self.by_time.retain(|(_, k)| keep(k));
-    }
-
     /// Whether `key` has a deadline.
     pub fn contains(&self, key: &K) -> bool {
         self.by_key.contains_key(key)

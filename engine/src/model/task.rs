@@ -1,4 +1,4 @@
-//! Era-neutral task types: what a task is, whatever protocol era created or reads it.
+//! Tasks: what one is, whatever protocol era created or reads it.
 
 use serde_json::value::RawValue;
 
@@ -7,8 +7,9 @@ use crate::jsonrpc::RpcError;
 use crate::status::TaskStatus;
 use crate::time::Millis;
 
-/// The protocol era a task was created in. Each era reads every task in its own shapes;
-/// the tag says which rules created it (e.g. which later requests may see it).
+/// A protocol era. A task carries the era that created it (each era reads every task in its
+/// own shapes; the tag says which rules created it, e.g. which later requests may see it);
+/// a client session speaks one era, a server session reads each request in its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Era {
@@ -20,6 +21,9 @@ pub enum Era {
 }
 
 impl Era {
+    /// Every era, newest first.
+    pub const ALL: [Era; 2] = [Era::V2026_07_28, Era::V2025_11_25];
+
     /// A stable name, for storage: `"2025-11-25"`.
     pub const fn as_str(self) -> &'static str {
         match self {

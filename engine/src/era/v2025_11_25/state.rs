@@ -1,0 +1,109 @@
+//! What this era keeps on sessions and calls, and why it sent each of its requests.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::negotiation::PeerTools;
+use crate::ids::{CallId, InputId, SessionId, TaskId};
+use crate::jsonrpc::RequestId;
+use crate::log_level::LogLevel;
+use crate::state::{Call, Session, State};
+
+/// A session's state in this era.
+#[derive(Debug, Default)]
+pub(super) struct SessionState {
+    /// Parked `tasks/result` requests per task, in arrival order.
+    pub parked: HashMap<TaskId, Vec<RequestId>>,
+    /// The least severe log message the peer wants (`logging/setLevel`); none sends every
+    /// level.
+    pub log_level: Option<LogLevel>,
+    /// What the peer's `tools/list` said about each tool's task support (client role).
+    pub peer_tools: PeerTools,
+}
+
+/// A call's state in this era.
+#[derive(Debug, Default)]
+pub(super) struct CallState {
+    /// Our input requests to the peer still unanswered.
+    pub inputs: Vec<PendingInput>,
+    /// Client role: the peer task this request serves (its answer carries related-task
+    /// `_meta`).
+    pub related_task: Option<TaskId>,
+}
+
+/// An input request sent to a peer on behalf of a call.
+#[derive(Clone, Debug)]
+pub(super) struct PendingInput {
+    pub id: InputId,
+    pub session: SessionId,
+    pub request: RequestId,
+}
+
+/// Why this era sent a request: decides how its answer is read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Asked {
+    Initialize,
+    /// A task-augmented request; answered with `Event::TaskCreated` (or `Response`). With
+    /// `fallback`, a -32601 answer is retried as this plain `tools/call`.
+    TaskRequest {
+        fallback: Option<Box<PlainCall>>,
+    },
+    /// The plain retry of a task request the server refused; its answer is `original`'s.
+    PlainRetry {
+        original: RequestId,
+    },
+    /// `tools/list`: answered with `Event::Response`, and each tool's task support is
+    /// remembered for `call_tool_as_task`.
+    ToolsList,
+    /// `tasks/get`; `auto` when the engine polls on its own.
+    TaskGet {
+        task: TaskId,
+        auto: bool,
+    },
+    /// `tasks/cancel` asked by the application.
+    TaskCancel {
+        task: TaskId,
+    },
+    /// `tasks/result`; `auto` when the engine fetches on its own.
+    TaskResult {
+        task: TaskId,
+        auto: bool,
+    },
+    /// An input request made for a call.
+    Input {
+        call: CallId,
+        input: InputId,
+    },
+}
+
+/// A `tools/call` to send plainly if the task-augmented one is refused.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct PlainCall {
+    pub name: String,
+    pub arguments: Value,
+}
+
+impl Eq for PlainCall {}
+
+impl Asked {
+    /// Parked and user-facing requests wait as long as they must.
+    pub fn times_out(&self) -> bool {
+        !matches!(self, Asked::TaskResult { .. } | Asked::Input { .. })
+    }
+}
+
+/// This era's state on a session, created when first needed.
+pub(super) fn of_session(s: &mut Session) -> &mut SessionState {
+    s.slots.get_or_default()
+}
+
+/// This era's state on a session, to change.
+pub(super) fn session_mut(st: &mut State, session: SessionId) -> Option<&mut SessionState> {
+    Some(of_session(st.session_mut(session)?))
+}
+
+/// This era's state on a call, created when first needed.
+pub(super) fn of_call(call: &mut Call) -> &mut CallState {
+    call.slots.get_or_default()
+}

@@ -1,0 +1,105 @@
+//! The requests this era reads: on a server session, `server/discover` and every request
+//! carrying this era's per-request protocol version (its `_meta` checked once, before the
+//! method); on a client session of this era, none (a server of this era sends no request).
+
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+
+use super::meta::RequestMeta;
+use super::state as kept;
+use super::{encode, listen, tasks, tools, CACHE_TTL_MS, EXTENSION, VERSION};
+use crate::error::PeerErrorKind;
+use crate::ids::SessionId;
+use crate::jsonrpc::{Reject, RequestId, RpcError};
+use crate::model::{Era, Role};
+use crate::state::State;
+
+/// Serves a request of this era; `None` leaves it to an older era.
+pub(super) fn serve(
+    st: &mut State,
+    session: SessionId,
+    id: &RequestId,
+    method: &str,
+    params: Option<&RawValue>,
+) -> Option<Result<(), Reject>> {
+    if st.session(session)?.role == Role::Client {
+        return Some(Err(unknown(method)));
+    }
+    let meta = RequestMeta::of_request(method, params)?;
+    Some(meta.and_then(|meta| serve_stateless(st, session, id, method, params, &meta)))
+}
+
+fn serve_stateless(
+    st: &mut State,
+    session: SessionId,
+    id: &RequestId,
+    method: &str,
+    params: Option<&RawValue>,
+    meta: &RequestMeta,
+) -> Result<(), Reject> {
+    match method {
+        "server/discover" => on_discover(st, session, id),
+        "tools/list" => tools::on_tools_list(st, session, id, params),
+        "tools/call" => tools::on_tools_call(st, session, id, params, meta),
+        "tasks/get" => tasks::on_tasks_get(st, session, id, params, meta),
+        "tasks/cancel" => tasks::on_tasks_cancel(st, session, id, params, meta),
+        "tasks/update" => tasks::on_tasks_update(st, session, id, params, meta),
+        "subscriptions/listen" => listen::on_listen(st, session, id, params, meta),
+        _ if !owned_by_engine(method) && st.config.app_serves(method) => {
+            let call = st.app_request(Era::V2026_07_28, session, id, method, params);
+            if let Some(state) = st.call_mut(call) {
+                kept::of_call(state).log_level = meta.log_level;
+            }
+            Ok(())
+        }
+        _ => Err(unknown(method)),
+    }
+}
+
+fn unknown(method: &str) -> Reject {
+    Reject::peer(
+        PeerErrorKind::UnknownMethod(method.to_owned()),
+        RpcError::method_not_found(method),
+    )
+}
+
+/// Methods the engine answers itself in this era, whatever the application lists.
+fn owned_by_engine(method: &str) -> bool {
+    matches!(method, "initialize" | "ping")
+        || method.starts_with("tools/")
+        || method.starts_with("tasks/")
+}
+
+/// `server/discover`: the versions we serve statelessly and our capabilities, the tasks
+/// extension among them when tasks are on (never the 2025-11-25 `tasks` key).
+fn on_discover(st: &mut State, session: SessionId, id: &RequestId) -> Result<(), Reject> {
+    let mut capabilities = Map::new();
+    capabilities.insert("tools".into(), json!({}));
+    if st.config.logging {
+        capabilities.insert("logging".into(), json!({}));
+    }
+    for (key, value) in &st.config.app_capabilities {
+        capabilities
+            .entry(key.clone())
+            .or_insert_with(|| value.clone());
+    }
+    if st.config.tasks.enabled {
+        let extensions = capabilities
+            .entry("extensions")
+            .or_insert_with(|| json!({}));
+        if let Value::Object(extensions) = extensions {
+            extensions.insert(EXTENSION.into(), json!({}));
+        }
+    }
+    let mut fields = Map::new();
+    fields.insert("supportedVersions".into(), json!([VERSION]));
+    fields.insert("capabilities".into(), Value::Object(capabilities));
+    if let Some(instructions) = &st.config.instructions {
+        fields.insert("instructions".into(), instructions.clone().into());
+    }
+    fields.insert("ttlMs".into(), CACHE_TTL_MS.into());
+    fields.insert("cacheScope".into(), "public".into());
+    let line = encode::complete_line(id, fields, &st.config.info);
+    st.reply(session, id, None, line);
+    Ok(())
+}

@@ -1,0 +1,73 @@
+//! Feeding the host its input and draining its output (the run loop's two halves).
+
+use super::Host;
+use crate::error::UsageError;
+use crate::event::Output;
+use crate::framing::Frame;
+use crate::ids::SessionId;
+use crate::time::Millis;
+
+impl Host {
+    /// Feeds bytes of a newline-delimited stream (stdio). Partial lines are buffered.
+    /// Input for a closed or unknown session is ignored; after [`Host::shutdown`] every
+    /// input is [`UsageError::ShutDown`].
+    pub fn handle_bytes(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        bytes: &[u8],
+    ) -> Result<(), UsageError> {
+        self.enter(now)?;
+        let Some(s) = self.state.session_mut(session) else {
+            return Ok(());
+        };
+        let mut framer = std::mem::take(&mut s.framer);
+        framer.push(bytes, |frame| self.handle_frame(session, frame));
+        if let Some(s) = self.state.session_mut(session) {
+            s.framer = framer;
+        }
+        Ok(())
+    }
+
+    /// The byte stream ended: handles a final unterminated line, then closes the session.
+    pub fn handle_eof(&mut self, now: Millis, session: SessionId) -> Result<(), UsageError> {
+        self.enter(now)?;
+        let Some(s) = self.state.session_mut(session) else {
+            return Ok(());
+        };
+        let mut framer = std::mem::take(&mut s.framer);
+        framer.finish(|frame| self.handle_frame(session, frame));
+        self.state.close_session(session);
+        Ok(())
+    }
+
+    /// Feeds one complete JSON-RPC message (for transports that frame messages themselves).
+    pub fn handle_message(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        message: &[u8],
+    ) -> Result<(), UsageError> {
+        self.enter(now)?;
+        self.handle_frame(session, Frame::Line(message));
+        Ok(())
+    }
+
+    /// Fires every deadline due at `now`. Spurious calls do nothing. (Every other input
+    /// fires due deadlines too, so they are never late while input keeps arriving.)
+    pub fn handle_timeout(&mut self, now: Millis) -> Result<(), UsageError> {
+        self.enter(now)
+    }
+
+    /// The next message to send, event to handle or change to store. Drain to `None` after
+    /// every call that takes `&mut self`, then read [`Host::poll_timeout`].
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.state.poll_output()
+    }
+
+    /// When [`Host::handle_timeout`] must be called next; `None` when nothing is scheduled
+    /// (always, after [`Host::shutdown`]).
+    pub fn poll_timeout(&self) -> Option<Millis> {
+        self.state.next_deadline()
+    }
+}

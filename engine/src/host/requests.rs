@@ -1,0 +1,234 @@
+//! Our requests to a session's peer, in the era the session speaks (chosen once, when it
+//! opened), and the peer's tasks we follow.
+
+use serde_json::Value;
+
+use super::Host;
+use crate::error::UsageError;
+use crate::ids::{SessionId, TaskId};
+use crate::jsonrpc::RequestId;
+use crate::model::{Era, TaskInfo};
+use crate::state::Timer;
+use crate::time::Millis;
+
+impl Host {
+    /// Sends any request; the answer arrives as [`Event::Response`](crate::Event::Response).
+    pub fn request(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<RequestId, UsageError> {
+        let era = self.requesting(now, session)?;
+        let st = &mut self.state;
+        st.protocol(era)
+            .request(st, session, method, params)
+            .ok_or(UsageError::UnknownSession(session))
+    }
+
+    /// `tools/list`, one page; the answer arrives as
+    /// [`Event::Response`](crate::Event::Response), and (2025-11-25) each tool's task support
+    /// is remembered for [`Host::call_tool_as_task`].
+    pub fn list_tools(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        cursor: Option<String>,
+    ) -> Result<RequestId, UsageError> {
+        let era = self.requesting(now, session)?;
+        let st = &mut self.state;
+        st.protocol(era)
+            .list_tools(st, session, cursor)
+            .ok_or(UsageError::UnknownSession(session))
+    }
+
+    /// A plain `tools/call`; `arguments` is an object, or `null` for none. On a 2026-07-28
+    /// session an `InputRequiredResult` (MRTR) is not the answer: its inputs reach the
+    /// application as [`Event::Request`](crate::Event::Request)s (`request` is the key), and
+    /// once all are answered the call goes again with them;
+    /// [`Event::Response`](crate::Event::Response) for this request id ends it.
+    pub fn call_tool(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        name: &str,
+        arguments: Value,
+    ) -> Result<RequestId, UsageError> {
+        check_arguments(&arguments)?;
+        let era = self.requesting(now, session)?;
+        let st = &mut self.state;
+        st.protocol(era)
+            .call_tool(st, session, name, arguments, None)
+    }
+
+    /// A `tools/call` as a task, when the server and the tool allow it:
+    /// [`Event::TaskCreated`](crate::Event::TaskCreated) follows, then
+    /// [`Event::TaskStatus`](crate::Event::TaskStatus) changes and one
+    /// [`Event::TaskResult`](crate::Event::TaskResult).
+    ///
+    /// The call goes out plainly, with [`Event::RanPlainly`](crate::Event::RanPlainly) saying
+    /// why and the answer as [`Event::Response`](crate::Event::Response), when the server
+    /// did not declare task support, or (2025-11-25) the tool's last listed
+    /// `execution.taskSupport` (see [`Host::list_tools`]) is `"forbidden"` or absent. When
+    /// the listing could not be read (e.g. `task_support`), the task is tried and, if refused
+    /// with -32601, sent again plainly. A server that answers a task request plainly gives
+    /// `Event::Response` too.
+    ///
+    /// On a 2026-07-28 session the request declares the tasks extension and the server
+    /// decides (`ttl_ms` is not sent). A task's `inputRequests` reach the application as
+    /// `Event::Request`s (`request` is the key, `related_task` the task; answer with
+    /// [`Host::respond`], which sends `tasks/update`); its outcome arrives inline with
+    /// `tasks/get` as `Event::TaskResult`.
+    pub fn call_tool_as_task(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        name: &str,
+        arguments: Value,
+        ttl_ms: Option<u64>,
+    ) -> Result<RequestId, UsageError> {
+        check_arguments(&arguments)?;
+        let era = self.requesting(now, session)?;
+        let st = &mut self.state;
+        st.protocol(era)
+            .call_tool(st, session, name, arguments, Some(ttl_ms))
+    }
+
+    /// Any task-augmented request (e.g. a server's `sampling/createMessage` to a client
+    /// that hosts it; 2025-11-25 only).
+    pub fn request_as_task(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        method: &str,
+        params: Value,
+        ttl_ms: Option<u64>,
+    ) -> Result<RequestId, UsageError> {
+        let Value::Object(params) = params else {
+            return Err(UsageError::NotAnObject("request params"));
+        };
+        let era = self.requesting(now, session)?;
+        let st = &mut self.state;
+        st.protocol(era)
+            .request_as_task(st, session, method, params, ttl_ms)
+    }
+
+    /// `tasks/get`; the answer arrives as [`Event::Response`](crate::Event::Response) and
+    /// updates the task's view.
+    pub fn get_task(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        task: &str,
+    ) -> Result<RequestId, UsageError> {
+        let era = self.requesting(now, session)?;
+        let st = &mut self.state;
+        st.protocol(era)
+            .get_task(st, session, task)
+            .ok_or(UsageError::UnknownSession(session))
+    }
+
+    /// `tasks/result`; the answer arrives as [`Event::Response`](crate::Event::Response)
+    /// (and, the first time, as [`Event::TaskResult`](crate::Event::TaskResult)). 2025-11-25
+    /// only: in 2026-07-28 `tasks/get` carries the outcome ([`UsageError::NotInEra`]).
+    pub fn task_result(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        task: &str,
+    ) -> Result<RequestId, UsageError> {
+        let era = self.requesting(now, session)?;
+        let st = &mut self.state;
+        st.protocol(era).task_result(st, session, task)
+    }
+
+    /// `tasks/cancel`; the answer arrives as [`Event::Response`](crate::Event::Response).
+    pub fn cancel_task(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        task: &str,
+    ) -> Result<RequestId, UsageError> {
+        let era = self.requesting(now, session)?;
+        let st = &mut self.state;
+        st.protocol(era)
+            .cancel_task(st, session, task)
+            .ok_or(UsageError::UnknownSession(session))
+    }
+
+    /// `tasks/list`, one page (2025-11-25 only: [`UsageError::NotInEra`] in 2026-07-28).
+    pub fn list_tasks(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        cursor: Option<String>,
+    ) -> Result<RequestId, UsageError> {
+        let era = self.requesting(now, session)?;
+        let st = &mut self.state;
+        st.protocol(era).list_tasks(st, session, cursor)
+    }
+
+    /// Turns the engine's own polling and result fetching for a peer task on or off.
+    pub fn set_auto_poll(
+        &mut self,
+        session: SessionId,
+        task: &str,
+        on: bool,
+    ) -> Result<(), UsageError> {
+        let st = &mut self.state;
+        let entry = st
+            .session_mut(session)
+            .ok_or(UsageError::UnknownSession(session))?
+            .remote
+            .get_mut(task)
+            .filter(|t| t.ours)
+            .ok_or_else(|| UsageError::UnknownRemoteTask(TaskId::from(task)))?;
+        entry.auto_poll = on;
+        let task = TaskId::from(task);
+        if on {
+            st.follow_up(session, &task);
+            st.schedule_poll(session, &task, false);
+        } else {
+            st.clear_timer(&Timer::Poll(session, task));
+        }
+        Ok(())
+    }
+
+    /// What we last heard of a task the peer hosts for us.
+    pub fn remote_task(&self, session: SessionId, task: &str) -> Option<&TaskInfo> {
+        self.state.session(session)?.remote.get(task)?.view()
+    }
+
+    /// Ids of the peer-hosted tasks we follow on a session, sorted.
+    pub fn remote_task_ids(&self, session: SessionId) -> Vec<&TaskId> {
+        let Some(s) = self.state.session(session) else {
+            return Vec::new();
+        };
+        let mut ids: Vec<&TaskId> = s
+            .remote
+            .iter()
+            .filter(|(_, t)| t.ours)
+            .map(|(id, _)| id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The era a ready session's requests go in (the oldest on a server session, whose
+    /// requests to its client only that era has), with the clock moved to `now`.
+    fn requesting(&mut self, now: Millis, session: SessionId) -> Result<Era, UsageError> {
+        let s = self.state.ready(session)?;
+        let era = s.era.unwrap_or(Era::ALL[Era::ALL.len() - 1]);
+        self.enter(now)?;
+        Ok(era)
+    }
+}
+
+/// `tools/call` arguments: an object, or `null` for none.
+fn check_arguments(arguments: &Value) -> Result<(), UsageError> {
+    match arguments {
+        Value::Null | Value::Object(_) => Ok(()),
+        _ => Err(UsageError::NotAnObject("tool arguments")),
+    }
+}

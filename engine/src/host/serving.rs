@@ -1,0 +1,36 @@
+//! What a server offers: its tools and the methods and capabilities of the application's.
+
+use super::Host;
+use crate::model::ToolDef;
+
+impl Host {
+    /// Adds (or replaces) a tool.
+    pub fn add_tool(&mut self, def: impl Into<ToolDef>) {
+        self.state.tools.add(def.into());
+    }
+
+    /// When set, calls to unregistered tool names reach the application (as if their
+    /// task support were "optional") instead of getting -32602.
+    pub fn accept_unknown_tools(&mut self, accept: bool) {
+        self.state.tools.accept_unknown = accept;
+    }
+
+    /// Hands requests for `method` (an exact name, or a prefix ending in `*`) to the
+    /// application as [`Event::Request`](crate::Event::Request), like
+    /// [`Config::app_methods`](crate::Config); the methods the engine owns (the handshake,
+    /// `ping`, `tools/*`, `tasks/*`) stay its own.
+    pub fn serve_app_method(&mut self, method: impl Into<String>) {
+        let method = method.into();
+        let methods = &mut self.state.config.app_methods;
+        if !methods.contains(&method) {
+            methods.push(method);
+        }
+    }
+
+    /// Declares a capability the application serves (e.g. `"resources"` with
+    /// `{"subscribe": true}`) in the handshake and in `server/discover`, like
+    /// [`Config::app_capabilities`](crate::Config); the engine's own keys win.
+    pub fn declare_capability(&mut self, key: impl Into<String>, value: serde_json::Value) {
+        self.state.config.app_capabilities.insert(key.into(), value);
+    }
+}

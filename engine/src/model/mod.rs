@@ -1,0 +1,10 @@
+//! The era-neutral vocabulary: what a tool, a task and a peer are, whichever protocol era
+//! carries them. The eras read and write these in their own wire shapes.
+
+mod peer;
+mod task;
+mod tool;
+
+pub use peer::{Implementation, PlainReason, ProgressParams, Role};
+pub use task::{Era, InputKinds, Outcome, TaskInfo, TaskSnapshot};
+pub use tool::{TaskDecision, TaskSupport, Tool, ToolDef, ToolExecution};

@@ -1,0 +1,134 @@
+//! Tools: their definitions as listed, whether they run as tasks, and who decides.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Whether a tool may be, or must be, called as a task.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupport {
+    /// Never as a task (the default when absent).
+    #[default]
+    Forbidden,
+    /// Either way.
+    Optional,
+    /// Only as a task.
+    Required,
+}
+
+impl TaskSupport {
+    /// The support a wire name spells (`"forbidden"`, `"optional"`, `"required"`).
+    pub fn from_name(name: &str) -> Option<TaskSupport> {
+        match name {
+            "forbidden" => Some(TaskSupport::Forbidden),
+            "optional" => Some(TaskSupport::Optional),
+            "required" => Some(TaskSupport::Required),
+            _ => None,
+        }
+    }
+}
+
+/// `Tool.execution`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolExecution {
+    /// Task support; always written. Unknown spellings (e.g. `task_support`) are ignored.
+    #[serde(default)]
+    pub task_support: TaskSupport,
+}
+
+/// A tool definition as `tools/list` lists it (2025-11-25 shape: `execution` always
+/// written; 2026-07-28 lists it without `execution`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// Unique name.
+    pub name: String,
+    /// Optional display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Optional description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments (an object schema).
+    pub input_schema: Value,
+    /// Optional JSON Schema of `structuredContent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Optional behaviour hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+    /// Execution properties; always written.
+    #[serde(default)]
+    pub execution: ToolExecution,
+}
+
+impl Tool {
+    /// A tool with the given task support whose `inputSchema` takes any object
+    /// (`{"type":"object","properties":{}}`) until [`Tool::with_input_schema`] says more.
+    pub fn new(name: impl Into<String>, task_support: TaskSupport) -> Self {
+        Tool {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema: serde_json::json!({ "type": "object", "properties": {} }),
+            output_schema: None,
+            annotations: None,
+            execution: ToolExecution { task_support },
+        }
+    }
+
+    /// The same tool with a description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// The same tool with this `inputSchema` (an object schema; the default takes any
+    /// object).
+    pub fn with_input_schema(mut self, schema: Value) -> Self {
+        self.input_schema = schema;
+        self
+    }
+
+    /// The same tool with this `outputSchema`, the schema of its `structuredContent`.
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+}
+
+/// Who decides whether a call the requestor asked to run as a task becomes one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TaskDecision {
+    /// The engine, by the tool's `taskSupport`: the task exists before the application
+    /// hears of the call.
+    #[default]
+    Policy,
+    /// The application: the call arrives with
+    /// [`ToolCall::task_offered`](crate::ToolCall::task_offered), and the application calls
+    /// [`Host::start_task`](crate::Host::start_task) or answers plainly.
+    App,
+}
+
+/// A tool the server offers, and how it answers task-augmented calls.
+#[derive(Clone, Debug)]
+pub struct ToolDef {
+    /// The definition listed by `tools/list`.
+    pub tool: Tool,
+    /// Optional interim text put in the `CreateTaskResult` `_meta` for the model
+    /// (2025-11-25's model-immediate-response).
+    pub immediate_response: Option<String>,
+    /// Who decides about a requested task. Default: [`TaskDecision::Policy`].
+    pub decision: TaskDecision,
+}
+
+impl From<Tool> for ToolDef {
+    fn from(tool: Tool) -> Self {
+        ToolDef {
+            tool,
+            immediate_response: None,
+            decision: TaskDecision::Policy,
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Calls: the work the application answers (a tool call, a peer request, the work of an
+//! app-created task), addressed by [`CallId`](crate::CallId) whether or not it became a task,
+//! and what a call sends its requestor in any era (progress, log messages).
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::slots::Slots;
+use super::{PeerRequest, State};
+use crate::event::{AppRequest, Event, MessageKind};
+use crate::ids::{CallId, SessionId, TaskId};
+use crate::jsonrpc::{self, RequestId};
+use crate::log_level::LogLevel;
+use crate::model::{Era, InputKinds, ProgressParams};
+
+/// A session told about a hosted task's changes, in the era it asked in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Follower {
+    pub session: SessionId,
+    pub era: Era,
+}
+
+/// One call awaiting the application's answer.
+#[derive(Debug)]
+pub(crate) struct Call {
+    /// The era of the request it answers: its rules read and write the call's messages.
+    pub era: Era,
+    /// The session it came from (where a plain call's reply and its progress go); `None`
+    /// for the work of an app-created or restored task.
+    pub session: Option<SessionId>,
+    /// The peer request a plain call answers; `None` once it became a task.
+    pub reply_to: Option<RequestId>,
+    /// The task it runs as.
+    pub task: Option<TaskId>,
+    /// The request's progress token (valid for a task's whole life).
+    pub progress_token: Option<Value>,
+    /// Sessions told about the task's changes: where it was created and where it was
+    /// asked about.
+    pub followers: Vec<Follower>,
+    /// The requestor asked for a task and the application decides: the requested ttl.
+    pub offer: Option<Option<u64>>,
+    /// The input the requestor can answer, as it declared it.
+    pub input_kinds: InputKinds,
+    /// What the call's era keeps on it.
+    pub slots: Slots,
+}
+
+impl Call {
+    /// A call answering the peer's request `request`.
+    pub fn plain(
+        era: Era,
+        session: SessionId,
+        request: RequestId,
+        progress_token: Option<Value>,
+    ) -> Self {
+        Call {
+            era,
+            session: Some(session),
+            reply_to: Some(request),
+            task: None,
+            progress_token,
+            followers: Vec::new(),
+            offer: None,
+            input_kinds: InputKinds::default(),
+            slots: Slots::default(),
+        }
+    }
+
+    /// The work of a task.
+    pub fn task(
+        era: Era,
+        session: Option<SessionId>,
+        task: TaskId,
+        progress_token: Option<Value>,
+    ) -> Self {
+        Call {
+            era,
+            session,
+            reply_to: None,
+            task: Some(task),
+            progress_token,
+            followers: Vec::new(),
+            offer: None,
+            input_kinds: InputKinds::default(),
+            slots: Slots::default(),
+        }
+    }
+
+    /// Adds a follower (once).
+    pub fn follow(&mut self, follower: Follower) {
+        if !self.followers.contains(&follower) {
+            self.followers.push(follower);
+        }
+    }
+}
+
+/// `params` of `notifications/message`.
+#[derive(Serialize)]
+struct LogParams<'a> {
+    level: LogLevel,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    logger: Option<&'a str>,
+    data: &'a Value,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<Value>,
+}
+
+impl State {
+    /// `notifications/progress` on a call's session, when its request gave a progress token.
+    pub fn send_progress(
+        &mut self,
+        call: CallId,
+        task: Option<&TaskId>,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+        meta: Option<Value>,
+    ) {
+        let Some(state) = self.call(call) else {
+            return;
+        };
+        let (Some(session), Some(progress_token)) = (state.session, state.progress_token.clone())
+        else {
+            return;
+        };
+        let params = ProgressParams {
+            progress_token,
+            progress,
+            total,
+            message,
+            meta,
+        };
+        let line = jsonrpc::notification_line("notifications/progress", Some(params));
+        let kind = MessageKind::Notification {
+            method: "notifications/progress",
+            task: task.cloned(),
+        };
+        self.send(session, kind, task, line);
+    }
+
+    /// `notifications/message` on `session`.
+    pub fn send_log(
+        &mut self,
+        session: SessionId,
+        task: Option<&TaskId>,
+        level: LogLevel,
+        logger: Option<&str>,
+        data: &Value,
+        meta: Option<Value>,
+    ) {
+        let params = LogParams {
+            level,
+            logger,
+            data,
+            meta,
+        };
+        let line = jsonrpc::notification_line("notifications/message", Some(params));
+        let kind = MessageKind::Notification {
+            method: "notifications/message",
+            task: task.cloned(),
+        };
+        self.send(session, kind, task, line);
+    }
+
+    /// A request the application answers itself ([`Config::app_methods`](crate::Config)),
+    /// as a call of `era`.
+    pub fn app_request(
+        &mut self,
+        era: Era,
+        session: SessionId,
+        id: &RequestId,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> CallId {
+        let token = progress_token(params);
+        let call = self.add_call(Call::plain(era, session, id.clone(), token));
+        if let Some(s) = self.session_mut(session) {
+            s.requests.insert(id.clone(), PeerRequest::Call(call));
+        }
+        self.event(Event::Request(AppRequest {
+            call,
+            session,
+            request: id.clone(),
+            method: method.to_owned(),
+            params: params.map(ToOwned::to_owned),
+            task: None,
+            related_task: None,
+        }));
+        call
+    }
+}
+
+/// `params._meta.progressToken`, if any.
+fn progress_token(params: Option<&RawValue>) -> Option<Value> {
+    #[derive(Deserialize)]
+    struct P {
+        #[serde(default, rename = "_meta")]
+        meta: Option<M>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct M {
+        #[serde(default)]
+        progress_token: Option<Value>,
+    }
+    let p: P = serde_json::from_str(params?.get()).ok()?;
+    p.meta?.progress_token
+}

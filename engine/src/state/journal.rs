@@ -1,0 +1,124 @@
+//! The journal of task changes for a durable store, and the messages that wait for it.
+
+use std::collections::HashMap;
+
+use super::tasks::{Record, StoredOutcome};
+use super::State;
+use crate::config::Durability;
+use crate::event::{Change, JournalEntry, Output, StopReason};
+use crate::ids::TaskId;
+use crate::jsonrpc::RpcError;
+use crate::model::{Outcome, TaskSnapshot};
+
+/// Journal positions and which tasks have changes the store has not confirmed.
+#[derive(Debug)]
+pub(super) struct Journal {
+    pub mode: Durability,
+    next_seq: u64,
+    confirmed: u64,
+    /// The newest unconfirmed entry about each task (only with `Confirmed`).
+    unconfirmed: HashMap<TaskId, u64>,
+}
+
+impl Journal {
+    pub fn new(mode: Durability) -> Self {
+        Journal {
+            mode,
+            next_seq: 1,
+            confirmed: 0,
+            unconfirmed: HashMap::new(),
+        }
+    }
+
+    /// Whether changes are reported at all.
+    pub fn enabled(&self) -> bool {
+        self.mode != Durability::Volatile
+    }
+
+    /// The position for a new entry about `task`.
+    pub fn next(&mut self, task: &TaskId) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        if self.mode == Durability::Confirmed {
+            self.unconfirmed.insert(task.clone(), seq);
+        }
+        seq
+    }
+
+    /// The entry a message about `task` must wait for, if any.
+    pub fn wait_for(&self, task: Option<&TaskId>) -> Option<u64> {
+        task.and_then(|t| self.unconfirmed.get(t).copied())
+    }
+
+    /// Everything up to `seq` is stored.
+    pub fn confirm(&mut self, seq: u64) {
+        self.confirmed = self.confirmed.max(seq.min(self.next_seq - 1));
+        let confirmed = self.confirmed;
+        self.unconfirmed.retain(|_, s| *s > confirmed);
+    }
+
+    pub fn confirmed(&self) -> u64 {
+        self.confirmed
+    }
+}
+
+impl State {
+    /// Reports a task's current state to the store (when journaling).
+    pub fn journal_put(&mut self, task: &TaskId) {
+        if !self.journal.enabled() {
+            return;
+        }
+        let Some(record) = self.tasks.get(task) else {
+            return;
+        };
+        let snapshot = self.snapshot(record);
+        let seq = self.journal.next(task);
+        self.push_output(Output::Journal(JournalEntry {
+            seq,
+            change: Change::Put(snapshot),
+        }));
+    }
+
+    /// Reports a task's deletion to the store (when journaling).
+    pub fn journal_delete(&mut self, task: &TaskId, reason: StopReason) {
+        if !self.journal.enabled() {
+            return;
+        }
+        let seq = self.journal.next(task);
+        self.push_output(Output::Journal(JournalEntry {
+            seq,
+            change: Change::Delete {
+                task: task.clone(),
+                reason,
+            },
+        }));
+    }
+
+    /// The store holds every journal entry up to `seq`: messages waiting for them go out.
+    pub fn confirm(&mut self, seq: u64) {
+        self.journal.confirm(seq);
+        self.release_held(self.journal.confirmed());
+    }
+
+    /// Everything stored about a hosted task.
+    pub fn snapshot(&self, record: &Record) -> TaskSnapshot {
+        let outcome = record.outcome().map(|o| match o {
+            StoredOutcome::Result { raw, is_error } => Outcome::Result {
+                value: raw.to_owned(),
+                is_error,
+            },
+            StoredOutcome::Error(raw) => {
+                Outcome::Error(serde_json::from_str(raw.get()).unwrap_or_else(|e| {
+                    RpcError::internal(format!("unreadable stored error: {e}"))
+                }))
+            }
+        });
+        TaskSnapshot {
+            info: record.info(),
+            owner: self.tasks.owner_name(record.owner).clone(),
+            era: record.era,
+            input_kinds: record.input_kinds(),
+            outcome,
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! The era-neutral state every protocol era works on, and its mechanisms: hosted tasks and
+//! their lifecycle, calls, sessions, our requests, deadlines, the journal and the output
+//! queue. No wire shape lives here: the eras read and write messages, and this layer
+//! reaches them only through [`Protocol`].
+//!
+//! - `mod.rs`: [`State`], handles, ids, the clock and deadlines.
+//! - `tasks.rs`: the task table (records, listing order, expiry, quotas).
+//! - `lifecycle.rs`: creating, settling and losing tasks, and who hears of it.
+//! - `calls.rs`, `sessions.rs`: the work the application answers; one connection each.
+//! - `outbound.rs`: our requests; `following.rs`: the peer's tasks we follow.
+//! - `output.rs`: messages, events and the messages that wait for the journal
+//!   (`journal.rs`).
+//! - `tools.rs`: the tools we serve; `slots.rs`: each era's own state on sessions and calls.
+//! - `protocol.rs`: what an era provides.
+
+mod calls;
+mod deadlines;
+mod following;
+mod journal;
+mod lifecycle;
+mod outbound;
+mod output;
+mod protocol;
+mod sessions;
+mod slots;
+pub(crate) mod tasks;
+mod tools;
+
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
+
+use crate::config::Config;
+use crate::error::UsageError;
+use crate::ids::{CallId, InputId, SessionId, Slab, TaskId};
+use crate::jsonrpc::{RequestId, RpcError};
+use crate::model::Era;
+use crate::time::{Millis, MAX_MILLIS};
+use deadlines::Deadlines;
+use journal::Journal;
+use output::Queue;
+
+pub(crate) use calls::Call;
+pub(crate) use following::Source;
+pub(crate) use lifecycle::{error_outcome, Begin};
+pub(crate) use outbound::{CancelledParams, Purpose};
+pub(crate) use protocol::Protocol;
+pub(crate) use sessions::{PeerRequest, Phase, Session};
+pub(crate) use tasks::{CreateError, NewTask, Record, StoredOutcome};
+pub(crate) use tools::ToolRegistry;
+
+/// Source of ids for the tasks the host creates; ids must be unique and unguessable
+/// (the adapters draw 128 bits from the OS; tests count).
+pub type TaskIdSource = Box<dyn FnMut() -> String + Send>;
+
+/// How a call ends: a result object (as JSON text on one line) or a JSON-RPC error.
+pub(crate) type Answer = Result<Box<RawValue>, RpcError>;
+
+/// Who sent one of our requests, and why.
+#[derive(Debug)]
+pub(crate) enum Sent {
+    /// The application: its answer is `Event::Response`.
+    App,
+    /// An era, for a purpose only it reads.
+    Era(Era, Purpose),
+}
+
+/// Deadlines of the sessions' protocol state (task expiry lives in the task table).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Timer {
+    /// Poll a peer task of ours.
+    Poll(SessionId, TaskId),
+    /// Our request's local timeout.
+    Request(SessionId, RequestId),
+}
+
+impl Timer {
+    fn session(&self) -> SessionId {
+        match self {
+            Timer::Poll(session, _) | Timer::Request(session, _) => *session,
+        }
+    }
+}
+
+/// Everything a host holds, in one thread, with no IO.
+pub(crate) struct State {
+    pub config: Config,
+    /// `config.info` as JSON text, written into every 2026-07-28 result's `_meta`.
+    pub info_json: Box<str>,
+    pub tools: ToolRegistry,
+    pub now: Millis,
+    /// After `Host::shutdown` nothing is scheduled or accepted.
+    pub shut_down: bool,
+    pub sessions: Slab<Session>,
+    pub tasks: TaskTable,
+    pub calls: Slab<Call>,
+    /// The call doing each task's work, until the application answers it or the task goes.
+    pub work: HashMap<TaskId, CallId>,
+    timers: Deadlines<Timer>,
+    out: Queue,
+    journal: Journal,
+    next_input: u64,
+    new_task_id: TaskIdSource,
+    protocols: fn(Era) -> &'static dyn Protocol,
+}
+
+pub(crate) use tasks::TaskTable;
+
+impl State {
+    /// An empty state at `now`; `protocols` gives each era's rules.
+    pub fn new(
+        config: Config,
+        task_ids: TaskIdSource,
+        now: Millis,
+        protocols: fn(Era) -> &'static dyn Protocol,
+    ) -> State {
+        State {
+            info_json: serde_json::to_string(&config.info)
+                .expect("an Implementation serializes")
+                .into_boxed_str(),
+            tools: ToolRegistry::default(),
+            tasks: TaskTable::new(config.tasks.max_tasks, config.tasks.max_tasks_per_owner),
+            journal: Journal::new(config.durability),
+            config,
+            now: now.min(MAX_MILLIS),
+            shut_down: false,
+            sessions: Slab::default(),
+            calls: Slab::default(),
+            work: HashMap::new(),
+            timers: Deadlines::new(),
+            out: Queue::default(),
+            next_input: 0,
+            new_task_id: task_ids,
+            protocols,
+        }
+    }
+
+    /// The rules of `era`.
+    pub fn protocol(&self, era: Era) -> &'static dyn Protocol {
+        (self.protocols)(era)
+    }
+
+    // ---- handles ------------------------------------------------------------------------
+
+    pub fn session(&self, id: SessionId) -> Option<&Session> {
+        self.sessions.get(id.index, id.generation)
+    }
+
+    pub fn session_mut(&mut self, id: SessionId) -> Option<&mut Session> {
+        self.sessions.get_mut(id.index, id.generation)
+    }
+
+    pub fn call(&self, id: CallId) -> Option<&Call> {
+        self.calls.get(id.index, id.generation)
+    }
+
+    pub fn call_mut(&mut self, id: CallId) -> Option<&mut Call> {
+        self.calls.get_mut(id.index, id.generation)
+    }
+
+    pub fn add_call(&mut self, call: Call) -> CallId {
+        let (index, generation) = self.calls.insert(call);
+        CallId { index, generation }
+    }
+
+    pub fn remove_call(&mut self, id: CallId) -> Option<Call> {
+        self.calls.remove(id.index, id.generation)
+    }
+
+    /// The session, open and past its handshake.
+    pub fn ready(&self, session: SessionId) -> Result<&Session, UsageError> {
+        let s = self
+            .session(session)
+            .ok_or(UsageError::UnknownSession(session))?;
+        match s.phase {
+            Phase::Ready { .. } => Ok(s),
+            _ => Err(UsageError::NotInitialized(session)),
+        }
+    }
+
+    // ---- ids ----------------------------------------------------------------------------
+
+    pub fn fresh_input(&mut self) -> InputId {
+        self.next_input += 1;
+        InputId(self.next_input)
+    }
+
+    /// A new task id that no task has (the source gets four tries).
+    pub fn fresh_task_id(&mut self) -> Result<TaskId, RpcError> {
+        for _ in 0..4 {
+            let id = (self.new_task_id)();
+            if !self.tasks.contains(&id) {
+                return Ok(TaskId::from(id));
+            }
+        }
+        Err(RpcError::internal("Task id source keeps repeating ids"))
+    }
+
+    // ---- the clock and deadlines --------------------------------------------------------
+
+    /// Moves the clock forward (never back) and fires every deadline now due, in order.
+    pub fn advance(&mut self, now: Millis) {
+        self.now = self.now.max(now.min(MAX_MILLIS));
+        if self.shut_down {
+            return;
+        }
+        loop {
+            let expiry = self.tasks.next_expiry().filter(|&at| at <= self.now);
+            let timer = self.timers.next().filter(|&at| at <= self.now);
+            match (expiry, timer) {
+                (Some(e), Some(t)) if t < e => self.fire_timer(),
+                (Some(_), _) => {
+                    if let Some(record) = self.tasks.pop_expired(self.now) {
+                        self.task_expired(record);
+                    }
+                }
+                (None, Some(_)) => self.fire_timer(),
+                (None, None) => break,
+            }
+        }
+    }
+
+    /// The next deadline: a timer or a task's expiry.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        if self.shut_down {
+            return None;
+        }
+        match (self.timers.next(), self.tasks.next_expiry()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn fire_timer(&mut self) {
+        let Some(timer) = self.timers.pop_due(self.now) else {
+            return;
+        };
+        if let Some(s) = self.session_mut(timer.session()) {
+            s.timers.remove(&timer);
+        }
+        match timer {
+            Timer::Poll(session, task) => self.poll_remote_task(session, &task),
+            Timer::Request(session, id) => self.time_out(session, id),
+        }
+    }
+
+    /// Sets (or moves) a session's deadline.
+    pub fn set_timer(&mut self, timer: Timer, at: Millis) {
+        let Some(s) = self.session_mut(timer.session()) else {
+            return;
+        };
+        s.timers.insert(timer.clone());
+        self.timers.set(timer, at);
+    }
+
+    /// Clears a session's deadline, if set.
+    pub fn clear_timer(&mut self, timer: &Timer) {
+        if let Some(s) = self.session_mut(timer.session()) {
+            s.timers.remove(timer);
+        }
+        self.timers.clear(timer);
+    }
+
+    pub fn has_timer(&self, timer: &Timer) -> bool {
+        self.timers.contains(timer)
+    }
+
+    /// Clears every deadline of a session (it is closing).
+    fn clear_timers_of(&mut self, session: SessionId) {
+        let timers = self
+            .session_mut(session)
+            .map(|s| std::mem::take(&mut s.timers))
+            .unwrap_or_default();
+        for timer in &timers {
+            self.timers.clear(timer);
+        }
+    }
+
+    /// Forgets every deadline (the host shut down).
+    fn clear_all_timers(&mut self) {
+        self.timers = Deadlines::new();
+    }
+}

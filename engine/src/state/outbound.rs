@@ -1,0 +1,149 @@
+//! Our requests to a session's peer: ids, what each was for, local timeouts, and ids given
+//! up on (whose late answers pass quietly).
+
+use std::any::Any;
+use std::collections::{HashMap, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Sent, State, Timer};
+use crate::event::{Event, MessageKind};
+use crate::ids::{SessionId, TaskId};
+use crate::jsonrpc::{self, RequestId};
+
+/// `params` of `notifications/cancelled` (the same in every era).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CancelledParams {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<RequestId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// What an era sent a request for; only that era reads it back.
+pub(crate) type Purpose = Box<dyn Any + Send>;
+
+/// How many abandoned request ids are remembered so that their late answers pass quietly.
+const ABANDONED_MEMORY: usize = 256;
+
+/// A session's requests awaiting the peer's answer.
+#[derive(Debug, Default)]
+pub(crate) struct Outbound {
+    next_id: i64,
+    pending: HashMap<RequestId, Sent>,
+    /// Requests we gave up on (timed out or withdrawn), oldest first.
+    abandoned: VecDeque<RequestId>,
+}
+
+impl Outbound {
+    /// A fresh id for a request sent for `sent`.
+    fn start(&mut self, sent: Sent) -> RequestId {
+        let id = RequestId::Number(self.next_id);
+        self.next_id += 1;
+        self.pending.insert(id.clone(), sent);
+        id
+    }
+
+    /// The request's purpose, no longer pending.
+    pub fn take(&mut self, id: &RequestId) -> Option<Sent> {
+        self.pending.remove(id)
+    }
+
+    /// Every pending request, in id order.
+    pub fn drain_sorted(&mut self) -> Vec<(RequestId, Sent)> {
+        let mut pending: Vec<_> = self.pending.drain().collect();
+        pending.sort_by(|a, b| a.0.cmp(&b.0));
+        pending
+    }
+
+    /// Whether `id` is a request we gave up on (its late answer is no error); forgets it.
+    pub fn was_abandoned(&mut self, id: &RequestId) -> bool {
+        let found = self.abandoned.iter().position(|a| a == id);
+        found.map(|i| self.abandoned.remove(i)).is_some()
+    }
+
+    fn remember_abandoned(&mut self, id: RequestId) {
+        if self.abandoned.len() == ABANDONED_MEMORY {
+            self.abandoned.pop_front();
+        }
+        self.abandoned.push_back(id);
+    }
+}
+
+impl State {
+    /// Sends a request of ours on `session` and remembers why; with `times_out`, the
+    /// request gets the configured local timeout. `None` when the session is closed.
+    pub(crate) fn send_request<P: Serialize>(
+        &mut self,
+        session: SessionId,
+        method: &str,
+        params: Option<P>,
+        sent: Sent,
+        times_out: bool,
+        about: Option<&TaskId>,
+    ) -> Option<RequestId> {
+        let s = self.session_mut(session)?;
+        let id = s.outbound.start(sent);
+        let line = jsonrpc::request_line(&id, method, params);
+        if let (true, Some(ms)) = (times_out, self.config.request_timeout_ms) {
+            self.set_timer(Timer::Request(session, id.clone()), self.now.plus(ms));
+        }
+        self.send(
+            session,
+            MessageKind::Request { id: id.clone() },
+            about,
+            line,
+        );
+        Some(id)
+    }
+
+    /// Forgets a pending request and tells the peer to stop working on it.
+    pub(crate) fn abandon_request(&mut self, session: SessionId, id: &RequestId, reason: &str) {
+        let pending = self
+            .session_mut(session)
+            .and_then(|s| s.outbound.take(id))
+            .is_some();
+        if pending {
+            self.abandoned(session, id, reason);
+        }
+    }
+
+    /// A request no longer pending is given up: its timer goes, the peer is told to stop
+    /// (`notifications/cancelled`), and its late answer will pass quietly.
+    pub(crate) fn abandoned(&mut self, session: SessionId, id: &RequestId, reason: &str) {
+        self.clear_timer(&Timer::Request(session, id.clone()));
+        let Some(s) = self.session_mut(session) else {
+            return;
+        };
+        s.outbound.remember_abandoned(id.clone());
+        let params = CancelledParams {
+            request_id: Some(id.clone()),
+            reason: Some(reason.to_owned()),
+        };
+        let line = jsonrpc::notification_line("notifications/cancelled", Some(params));
+        let kind = MessageKind::Notification {
+            method: "notifications/cancelled",
+            task: None,
+        };
+        self.send(session, kind, None, line);
+    }
+
+    /// A request's local timeout fired: the application's own request is given up and
+    /// reported; an era's goes to that era.
+    pub(crate) fn time_out(&mut self, session: SessionId, id: RequestId) {
+        let Some(sent) = self.session_mut(session).and_then(|s| s.outbound.take(&id)) else {
+            return;
+        };
+        match sent {
+            Sent::App => {
+                self.abandoned(session, &id, "Request timed out");
+                self.event(Event::TimedOut {
+                    session,
+                    request: id,
+                });
+            }
+            Sent::Era(era, purpose) => self.protocol(era).timed_out(self, session, id, purpose),
+        }
+    }
+}

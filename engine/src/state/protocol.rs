@@ -1,0 +1,203 @@
+//! The seam between the era-neutral host and a protocol era: what every era provides.
+//!
+//! The host owns tasks, calls, sessions, deadlines and the output queue, and knows no wire
+//! shape. An era reads and writes its messages and keeps its own state on sessions and calls
+//! ([`Slots`](super::slots::Slots)). The host reaches an era only through this trait, by
+//! the [`Era`] a session, a call, a follower or one of our requests carries; `era/mod.rs`
+//! maps each [`Era`] to its implementation. A new era implements this trait in its own module.
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::{Answer, Purpose, State};
+use crate::error::UsageError;
+use crate::ids::{CallId, InputId, SessionId, TaskId};
+use crate::jsonrpc::{Reject, RequestId, RpcError};
+use crate::log_level::LogLevel;
+
+/// One protocol era's rules, in both roles.
+pub(crate) trait Protocol: Sync {
+    // ---- serving the peer's requests --------------------------------------------------
+
+    /// Serves a peer request if this era reads it (`None` leaves it to an older era). `ping`
+    /// is answered before any era sees it.
+    fn serve(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        id: &RequestId,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Option<Result<(), Reject>>;
+
+    /// Reads a notification, if it is one of this era's; `false` leaves it to the
+    /// application. `notifications/cancelled` and `notifications/progress` never get here.
+    fn notify(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> bool;
+
+    /// The peer withdrew a request this era holds open (a parked result, a stream).
+    fn drop_held(&self, st: &mut State, session: SessionId, request: &RequestId);
+
+    /// Tells a session that follows a hosted task in this era about the task's change.
+    fn tell(&self, st: &mut State, session: SessionId, task: &TaskId);
+
+    /// Answers what a following session waits for on a task now terminal, or `gone`.
+    fn release(&self, st: &mut State, session: SessionId, task: &TaskId, gone: bool);
+
+    // ---- the application's work on calls of this era ----------------------------------
+
+    /// The application answered a call that is not a task (its reply goes out).
+    fn answer(&self, st: &mut State, call: CallId, outcome: Answer);
+
+    /// Progress of a call (for a task, `task` names it).
+    fn progress(
+        &self,
+        st: &mut State,
+        call: CallId,
+        task: Option<&TaskId>,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    );
+
+    /// Asks the requestor for input on behalf of a call.
+    fn request_input(
+        &self,
+        st: &mut State,
+        call: CallId,
+        method: &str,
+        capability: &'static str,
+        params: Map<String, Value>,
+    ) -> Result<InputId, UsageError>;
+
+    /// Withdraws a call's open input requests: its task is finished or gone.
+    fn withdraw_inputs(&self, st: &mut State, call: CallId);
+
+    /// Sends a log message about a call to its requestor, if it wants it.
+    fn log(
+        &self,
+        st: &mut State,
+        call: CallId,
+        level: LogLevel,
+        logger: Option<&str>,
+        data: &Value,
+    );
+
+    /// Creates the task a call was offered (with the requested `ttl`) and answers its
+    /// request (`request` on `session`) with the task; the task's work is the returned call.
+    fn begin_offered_task(
+        &self,
+        st: &mut State,
+        call: CallId,
+        session: SessionId,
+        request: &RequestId,
+        ttl: Option<u64>,
+    ) -> Result<(TaskId, CallId), Reject>;
+
+    // ---- the requestor: our requests on a session that speaks this era -----------------
+
+    /// Opens a client session (`fallback`: another era may follow if the server does not
+    /// speak this one).
+    fn open(&self, st: &mut State, session: SessionId, fallback: bool) -> Option<RequestId>;
+
+    /// Any request of the application's; the answer is `Event::Response`.
+    fn request(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        method: &str,
+        params: Option<Value>,
+    ) -> Option<RequestId>;
+
+    /// `tools/list`, one page.
+    fn list_tools(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        cursor: Option<String>,
+    ) -> Option<RequestId>;
+
+    /// `tools/call`; `task: Some(ttl)` asks for a task.
+    fn call_tool(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        name: &str,
+        arguments: Value,
+        task: Option<Option<u64>>,
+    ) -> Result<RequestId, UsageError>;
+
+    /// Any task-augmented request.
+    fn request_as_task(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        method: &str,
+        params: Map<String, Value>,
+        ttl: Option<u64>,
+    ) -> Result<RequestId, UsageError>;
+
+    /// `tasks/get` asked by the application.
+    fn get_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId>;
+
+    /// The outcome of a task, asked by the application.
+    fn task_result(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        task: &str,
+    ) -> Result<RequestId, UsageError>;
+
+    /// `tasks/cancel` asked by the application.
+    fn cancel_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId>;
+
+    /// `tasks/list`, one page.
+    fn list_tasks(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        cursor: Option<String>,
+    ) -> Result<RequestId, UsageError>;
+
+    /// The peer answered a request this era sent for `purpose`.
+    fn answered(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        id: RequestId,
+        purpose: Purpose,
+        outcome: Result<Value, RpcError>,
+    );
+
+    /// A request this era sent for `purpose` was not answered in time (it is no longer
+    /// pending).
+    fn timed_out(&self, st: &mut State, session: SessionId, id: RequestId, purpose: Purpose);
+
+    /// The session closed before the peer answered a request sent for `purpose`.
+    fn closed_pending(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        id: RequestId,
+        purpose: Purpose,
+        error: &RpcError,
+    );
+
+    /// The session is closing (it still exists, but nothing more is sent on it): what this
+    /// era keeps on it ends.
+    fn closed(&self, st: &mut State, session: SessionId, error: &RpcError);
+
+    /// A peer task of ours changed: fetch its outcome when it has one.
+    fn follow_up(&self, st: &mut State, session: SessionId, task: &TaskId);
+
+    /// Time to poll a peer task of ours.
+    fn poll(&self, st: &mut State, session: SessionId, task: &TaskId);
+
+    /// We stop following a peer task: what this era keeps for it ends.
+    fn let_go(&self, st: &mut State, session: SessionId, task: &TaskId);
+}
