@@ -4,10 +4,10 @@
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::error::PeerErrorKind;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{RequestId, RpcError};
 use crate::model::{Implementation, PlainReason, ProgressParams, TaskInfo, TaskSnapshot};
+use crate::peer_error::PeerErrorKind;
 
 /// One item drained with [`Host::poll_output`](crate::Host::poll_output), in order.
 #[derive(Debug)]

@@ -4,7 +4,6 @@
 
 use serde::Serialize;
 
-use crate::jsonrpc::RequestId;
 use crate::time::Millis;
 
 /// A message being written.
@@ -103,14 +102,6 @@ pub(crate) fn push_i64(buf: &mut Buf, n: i64) {
         buf.push(b'-');
     }
     push_u64(buf, n.unsigned_abs());
-}
-
-/// Appends a request id (a number or a string).
-pub(crate) fn push_id(buf: &mut Buf, id: &RequestId) {
-    match id {
-        RequestId::Number(n) => push_i64(buf, *n),
-        RequestId::String(s) => push_str(buf, s),
-    }
 }
 
 /// Appends an instant as quoted RFC 3339 UTC text with milliseconds.

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::error::PeerErrorKind;
 use crate::json::{self, Buf};
+use crate::peer_error::PeerErrorKind;
 
 /// The JSON-RPC error codes MCP uses.
 pub mod code {
@@ -507,12 +507,20 @@ pub(crate) fn lenient_ms<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>,
 
 const HEAD: &[u8] = br#"{"jsonrpc":"2.0","#;
 
+/// Appends a request id (a number or a string).
+pub(crate) fn push_id(buf: &mut Buf, id: &RequestId) {
+    match id {
+        RequestId::Number(n) => json::push_i64(buf, *n),
+        RequestId::String(s) => json::push_str(buf, s),
+    }
+}
+
 /// `{"jsonrpc":"2.0","id":…,"result":…}` with the result written by `body`.
 pub(crate) fn reply_with(id: &RequestId, capacity: usize, body: impl FnOnce(&mut Buf)) -> String {
     let mut buf = Buf::with_capacity(capacity);
     buf.extend_from_slice(HEAD);
     buf.extend_from_slice(br#""id":"#);
-    json::push_id(&mut buf, id);
+    push_id(&mut buf, id);
     buf.extend_from_slice(br#","result":"#);
     body(&mut buf);
     buf.push(b'}');
@@ -530,7 +538,7 @@ pub(crate) fn error_line(id: Option<&RequestId>, error: &RpcError) -> String {
     buf.extend_from_slice(HEAD);
     if let Some(id) = id {
         buf.extend_from_slice(br#""id":"#);
-        json::push_id(&mut buf, id);
+        push_id(&mut buf, id);
         buf.push(b',');
     }
     buf.extend_from_slice(br#""error":"#);
@@ -561,7 +569,7 @@ pub(crate) fn request_line<P: Serialize>(
     let mut buf = Buf::with_capacity(128);
     buf.extend_from_slice(HEAD);
     buf.extend_from_slice(br#""id":"#);
-    json::push_id(&mut buf, id);
+    push_id(&mut buf, id);
     buf.extend_from_slice(br#","method":"#);
     json::push_str(&mut buf, method);
     if let Some(params) = params {

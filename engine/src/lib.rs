@@ -114,12 +114,13 @@ mod json;
 pub mod jsonrpc;
 mod log_level;
 mod model;
+mod peer_error;
 mod state;
 pub mod status;
 pub mod time;
 
 pub use config::{ClientEra, ClientFeatures, Config, Durability, Limits, PollConfig, TaskConfig};
-pub use error::{PeerErrorKind, Quota, UsageError};
+pub use error::{Quota, UsageError};
 pub use event::{
     AppRequest, Change, Event, JournalEntry, MessageKind, Output, StopReason, ToolCall, Transmit,
 };
@@ -131,6 +132,7 @@ pub use model::{
     Era, Implementation, InputKinds, Outcome, PlainReason, ProgressParams, Role, TaskDecision,
     TaskInfo, TaskSnapshot, TaskSupport, Tool, ToolDef, ToolExecution,
 };
+pub use peer_error::PeerErrorKind;
 pub use state::TaskIdSource;
 pub use status::TaskStatus;
 pub use time::Millis;

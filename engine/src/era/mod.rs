@@ -16,10 +16,10 @@ pub mod v2026_07_28;
 
 use serde_json::value::RawValue;
 
-use crate::error::PeerErrorKind;
 use crate::ids::SessionId;
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::model::{Era, Role};
+use crate::peer_error::PeerErrorKind;
 use crate::state::{Protocol, State};
 
 /// The era a task the application makes itself ([`Host::create_task`](crate::Host)) is

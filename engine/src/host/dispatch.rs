@@ -9,12 +9,12 @@ use serde_json::Value;
 
 use super::Host;
 use crate::era;
-use crate::error::PeerErrorKind;
 use crate::event::{Event, StopReason};
 use crate::framing::Frame;
 use crate::ids::SessionId;
 use crate::jsonrpc::{self, Malformed, Message, Reject, RequestId, RpcError};
 use crate::model::ProgressParams;
+use crate::peer_error::PeerErrorKind;
 use crate::state::{CancelledParams, PeerRequest, Sent, State, Timer};
 
 impl Host {

@@ -4,11 +4,11 @@
 //! fetch is written is the session's era's.
 
 use super::{State, Timer};
-use crate::error::PeerErrorKind;
 use crate::event::Event;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{RequestId, RpcError};
 use crate::model::{Era, TaskInfo};
+use crate::peer_error::PeerErrorKind;
 use crate::status::TaskStatus;
 
 /// Malformed `tasks/get` answers in a row after which a task is given up.

@@ -4,10 +4,10 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use super::State;
-use crate::error::PeerErrorKind;
 use crate::event::{Event, MessageKind, Output, StopReason, Transmit};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{self, Reject, RequestId, RpcError};
+use crate::peer_error::PeerErrorKind;
 
 /// What the caller drains, and the sessions that have messages held for the journal.
 #[derive(Debug, Default)]

@@ -91,7 +91,7 @@ pub(super) fn outcome_reply(id: &RequestId, task: &Record) -> Option<(String, Op
 fn error_reply(id: &RequestId, raw: &RawValue) -> String {
     let mut buf = Buf::with_capacity(raw.get().len() + 48);
     buf.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    json::push_id(&mut buf, id);
+    jsonrpc::push_id(&mut buf, id);
     buf.extend_from_slice(br#","error":"#);
     buf.extend_from_slice(raw.get().as_bytes());
     buf.push(b'}');

@@ -14,11 +14,12 @@ use super::state::{self as kept, Asked, PlainCall};
 use super::types::{
     CallToolRequest, CreateTaskResult, PageParams, Task, TaskIdParams, TaskMetadata,
 };
-use crate::error::{PeerErrorKind, UsageError};
+use crate::error::UsageError;
 use crate::event::Event;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::{Era, PlainReason};
+use crate::peer_error::PeerErrorKind;
 use crate::state::{Sent, Source, State};
 
 /// `tools/call` arguments: an object, or `null` for none (then the member is left out).

@@ -4,10 +4,10 @@ use serde_json::value::RawValue;
 
 use super::types::{version_has_tasks, Task};
 use super::{handshake, logging, receiver, tools};
-use crate::error::PeerErrorKind;
 use crate::ids::SessionId;
 use crate::jsonrpc::{self, Reject, RequestId, RpcError};
 use crate::model::{Era, Role};
+use crate::peer_error::PeerErrorKind;
 use crate::state::{Source, State};
 
 /// A request of this era (`ping` is answered before it gets here): on a server session,

@@ -6,11 +6,11 @@ use serde_json::Value;
 
 use super::types::{declares, CallToolParams, ListToolsResult, PageParams};
 use super::{encode, serving};
-use crate::error::PeerErrorKind;
 use crate::event::{Event, ToolCall};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{self, code, Reject, RequestId, RpcError};
 use crate::model::{Era, InputKinds, TaskDecision, TaskSupport};
+use crate::peer_error::PeerErrorKind;
 use crate::state::{Begin, Call, PeerRequest, State};
 
 pub(super) fn on_tools_list(

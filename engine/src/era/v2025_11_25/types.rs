@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::error::PeerErrorKind;
 use crate::jsonrpc::{lenient_ms, Member, Reject, RpcError};
 use crate::model::{Implementation, Tool};
+use crate::peer_error::PeerErrorKind;
 use crate::status::TaskStatus;
 
 /// The newest protocol version we speak: the one with tasks.

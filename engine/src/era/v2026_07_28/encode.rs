@@ -110,7 +110,7 @@ pub(super) fn listen_ended(subscription: &RequestId) -> String {
 /// `,"_meta":{"io.modelcontextprotocol/subscriptionId":<id>}`.
 fn push_subscription(buf: &mut Buf, subscription: &RequestId) {
     buf.extend_from_slice(br#","_meta":{"io.modelcontextprotocol/subscriptionId":"#);
-    json::push_id(buf, subscription);
+    jsonrpc::push_id(buf, subscription);
     buf.push(b'}');
 }
 

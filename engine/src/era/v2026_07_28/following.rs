@@ -11,10 +11,10 @@ use serde_json::{json, Map, Value};
 use super::requestor::{answerable, answering_call, input_event, respond_to, send};
 use super::state::{self as kept, Answering, Asked};
 use super::types::Task;
-use crate::error::PeerErrorKind;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::Era;
+use crate::peer_error::PeerErrorKind;
 use crate::state::{Source, State, Timer};
 use crate::status::TaskStatus;
 

@@ -6,10 +6,10 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::{EXTENSION, VERSION};
-use crate::error::PeerErrorKind;
 use crate::jsonrpc::{Reject, RpcError};
 use crate::log_level::LogLevel;
 use crate::model::InputKinds;
+use crate::peer_error::PeerErrorKind;
 
 /// The `_meta` key that marks a request of this era.
 pub(crate) const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";

@@ -11,12 +11,12 @@ use super::input::rounds;
 use super::meta::{tasks_required, RequestMeta};
 use super::state::{self as kept, Answering};
 use super::CACHE_TTL_MS;
-use crate::error::PeerErrorKind;
 use crate::event::{Event, ToolCall};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{self, Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
 use crate::model::{Era, InputKinds, TaskDecision, TaskSupport};
+use crate::peer_error::PeerErrorKind;
 use crate::state::{Answer, Begin, Call, PeerRequest, State};
 
 #[derive(Deserialize)]
