@@ -40,7 +40,7 @@ impl LineFramer {
 
     /// Consumes `bytes`, calling `on_frame` for every frame they complete.
     pub fn push(&mut self, mut bytes: &[u8], mut on_frame: impl FnMut(Frame<'_>)) {
-        while let Some(nl) = bytes.iter().position(|&b| b == b'\n') {
+        while let Some(nl) = crate::scan::find(bytes, b'\n') {
             let (head, rest) = (&bytes[..nl], &bytes[nl + 1..]);
             bytes = rest;
             if std::mem::take(&mut self.discarding) {

@@ -115,6 +115,7 @@ pub mod jsonrpc;
 mod log_level;
 mod model;
 mod peer_error;
+mod scan;
 mod state;
 pub mod status;
 pub mod time;

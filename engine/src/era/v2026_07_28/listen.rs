@@ -2,22 +2,26 @@
 //! each the whole task as `tasks/get` would show it, on the listen request's id.
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::encode;
 use super::input::asks_of;
-use super::meta::{tasks_required, RequestMeta};
+use super::meta::{stateless, tasks_required, Meta, RequestMeta};
 use super::state as kept;
 use crate::event::MessageKind;
 use crate::ids::{SessionId, TaskId};
-use crate::jsonrpc::{self, Reject, RequestId};
+use crate::jsonrpc::{Reject, RequestId};
 use crate::model::Era;
 use crate::state::{PeerRequest, State};
 
+/// `params` of `subscriptions/listen`.
 #[derive(Deserialize)]
-struct ListenParams {
+pub(super) struct ListenParams<'a> {
     notifications: Filter,
+    #[serde(rename = "_meta", default, borrow)]
+    meta: Meta<'a>,
 }
+
+stateless!(ListenParams);
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -34,10 +38,9 @@ pub(super) fn on_listen(
     st: &mut State,
     session: SessionId,
     id: &RequestId,
-    params: Option<&RawValue>,
+    p: ListenParams<'_>,
     meta: &RequestMeta,
 ) -> Result<(), Reject> {
-    let p: ListenParams = jsonrpc::params(params)?;
     let wanted = p.notifications.task_ids.unwrap_or_default();
     if !wanted.is_empty() && !meta.declares_tasks() {
         return Err(tasks_required());

@@ -1,12 +1,16 @@
 //! The per-request `params._meta` of this era: protocol version and client capabilities
 //! travel with every request, since there is no handshake.
 
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::{EXTENSION, VERSION};
-use crate::jsonrpc::{Reject, RpcError};
+use crate::jsonrpc::{self, Reject, RpcError};
 use crate::log_level::LogLevel;
 use crate::model::InputKinds;
 use crate::peer_error::PeerErrorKind;
@@ -25,146 +29,380 @@ pub(super) const MISSING_CAPABILITY: i64 = -32021;
 /// `-32022`: the request names a protocol version we do not serve statelessly.
 pub(super) const UNSUPPORTED_VERSION: i64 = -32022;
 
-#[derive(Deserialize)]
-struct Params {
-    #[serde(rename = "_meta", default)]
-    meta: Option<Meta>,
-}
-
-#[derive(Deserialize)]
-struct Meta {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
-    version: Option<Value>,
+/// `_meta` as a request of this era carries it, read in the same pass as the method's own
+/// fields, without building values: what is wrong with it is found by [`Meta::check`].
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct Meta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default, borrow)]
+    version: Seen<Cow<'a, str>>,
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
-    capabilities: Option<Value>,
+    capabilities: Seen<Capabilities>,
     #[serde(rename = "progressToken", default)]
     progress_token: Option<Value>,
     #[serde(rename = "io.modelcontextprotocol/logLevel", default)]
     log_level: Option<Value>,
 }
 
+/// A member that must have one type: absent (or `null`), of another type, or read.
+#[derive(Debug, Default)]
+enum Seen<T> {
+    #[default]
+    Absent,
+    Mistyped,
+    Is(T),
+}
+
+/// What the client capabilities declare that the engine reads.
+#[derive(Debug, Default)]
+struct Capabilities {
+    tasks: bool,
+    elicitation: bool,
+    sampling: bool,
+    roots: bool,
+}
+
+/// The `params` of a request of this era: the method's own fields and its `_meta` (a field
+/// `#[serde(rename = "_meta", default, borrow)] meta: Meta<'a>`), read in one pass.
+pub(super) trait Stateless<'a>: Deserialize<'a> {
+    /// Takes the `_meta` read with the fields.
+    fn meta(&mut self) -> Meta<'a>;
+}
+
+/// Implements [`Stateless`] for params structs with a `meta` field.
+macro_rules! stateless {
+    ($($name:ident),* $(,)?) => {$(
+        impl<'a> $crate::era::v2026_07_28::meta::Stateless<'a> for $name<'a> {
+            fn meta(&mut self) -> $crate::era::v2026_07_28::meta::Meta<'a> {
+                std::mem::take(&mut self.meta)
+            }
+        }
+    )*};
+}
+pub(super) use stateless;
+
+/// The params of a request read by [`read`].
+pub(super) enum Read<P> {
+    /// Not a request of this era (no protocol version in its `_meta`).
+    NotOurs,
+    /// Its `_meta` is wrong: the error it gets (-32602, -32022).
+    Refused(Reject),
+    /// Its checked `_meta`, and its fields or what is wrong with them (-32602), which the
+    /// method reports after its own checks.
+    Fields(Result<P, Reject>, RequestMeta),
+}
+
+/// A request's params with only its `_meta` (methods with no fields of their own).
+#[derive(Deserialize)]
+pub(super) struct MetaOnly<'a> {
+    #[serde(rename = "_meta", default, borrow)]
+    meta: Meta<'a>,
+}
+stateless!(MetaOnly);
+
 /// What one request declares about itself.
 #[derive(Debug)]
 pub(super) struct RequestMeta {
-    /// The client capabilities of this request (`{}` when none).
-    pub capabilities: Value,
+    capabilities: Capabilities,
     /// The request's progress token.
     pub progress_token: Option<Value>,
     /// The least severe log message the request wants; none wants no log messages.
     pub log_level: Option<LogLevel>,
 }
 
-impl RequestMeta {
-    /// Reads a request's `_meta` once, if the request is of this era: `None` when it carries
-    /// no protocol version (a 2025-11-25 request; `server/discover` always is of this era),
-    /// else the checked `_meta` or the error the request gets (a missing required key is
-    /// -32602, another version than ours -32022).
-    pub fn of_request(
-        method: &str,
-        params: Option<&RawValue>,
-    ) -> Option<Result<RequestMeta, Reject>> {
-        let discover = method == "server/discover";
-        if !discover && !names_version(params) {
-            return None;
-        }
-        let parsed = serde_json::from_str::<Params>(params.map_or("{}", RawValue::get));
-        match parsed {
-            Ok(Params {
-                meta: Some(Meta {
-                    version: Some(_), ..
-                }),
-            }) => {}
-            _ if !discover => return None,
-            _ => {}
-        }
-        Some(Self::check(parsed))
+/// Reads a request's params once, if the request is of this era (`server/discover` always
+/// is; any other request when its `_meta` names a protocol version): the `_meta` checked
+/// first (a missing required key is -32602, another version than ours -32022), then the
+/// method's fields.
+pub(super) fn read<'a, P: Stateless<'a>>(params: Option<&'a RawValue>, discover: bool) -> Read<P> {
+    if !discover && !names_version(params) {
+        return Read::NotOurs;
     }
-
-    fn check(parsed: Result<Params, serde_json::Error>) -> Result<RequestMeta, Reject> {
-        let parsed = parsed.map_err(|e| {
-            let message = e.to_string();
-            let message = message.split(" at line ").next().unwrap_or(&message);
-            invalid_meta(None, format!("Invalid params: {message}"))
-        })?;
-        let Some(meta) = parsed.meta else {
-            return Err(invalid_meta(
-                Some("_meta"),
-                format!("Invalid params: missing params._meta[\"{VERSION_KEY}\"]"),
-            ));
-        };
-        let version = match meta.version {
-            Some(Value::String(v)) => v,
-            Some(_) => {
-                return Err(invalid_meta(
-                    Some(VERSION_KEY),
-                    format!("Invalid params: _meta[\"{VERSION_KEY}\"] must be a string"),
-                ))
-            }
-            None => {
-                return Err(invalid_meta(
-                    Some(VERSION_KEY),
-                    format!("Invalid params: missing params._meta[\"{VERSION_KEY}\"]"),
-                ))
-            }
-        };
-        let capabilities = match meta.capabilities {
-            Some(caps @ Value::Object(_)) => caps,
-            Some(_) => {
-                return Err(invalid_meta(
-                    Some(CAPABILITIES_KEY),
-                    format!("Invalid params: _meta[\"{CAPABILITIES_KEY}\"] must be an object"),
-                ))
-            }
-            None => {
-                return Err(invalid_meta(
-                    Some(CAPABILITIES_KEY),
-                    format!("Invalid params: missing params._meta[\"{CAPABILITIES_KEY}\"]"),
-                ))
-            }
-        };
-        if version != VERSION {
-            let error = RpcError::new(UNSUPPORTED_VERSION, "Unsupported protocol version")
-                .with_data(json!({ "supported": [VERSION], "requested": &version }));
-            return Err(Reject::peer(
-                PeerErrorKind::UnsupportedVersion(version),
-                error,
-            ));
+    let text = params.map_or("{}", RawValue::get);
+    let (meta, fields) = match serde_json::from_str::<P>(text) {
+        Ok(mut fields) => (Ok(fields.meta()), Ok(fields)),
+        // The `_meta` comes first: read alone, its error (if any) is the answer.
+        Err(error) => {
+            let meta = serde_json::from_str::<MetaOnly<'a>>(text).map(|m| m.meta);
+            (meta, Err(jsonrpc::params_error(&error)))
         }
-        let log_level = match meta.log_level {
-            None | Some(Value::Null) => None,
-            Some(level) => Some(LogLevel::deserialize(&level).map_err(|_| {
-                invalid_meta(
-                    Some(LOG_LEVEL_KEY),
-                    format!(
-                        "Invalid params: _meta[\"{LOG_LEVEL_KEY}\"] must be one of debug, info, \
-                         notice, warning, error, critical, alert, emergency; got {level}"
-                    ),
-                )
-            })?),
-        };
-        Ok(RequestMeta {
-            capabilities,
-            progress_token: meta.progress_token,
-            log_level,
+    };
+    match meta {
+        Ok(Meta {
+            version: Seen::Absent,
+            ..
         })
+        | Err(_)
+            if !discover =>
+        {
+            Read::NotOurs
+        }
+        meta => match check(meta) {
+            Ok(meta) => Read::Fields(fields, meta),
+            Err(reject) => Read::Refused(reject),
+        },
     }
+}
 
+fn check(parsed: Result<Meta<'_>, serde_json::Error>) -> Result<RequestMeta, Reject> {
+    let meta = parsed.map_err(|e| {
+        let message = e.to_string();
+        let message = message.split(" at line ").next().unwrap_or(&message);
+        invalid_meta(None, format!("Invalid params: {message}"))
+    })?;
+    let version = match meta.version {
+        Seen::Is(v) => v,
+        Seen::Mistyped => {
+            return Err(invalid_meta(
+                Some(VERSION_KEY),
+                format!("Invalid params: _meta[\"{VERSION_KEY}\"] must be a string"),
+            ))
+        }
+        Seen::Absent => {
+            return Err(invalid_meta(
+                Some(VERSION_KEY),
+                format!("Invalid params: missing params._meta[\"{VERSION_KEY}\"]"),
+            ))
+        }
+    };
+    let capabilities = match meta.capabilities {
+        Seen::Is(caps) => caps,
+        Seen::Mistyped => {
+            return Err(invalid_meta(
+                Some(CAPABILITIES_KEY),
+                format!("Invalid params: _meta[\"{CAPABILITIES_KEY}\"] must be an object"),
+            ))
+        }
+        Seen::Absent => {
+            return Err(invalid_meta(
+                Some(CAPABILITIES_KEY),
+                format!("Invalid params: missing params._meta[\"{CAPABILITIES_KEY}\"]"),
+            ))
+        }
+    };
+    if version != VERSION {
+        let error = RpcError::new(UNSUPPORTED_VERSION, "Unsupported protocol version")
+            .with_data(json!({ "supported": [VERSION], "requested": &version }));
+        return Err(Reject::peer(
+            PeerErrorKind::UnsupportedVersion(version.into_owned()),
+            error,
+        ));
+    }
+    let log_level = match meta.log_level {
+        None | Some(Value::Null) => None,
+        Some(level) => Some(LogLevel::deserialize(&level).map_err(|_| {
+            invalid_meta(
+                Some(LOG_LEVEL_KEY),
+                format!(
+                    "Invalid params: _meta[\"{LOG_LEVEL_KEY}\"] must be one of debug, info, \
+                     notice, warning, error, critical, alert, emergency; got {level}"
+                ),
+            )
+        })?),
+    };
+    Ok(RequestMeta {
+        capabilities,
+        progress_token: meta.progress_token,
+        log_level,
+    })
+}
+
+impl RequestMeta {
     /// Whether this request declares the tasks extension (any object under its key).
     pub fn declares_tasks(&self) -> bool {
-        self.capabilities
-            .get("extensions")
-            .and_then(|e| e.get(EXTENSION))
-            .is_some_and(Value::is_object)
+        self.capabilities.tasks
     }
 
     /// The kinds of input this request's client can answer.
     pub fn input_kinds(&self) -> InputKinds {
-        let has = |key: &str| self.capabilities.get(key).is_some_and(Value::is_object);
+        let c = &self.capabilities;
         InputKinds {
-            elicitation: has("elicitation"),
-            sampling: has("sampling"),
-            roots: has("roots"),
+            elicitation: c.elicitation,
+            sampling: c.sampling,
+            roots: c.roots,
         }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Seen<Cow<'a, str>> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl<'de> Visitor<'de> for Text {
+            type Value = Seen<Cow<'de, str>>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
+                Ok(Seen::Is(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(Seen::Is(Cow::Owned(s.to_owned())))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Seen::Absent)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Seen::Mistyped)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Seen::Mistyped)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Seen::Mistyped)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Seen::Mistyped)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Seen::Mistyped)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Seen::Mistyped)
+            }
+        }
+        d.deserialize_any(Text)
+    }
+}
+
+impl<'de> Deserialize<'de> for Seen<Capabilities> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Caps;
+        impl<'de> Visitor<'de> for Caps {
+            type Value = Seen<Capabilities>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut caps = Capabilities::default();
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    match &*key {
+                        "extensions" => caps.tasks = map.next_value::<Extensions>()?.0,
+                        "elicitation" => caps.elicitation = map.next_value::<IsObject>()?.0,
+                        "sampling" => caps.sampling = map.next_value::<IsObject>()?.0,
+                        "roots" => caps.roots = map.next_value::<IsObject>()?.0,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(Seen::Is(caps))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Seen::Absent)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Seen::Mistyped)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Seen::Mistyped)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Seen::Mistyped)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Seen::Mistyped)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Seen::Mistyped)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Seen::Mistyped)
+            }
+        }
+        d.deserialize_any(Caps)
+    }
+}
+
+/// Whether a value is an object (read and dropped).
+struct IsObject(bool);
+
+impl<'de> Deserialize<'de> for IsObject {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Object;
+        impl<'de> Visitor<'de> for Object {
+            type Value = IsObject;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IsObject, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(IsObject(true))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<IsObject, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(IsObject(false))
+            }
+            fn visit_unit<E>(self) -> Result<IsObject, E> {
+                Ok(IsObject(false))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<IsObject, E> {
+                Ok(IsObject(false))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<IsObject, E> {
+                Ok(IsObject(false))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<IsObject, E> {
+                Ok(IsObject(false))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<IsObject, E> {
+                Ok(IsObject(false))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<IsObject, E> {
+                Ok(IsObject(false))
+            }
+        }
+        d.deserialize_any(Object)
+    }
+}
+
+/// Whether `extensions` declares the tasks extension (an object under its key).
+struct Extensions(bool);
+
+impl<'de> Deserialize<'de> for Extensions {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Declared;
+        impl<'de> Visitor<'de> for Declared {
+            type Value = Extensions;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Extensions, A::Error> {
+                let mut tasks = false;
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    if key == EXTENSION {
+                        tasks = map.next_value::<IsObject>()?.0;
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(Extensions(tasks))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Extensions, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Extensions(false))
+            }
+            fn visit_unit<E>(self) -> Result<Extensions, E> {
+                Ok(Extensions(false))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Extensions, E> {
+                Ok(Extensions(false))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Extensions, E> {
+                Ok(Extensions(false))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Extensions, E> {
+                Ok(Extensions(false))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Extensions, E> {
+                Ok(Extensions(false))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Extensions, E> {
+                Ok(Extensions(false))
+            }
+        }
+        d.deserialize_any(Declared)
     }
 }
 

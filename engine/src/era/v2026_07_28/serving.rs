@@ -1,11 +1,12 @@
 //! The requests this era reads: on a server session, `server/discover` and every request
-//! carrying this era's per-request protocol version (its `_meta` checked once, before the
-//! method); on a client session of this era, none (a server of this era sends no request).
+//! carrying this era's per-request protocol version (its params and `_meta` read in one
+//! pass, the `_meta` checked before the method); on a client session of this era, none (a
+//! server of this era sends no request).
 
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use super::meta::RequestMeta;
+use super::meta::{read, MetaOnly, Read, RequestMeta, Stateless};
 use super::state as kept;
 use super::{encode, listen, tasks, tools, CACHE_TTL_MS, EXTENSION, VERSION};
 use crate::ids::SessionId;
@@ -25,34 +26,49 @@ pub(super) fn serve(
     if st.session(session)?.role == Role::Client {
         return Some(Err(unknown(method)));
     }
-    let meta = RequestMeta::of_request(method, params)?;
-    Some(meta.and_then(|meta| serve_stateless(st, session, id, method, params, &meta)))
-}
-
-fn serve_stateless(
-    st: &mut State,
-    session: SessionId,
-    id: &RequestId,
-    method: &str,
-    params: Option<&RawValue>,
-    meta: &RequestMeta,
-) -> Result<(), Reject> {
     match method {
-        "server/discover" => on_discover(st, session, id),
-        "tools/list" => tools::on_tools_list(st, session, id, params),
-        "tools/call" => tools::on_tools_call(st, session, id, params, meta),
-        "tasks/get" => tasks::on_tasks_get(st, session, id, params, meta),
-        "tasks/cancel" => tasks::on_tasks_cancel(st, session, id, params, meta),
-        "tasks/update" => tasks::on_tasks_update(st, session, id, params, meta),
-        "subscriptions/listen" => listen::on_listen(st, session, id, params, meta),
-        _ if !owned_by_engine(method) && st.config.app_serves(method) => {
+        "server/discover" => with::<MetaOnly>(params, true, |_, _| on_discover(st, session, id)),
+        "tools/list" => with(params, false, |fields, _| {
+            tools::on_tools_list(st, session, id, fields?)
+        }),
+        "tools/call" => with(params, false, |fields, meta| {
+            tools::on_tools_call(st, session, id, fields?, &meta)
+        }),
+        "tasks/get" => with(params, false, |fields, meta| {
+            tasks::on_tasks_get(st, session, id, fields, &meta)
+        }),
+        "tasks/cancel" => with(params, false, |fields, meta| {
+            tasks::on_tasks_cancel(st, session, id, fields, &meta)
+        }),
+        "tasks/update" => with(params, false, |fields, meta| {
+            tasks::on_tasks_update(st, session, id, fields, &meta)
+        }),
+        "subscriptions/listen" => with(params, false, |fields, meta| {
+            listen::on_listen(st, session, id, fields?, &meta)
+        }),
+        _ => with::<MetaOnly>(params, false, |_, meta| {
+            if owned_by_engine(method) || !st.config.app_serves(method) {
+                return Err(unknown(method));
+            }
             let call = st.app_request(Era::V2026_07_28, session, id, method, params);
             if let Some(state) = st.call_mut(call) {
                 kept::of_call(state).log_level = meta.log_level;
             }
             Ok(())
-        }
-        _ => Err(unknown(method)),
+        }),
+    }
+}
+
+/// Reads the params as `P` and serves them with `serve`, if the request is of this era.
+fn with<'a, P: Stateless<'a>>(
+    params: Option<&'a RawValue>,
+    discover: bool,
+    serve: impl FnOnce(Result<P, Reject>, RequestMeta) -> Result<(), Reject>,
+) -> Option<Result<(), Reject>> {
+    match read::<P>(params, discover) {
+        Read::NotOurs => None,
+        Read::Refused(reject) => Some(Err(reject)),
+        Read::Fields(fields, meta) => Some(serve(fields, meta)),
     }
 }
 

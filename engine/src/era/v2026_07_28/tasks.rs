@@ -4,14 +4,13 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::json;
-use serde_json::value::RawValue;
 
 use super::encode;
 use super::input;
-use super::meta::{tasks_required, RequestMeta};
+use super::meta::{stateless, tasks_required, Meta, RequestMeta};
 use crate::event::StopReason;
 use crate::ids::SessionId;
-use crate::jsonrpc::{self, Reject, RequestId, RpcError};
+use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::model::Era;
 use crate::state::{error_outcome, Record, State};
 use crate::status::TaskStatus;
@@ -19,17 +18,24 @@ use crate::status::TaskStatus;
 /// `params` of `tasks/get` and `tasks/cancel`.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct TaskIdParams<'a> {
+pub(super) struct TaskIdParams<'a> {
     #[serde(borrow)]
     task_id: Cow<'a, str>,
+    #[serde(rename = "_meta", default, borrow)]
+    meta: Meta<'a>,
 }
 
+/// `params` of `tasks/update`.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct UpdateParams {
+pub(super) struct UpdateParams<'a> {
     task_id: String,
     input_responses: serde_json::Map<String, serde_json::Value>,
+    #[serde(rename = "_meta", default, borrow)]
+    meta: Meta<'a>,
 }
+
+stateless!(TaskIdParams, UpdateParams);
 
 /// `tasks/get`: the whole `DetailedTask`, outcome inline. A poll that comes too soon
 /// raises the task's `pollIntervalMs` (the task table's `pace_poll`) and is answered.
@@ -37,7 +43,7 @@ pub(super) fn on_tasks_get(
     st: &mut State,
     session: SessionId,
     id: &RequestId,
-    params: Option<&RawValue>,
+    params: Result<TaskIdParams<'_>, Reject>,
     meta: &RequestMeta,
 ) -> Result<(), Reject> {
     let task = requested_task(st, session, params, meta, "retrieve")?
@@ -56,7 +62,7 @@ pub(super) fn on_tasks_cancel(
     st: &mut State,
     session: SessionId,
     id: &RequestId,
-    params: Option<&RawValue>,
+    params: Result<TaskIdParams<'_>, Reject>,
     meta: &RequestMeta,
 ) -> Result<(), Reject> {
     let record = requested_task(st, session, params, meta, "cancel")?;
@@ -86,13 +92,13 @@ pub(super) fn on_tasks_update(
     st: &mut State,
     session: SessionId,
     id: &RequestId,
-    params: Option<&RawValue>,
+    params: Result<UpdateParams<'_>, Reject>,
     meta: &RequestMeta,
 ) -> Result<(), Reject> {
     if !meta.declares_tasks() {
         return Err(tasks_required());
     }
-    let p: UpdateParams = jsonrpc::params(params)?;
+    let p = params?;
     let owner = st.owner_of(session);
     let task = st
         .tasks
@@ -112,11 +118,10 @@ pub(super) fn on_tasks_update(
 fn requested_task<'a>(
     st: &'a State,
     session: SessionId,
-    params: Option<&RawValue>,
+    p: Result<TaskIdParams<'_>, Reject>,
     meta: &RequestMeta,
     action: &str,
 ) -> Result<&'a Record, Reject> {
-    let p = jsonrpc::params::<TaskIdParams<'_>>(params);
     let owner = st.owner_of(session);
     if !meta.declares_tasks() {
         let record = p.ok().and_then(|p| st.tasks.get_owned(&p.task_id, owner));

@@ -8,26 +8,30 @@ use serde_json::{Map, Value};
 
 use super::encode;
 use super::input::rounds;
-use super::meta::{tasks_required, RequestMeta};
+use super::meta::{stateless, tasks_required, Meta, RequestMeta};
 use super::state::{self as kept, Answering};
 use super::CACHE_TTL_MS;
 use crate::event::{Event, ToolCall};
 use crate::ids::{CallId, SessionId, TaskId};
-use crate::jsonrpc::{self, Reject, RequestId, RpcError};
+use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
 use crate::model::{Era, InputKinds, TaskDecision, TaskSupport};
 use crate::peer_error::PeerErrorKind;
 use crate::state::{Answer, Begin, Call, PeerRequest, State};
 
+/// `params` of `tools/list`.
 #[derive(Deserialize)]
-struct PageParams {
+pub(super) struct PageParams<'a> {
     #[serde(default)]
     cursor: Option<String>,
+    #[serde(rename = "_meta", default, borrow)]
+    meta: Meta<'a>,
 }
 
+/// `params` of `tools/call`.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct CallParams<'a> {
+pub(super) struct CallParams<'a> {
     name: String,
     #[serde(default, borrow)]
     arguments: Option<&'a RawValue>,
@@ -37,15 +41,18 @@ struct CallParams<'a> {
     /// MRTR: the state the previous round returned, echoed.
     #[serde(default)]
     request_state: Option<String>,
+    #[serde(rename = "_meta", default, borrow)]
+    meta: Meta<'a>,
 }
+
+stateless!(PageParams, CallParams);
 
 pub(super) fn on_tools_list(
     st: &mut State,
     session: SessionId,
     id: &RequestId,
-    params: Option<&RawValue>,
+    p: PageParams<'_>,
 ) -> Result<(), Reject> {
-    let p: PageParams = jsonrpc::params(params)?;
     let (tools, next_cursor) = st
         .tools
         .page(p.cursor.as_deref(), st.config.tools_page_size)?;
@@ -77,10 +84,9 @@ pub(super) fn on_tools_call(
     st: &mut State,
     session: SessionId,
     id: &RequestId,
-    params: Option<&RawValue>,
+    p: CallParams<'_>,
     meta: &RequestMeta,
 ) -> Result<(), Reject> {
-    let p: CallParams<'_> = jsonrpc::params(params)?;
     if p.arguments.is_some_and(|a| !a.get().starts_with('{')) {
         return Err(Reject::peer(
             PeerErrorKind::InvalidParams {
