@@ -78,6 +78,11 @@ impl Tool {
         }
     }
 
+    /// Whether its `inputSchema` is still [`Tool::new`]'s, which takes any object.
+    pub fn takes_any_object(&self) -> bool {
+        self.input_schema == serde_json::json!({ "type": "object", "properties": {} })
+    }
+
     /// The same tool with a description.
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());

@@ -48,7 +48,10 @@ impl Server {
     /// Adds a tool. Its arguments are decoded into `A` before it runs (a mismatch answers
     /// -32602 with serde's message); it returns a [`CallToolResult`] or a JSON-RPC error.
     /// A call the client asks to run as a task becomes one when `tool.execution.taskSupport`
-    /// allows it.
+    /// allows it. `tools/list` advertises `tool.input_schema` as it is: [`Tool::new`]'s takes
+    /// any object, however strictly `A` reads the arguments; give the tool a schema
+    /// ([`Tool::with_input_schema`]), or, with the `schemars` feature, add it with
+    /// `Server::tool_with_schema`, which derives one from `A`.
     pub fn tool<A, F, Fut>(mut self, tool: Tool, handler: F) -> Self
     where
         A: DeserializeOwned + Send + 'static,
@@ -64,6 +67,22 @@ impl Server {
             ..ToolDef::from(tool)
         });
         self
+    }
+
+    /// [`Server::tool`], with the JSON Schema of `A` as the tool's `inputSchema` when the tool
+    /// has none of its own ([`Tool::takes_any_object`]), so that `tools/list` says what the
+    /// tool accepts. Feature `schemars`.
+    #[cfg(feature = "schemars")]
+    pub fn tool_with_schema<A, F, Fut>(self, mut tool: Tool, handler: F) -> Self
+    where
+        A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ToolOutcome> + Send + 'static,
+    {
+        if tool.takes_any_object() {
+            tool.input_schema = crate::schema_for::<A>();
+        }
+        self.tool(tool, handler)
     }
 
     /// Adds a tool like [`Server::tool`] whose task, when the client asks for one, does not

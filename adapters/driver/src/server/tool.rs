@@ -26,6 +26,7 @@ pub(crate) type Handler = Arc<dyn Fn(Option<&RawValue>) -> Result<Start, RpcErro
 
 /// Arguments of a tool that takes none (any object, or none at all, is accepted).
 #[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct NoArgs {}
 
 /// The tools a server runs, by name, plus an optional handler for unknown names, and the
