@@ -5,8 +5,8 @@ use serde_json::json;
 use taskwire_engine::{
     CallId, Event, RequestId, RpcError, StopReason, TaskStatus, TaskSupport, UsageError,
 };
-use taskwire_tests::setup::{client_config, first_text, server_config, text_result, tool};
-use taskwire_tests::{Pair, Side};
+use taskwire_harness::setup::{client_config, first_text, server_config, text_result, tool};
+use taskwire_harness::{Pair, Side};
 
 /// A task `task-1` working at the server; returns the pair and the call doing its work.
 fn started() -> (Pair, CallId) {

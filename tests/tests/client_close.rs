@@ -3,8 +3,8 @@
 
 use serde_json::json;
 use taskwire_engine::{CallId, Event, RequestId, StopReason, TaskSupport, UsageError};
-use taskwire_tests::setup::{client_config, server_config, tool};
-use taskwire_tests::{Pair, Side};
+use taskwire_harness::setup::{client_config, server_config, tool};
+use taskwire_harness::{Pair, Side};
 
 fn busy_pair() -> (Pair, RequestId) {
     let mut pair = Pair::connected(client_config(), server_config(), |s| {

@@ -3,9 +3,9 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{Event, TaskStatus, TaskSupport};
-use taskwire_tests::msg::{id_json, with_method};
-use taskwire_tests::setup::{client_config, first_text, server_config, text_result, tool};
-use taskwire_tests::{Driver, Pair, Side};
+use taskwire_harness::msg::{id_json, with_method};
+use taskwire_harness::setup::{client_config, first_text, server_config, text_result, tool};
+use taskwire_harness::{Pair, Probe, Side};
 
 fn server_init() -> Value {
     json!({ "protocolVersion": "2025-11-25",
@@ -76,7 +76,7 @@ fn completion_notified_before_creation_is_fetched_at_once() {
 
 #[test]
 fn a_newer_message_before_creation_is_kept_and_not_repeated() {
-    let mut d = Driver::ready_client(client_config(), server_init());
+    let mut d = Probe::ready_client(client_config(), server_init());
     let call = d
         .host
         .call_tool_as_task(d.now, d.session, "job", json!({}), None)
@@ -114,7 +114,7 @@ fn a_newer_message_before_creation_is_kept_and_not_repeated() {
 
 #[test]
 fn status_of_a_task_we_did_not_create_is_not_followed() {
-    let mut d = Driver::ready_client(client_config(), server_init());
+    let mut d = Probe::ready_client(client_config(), server_init());
     d.notify(
         "notifications/tasks/status",
         Some(task("working", None, "2026-01-15T09:00:00Z")),

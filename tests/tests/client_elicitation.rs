@@ -3,9 +3,9 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{CallId, Event, TaskId, TaskStatus, TaskSupport};
-use taskwire_tests::msg::related_task;
-use taskwire_tests::setup::{client_config, first_text, server_config, text_result, tool};
-use taskwire_tests::{Pair, Side};
+use taskwire_harness::msg::related_task;
+use taskwire_harness::setup::{client_config, first_text, server_config, text_result, tool};
+use taskwire_harness::{Pair, Side};
 
 fn form() -> Value {
     json!({ "mode": "form", "message": "Reindex 1.2M documents?",

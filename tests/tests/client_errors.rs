@@ -2,8 +2,8 @@
 
 use serde_json::json;
 use taskwire_engine::{Event, RequestId, RpcError, TaskSupport};
-use taskwire_tests::setup::{client_config, server_config, text_result, tool};
-use taskwire_tests::{Pair, Side};
+use taskwire_harness::setup::{client_config, server_config, text_result, tool};
+use taskwire_harness::{Pair, Side};
 
 fn pair() -> Pair {
     let mut server = server_config();

@@ -4,8 +4,8 @@
 
 use serde_json::json;
 use taskwire_engine::{CallId, Event, StopReason, TaskSupport};
-use taskwire_tests::setup::{client_config, server_config, tool};
-use taskwire_tests::{Pair, Side};
+use taskwire_harness::setup::{client_config, server_config, tool};
+use taskwire_harness::{Pair, Side};
 
 /// A task `task-1` with retention `ttl`; returns the pair and the call doing its work.
 fn started(ttl: u64) -> (Pair, CallId) {

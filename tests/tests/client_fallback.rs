@@ -4,8 +4,8 @@
 
 use serde_json::json;
 use taskwire_engine::{Config, Event, TaskSupport, UsageError};
-use taskwire_tests::setup::{client_config, server_config, text_result, tool};
-use taskwire_tests::{Driver, Pair, Side};
+use taskwire_harness::setup::{client_config, server_config, text_result, tool};
+use taskwire_harness::{Pair, Probe, Side};
 
 fn plain_answer(server: Config) {
     let mut pair = Pair::connected(client_config(), server, |s| {
@@ -51,7 +51,7 @@ fn a_server_with_tasks_switched_off() {
 #[test]
 fn a_server_that_negotiated_an_older_version() {
     // The engine always offers 2025-11-25; a scripted server picks 2025-06-18.
-    let mut d = Driver::ready_client(
+    let mut d = Probe::ready_client(
         client_config(),
         json!({ "protocolVersion": "2025-06-18", "capabilities": { "tools": {} },
                 "serverInfo": { "name": "old", "version": "1" } }),
@@ -73,7 +73,7 @@ fn a_server_that_negotiated_an_older_version() {
         .unwrap();
     d.drain();
     d.reply(
-        &taskwire_tests::msg::id_json(&call),
+        &taskwire_harness::msg::id_json(&call),
         text_result("old style"),
     );
     let events = d.take_events();

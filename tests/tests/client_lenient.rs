@@ -4,9 +4,9 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{Event, TaskInfo, TaskSupport, Tool};
-use taskwire_tests::msg::{id_json, with_method};
-use taskwire_tests::setup::{client_config, first_text};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::{id_json, with_method};
+use taskwire_harness::setup::{client_config, first_text};
+use taskwire_harness::Probe;
 
 fn server_init() -> Value {
     json!({ "protocolVersion": "2025-11-25",
@@ -14,7 +14,7 @@ fn server_init() -> Value {
             "serverInfo": { "name": "lenient", "version": "1" }, "instructions": null })
 }
 
-fn created(d: &mut Driver, task: Value) -> TaskInfo {
+fn created(d: &mut Probe, task: Value) -> TaskInfo {
     let call = d
         .host
         .call_tool_as_task(d.now, d.session, "job", json!({}), None)
@@ -30,7 +30,7 @@ fn created(d: &mut Driver, task: Value) -> TaskInfo {
 
 #[test]
 fn missing_ttl_and_explicit_nulls() {
-    let mut d = Driver::ready_client(client_config(), server_init());
+    let mut d = Probe::ready_client(client_config(), server_init());
     let task = created(
         &mut d,
         json!({ "taskId": "t", "status": "working",
@@ -48,7 +48,7 @@ fn missing_ttl_and_explicit_nulls() {
 
 #[test]
 fn float_numbers_are_read_as_milliseconds() {
-    let mut d = Driver::ready_client(client_config(), server_init());
+    let mut d = Probe::ready_client(client_config(), server_init());
     let task = created(
         &mut d,
         json!({ "taskId": "t", "status": "working",
@@ -65,7 +65,7 @@ fn float_numbers_are_read_as_milliseconds() {
 
 #[test]
 fn timestamps_with_offsets_and_long_fractions_order_updates() {
-    let mut d = Driver::ready_client(client_config(), server_init());
+    let mut d = Probe::ready_client(client_config(), server_init());
     let view = |message: &str, updated: &str| {
         json!({ "taskId": "t", "status": "working", "statusMessage": message,
                 "createdAt": "2026-01-15T17:00:00+08:00", "lastUpdatedAt": updated, "ttl": null })
@@ -93,7 +93,7 @@ fn timestamps_with_offsets_and_long_fractions_order_updates() {
 #[test]
 fn opaque_task_ids_travel_unchanged() {
     let odd = "urn:task/ü?x=1&y=\"2\"#frag \\ 🙂";
-    let mut d = Driver::ready_client(client_config(), server_init());
+    let mut d = Probe::ready_client(client_config(), server_init());
     let task = created(
         &mut d,
         json!({ "taskId": odd, "status": "working",
@@ -137,7 +137,7 @@ fn snake_case_task_support_is_read_as_the_spec_says_and_does_not_block_tasks() {
         TaskSupport::Forbidden,
         "the spec's field is taskSupport; unknown spellings are ignored"
     );
-    let mut d = Driver::ready_client(client_config(), server_init());
+    let mut d = Probe::ready_client(client_config(), server_init());
     let list = d.host.list_tools(d.now, d.session, None).unwrap();
     d.drain();
     d.reply(
@@ -167,7 +167,7 @@ fn snake_case_task_support_is_read_as_the_spec_says_and_does_not_block_tasks() {
 
 #[test]
 fn a_task_view_with_wrong_types_is_reported_not_trusted() {
-    let mut d = Driver::ready_client(client_config(), server_init());
+    let mut d = Probe::ready_client(client_config(), server_init());
     created(
         &mut d,
         json!({ "taskId": "t", "status": "working",

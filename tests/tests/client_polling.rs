@@ -5,8 +5,8 @@
 
 use serde_json::json;
 use taskwire_engine::{Config, Millis, TaskSupport};
-use taskwire_tests::setup::{client_config, server_config, text_result, tool};
-use taskwire_tests::{Pair, Side};
+use taskwire_harness::setup::{client_config, server_config, text_result, tool};
+use taskwire_harness::{Pair, Side};
 
 fn pair(server_poll: Option<u32>) -> Pair {
     pair_with(server_poll, false, client_config())

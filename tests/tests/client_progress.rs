@@ -3,8 +3,8 @@
 
 use serde_json::json;
 use taskwire_engine::{Event, TaskSupport, UsageError};
-use taskwire_tests::setup::{client_config, server_config, text_result, tool};
-use taskwire_tests::{Pair, Side};
+use taskwire_harness::setup::{client_config, server_config, text_result, tool};
+use taskwire_harness::{Pair, Side};
 
 #[test]
 fn task_progress_reaches_the_client_until_terminal() {

@@ -3,11 +3,11 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::UsageError;
-use taskwire_tests::setup::client_config;
-use taskwire_tests::Driver;
+use taskwire_harness::setup::client_config;
+use taskwire_harness::Probe;
 
-fn ready() -> Driver {
-    Driver::ready_client(
+fn ready() -> Probe {
+    Probe::ready_client(
         client_config(),
         json!({ "protocolVersion": "2025-11-25",
                 "capabilities": { "tools": {}, "tasks": { "requests": { "tools": { "call": {} } } } },
@@ -66,7 +66,7 @@ fn absent_arguments_are_omitted_and_non_objects_refused() {
 
 #[test]
 fn commands_before_the_handshake_are_refused() {
-    let mut d = Driver::client(client_config());
+    let mut d = Probe::client(client_config());
     let now = d.now;
     let s = d.session;
     // Intended change: `NotInitialized` names the session.

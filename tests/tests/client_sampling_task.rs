@@ -3,9 +3,9 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{Event, RpcError, StopReason, TaskId, TaskStatus};
-use taskwire_tests::msg::related_task;
-use taskwire_tests::setup::{client_config, server_config};
-use taskwire_tests::{Pair, Side};
+use taskwire_harness::msg::related_task;
+use taskwire_harness::setup::{client_config, server_config};
+use taskwire_harness::{Pair, Side};
 
 fn sampling_params() -> Value {
     json!({ "messages": [{ "role": "user", "content": { "type": "text", "text": "Summarise." } }],

@@ -4,9 +4,9 @@
 
 use serde_json::json;
 use taskwire_engine::{Event, TaskStatus, TaskSupport};
-use taskwire_tests::msg::related_task;
-use taskwire_tests::setup::{client_config, first_text, server_config, text_result, tool};
-use taskwire_tests::{Pair, Side};
+use taskwire_harness::msg::related_task;
+use taskwire_harness::setup::{client_config, first_text, server_config, text_result, tool};
+use taskwire_harness::{Pair, Side};
 
 const STEPS: [&str; 3] = ["开始执行...", "处理步骤 1...", "处理步骤 2..."];
 

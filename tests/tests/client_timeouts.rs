@@ -4,9 +4,9 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{Config, Event, StopReason, TaskSupport, UsageError};
-use taskwire_tests::msg::{id_json, with_method};
-use taskwire_tests::setup::{client_config, server_config, tool};
-use taskwire_tests::{Driver, Pair, Side};
+use taskwire_harness::msg::{id_json, with_method};
+use taskwire_harness::setup::{client_config, server_config, tool};
+use taskwire_harness::{Pair, Probe, Side};
 
 fn client(timeout: u64) -> Config {
     let mut config = client_config();
@@ -82,7 +82,7 @@ fn a_timed_out_call_is_cancelled_at_the_server() {
 
 #[test]
 fn a_late_answer_is_ignored() {
-    let mut d = Driver::ready_client(client(5_000), server_init());
+    let mut d = Probe::ready_client(client(5_000), server_init());
     let id = d
         .host
         .call_tool(d.now, d.session, "slow", json!({}))
@@ -107,7 +107,7 @@ fn a_late_answer_is_ignored() {
 
 #[test]
 fn an_unanswered_poll_times_out_and_polling_goes_on() {
-    let mut d = Driver::ready_client(client(3_000), server_init());
+    let mut d = Probe::ready_client(client(3_000), server_init());
     let call = d
         .host
         .call_tool_as_task(d.now, d.session, "job", json!({}), None)

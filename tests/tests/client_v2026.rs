@@ -7,10 +7,10 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{CallId, ClientEra, Event, RequestId, TaskStatus, TaskSupport};
-use taskwire_tests::setup::{
+use taskwire_harness::setup::{
     client_config, first_text, modern_client_config, server_config, text_result, tool,
 };
-use taskwire_tests::{Pair, Side};
+use taskwire_harness::{Pair, Side};
 
 const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 const CAPS_KEY: &str = "io.modelcontextprotocol/clientCapabilities";

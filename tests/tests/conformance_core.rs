@@ -9,9 +9,9 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use taskwire_harness::schema::{self, assert_valid, assert_valid_in, CORE_2026};
 use taskwire_tests::peers::demo::binary;
 use taskwire_tests::procs::{self, Raw};
-use taskwire_tests::schema::{self, assert_valid, assert_valid_in, CORE_2026};
 
 const HANG: Duration = Duration::from_secs(15);
 const IMAGE: &str =

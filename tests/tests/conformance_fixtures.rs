@@ -7,9 +7,9 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use taskwire_harness::schema::{assert_valid_in, CORE_2026, TASKS_2026};
 use taskwire_tests::peers::demo::binary;
 use taskwire_tests::procs::{self, Raw};
-use taskwire_tests::schema::{assert_valid_in, CORE_2026, TASKS_2026};
 
 const HANG: Duration = Duration::from_secs(15);
 const EXT: &str = "io.modelcontextprotocol/tasks";

@@ -10,8 +10,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use taskwire_demo::extra_tools::CONFIRM_TASK;
 use taskwire_demo::tools::{RESULT_TEXT, STEPS, TOOL};
+use taskwire_harness::schema::{assert_valid_in, CORE_2026, TASKS_2026};
 use taskwire_tests::procs::{self, Raw, Rt};
-use taskwire_tests::schema::{assert_valid_in, CORE_2026, TASKS_2026};
 
 const HANG: Duration = Duration::from_secs(10);
 

@@ -4,9 +4,9 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{Config, Event, PeerErrorKind, TaskSupport, ToolCall};
-use taskwire_tests::msg::{error_code, error_message};
-use taskwire_tests::setup::{server_config, text_result, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::{error_code, error_message};
+use taskwire_harness::setup::{server_config, text_result, tool};
+use taskwire_harness::Probe;
 
 /// What the engine must answer.
 #[derive(Debug)]
@@ -23,12 +23,12 @@ enum Expect {
 
 use Expect::*;
 
-fn ready() -> Driver {
+fn ready() -> Probe {
     ready_with(server_config())
 }
 
-fn ready_with(config: Config) -> Driver {
-    Driver::ready_server(config, |s| s.add_tool(tool("job", TaskSupport::Optional)))
+fn ready_with(config: Config) -> Probe {
+    Probe::ready_server(config, |s| s.add_tool(tool("job", TaskSupport::Optional)))
 }
 
 fn nested(depth: usize) -> String {
@@ -258,7 +258,7 @@ fn a_duplicate_in_flight_id_is_refused_and_the_original_still_answered() {
 fn over_long_lines_on_a_byte_stream_are_refused_and_skipped() {
     let mut config = server_config();
     config.limits.max_line_bytes = 1024;
-    let mut d = Driver::ready_server(config, |_| {});
+    let mut d = Probe::ready_server(config, |_| {});
     let long = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
         "x".repeat(2000)

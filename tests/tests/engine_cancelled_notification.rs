@@ -3,11 +3,11 @@
 
 use serde_json::json;
 use taskwire_engine::{Event, StopReason, TaskSupport, UsageError};
-use taskwire_tests::setup::{server_config, text_result, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::setup::{server_config, text_result, tool};
+use taskwire_harness::Probe;
 
-fn server() -> Driver {
-    Driver::ready_server(server_config(), |s| {
+fn server() -> Probe {
+    Probe::ready_server(server_config(), |s| {
         s.add_tool(tool("job", TaskSupport::Optional))
     })
 }

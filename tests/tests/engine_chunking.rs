@@ -3,8 +3,8 @@
 
 use serde_json::json;
 use taskwire_engine::TaskSupport;
-use taskwire_tests::setup::{server_config, text_result, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::setup::{server_config, text_result, tool};
+use taskwire_harness::Probe;
 
 fn transcript() -> Vec<u8> {
     let mut t = Vec::new();
@@ -54,7 +54,7 @@ fn transcript() -> Vec<u8> {
 fn run(pieces: &[&[u8]]) -> (Vec<String>, Vec<String>) {
     let mut config = server_config();
     config.limits.max_line_bytes = 512;
-    let mut d = Driver::server(config);
+    let mut d = Probe::server(config);
     d.host.add_tool(tool("长任务", TaskSupport::Optional));
     for piece in pieces {
         d.feed_bytes(piece);

@@ -5,15 +5,15 @@ use serde_json::{json, Value};
 use taskwire_engine::{
     Config, Event, Owner, TaskDecision, TaskSupport, ToolCall, ToolDef, UsageError,
 };
-use taskwire_tests::driver::OWNER;
-use taskwire_tests::setup::{server_config, stamp, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::probe::OWNER;
+use taskwire_harness::setup::{server_config, stamp, tool};
+use taskwire_harness::Probe;
 
-fn server(config: Config) -> Driver {
-    Driver::ready_server(config, |s| s.add_tool(tool("job", TaskSupport::Optional)))
+fn server(config: Config) -> Probe {
+    Probe::ready_server(config, |s| s.add_tool(tool("job", TaskSupport::Optional)))
 }
 
-fn create(d: &mut Driver, task: Value) -> Value {
+fn create(d: &mut Probe, task: Value) -> Value {
     let reply = d.call(
         "tools/call",
         json!({ "name": "job", "arguments": {}, "task": task }),
@@ -93,7 +93,7 @@ fn poll_interval_is_optional() {
 
 #[test]
 fn model_immediate_response_rides_in_meta() {
-    let mut d = Driver::ready_server(server_config(), |s| {
+    let mut d = Probe::ready_server(server_config(), |s| {
         s.add_tool(ToolDef {
             tool: tool("report", TaskSupport::Optional),
             immediate_response: Some("Started; poll for the result.".into()),

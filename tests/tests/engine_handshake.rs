@@ -3,13 +3,13 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{ClientFeatures, Event, PeerErrorKind, TaskSupport, ToolCall};
-use taskwire_tests::msg::{error_code, response};
-use taskwire_tests::setup::{
+use taskwire_harness::msg::{error_code, response};
+use taskwire_harness::setup::{
     client_config, full_client_capabilities, initialize_params, server_config, tool,
 };
-use taskwire_tests::Driver;
+use taskwire_harness::Probe;
 
-fn initialize(d: &mut Driver, version: &str) -> Value {
+fn initialize(d: &mut Probe, version: &str) -> Value {
     d.call(
         "initialize",
         initialize_params(version, full_client_capabilities()),
@@ -18,7 +18,7 @@ fn initialize(d: &mut Driver, version: &str) -> Value {
 
 #[test]
 fn server_declares_tasks_capabilities_at_2025_11_25() {
-    let mut d = Driver::server(server_config());
+    let mut d = Probe::server(server_config());
     let reply = initialize(&mut d, "2025-11-25");
     let result = &reply["result"];
     assert_eq!(result["protocolVersion"], "2025-11-25");
@@ -40,7 +40,7 @@ fn server_capabilities_follow_the_configuration() {
     let mut config = server_config();
     config.tasks.list = false;
     config.tasks.cancel = false;
-    let mut d = Driver::server(config);
+    let mut d = Probe::server(config);
     let caps = initialize(&mut d, "2025-11-25")["result"]["capabilities"].clone();
     assert_eq!(
         caps["tasks"],
@@ -49,7 +49,7 @@ fn server_capabilities_follow_the_configuration() {
 
     let mut config = server_config();
     config.tasks.enabled = false;
-    let mut d = Driver::server(config);
+    let mut d = Probe::server(config);
     let caps = initialize(&mut d, "2025-11-25")["result"]["capabilities"].clone();
     assert!(caps.get("tasks").is_none(), "{caps}");
     assert!(caps.get("tools").is_some(), "{caps}");
@@ -57,7 +57,7 @@ fn server_capabilities_follow_the_configuration() {
 
 #[test]
 fn client_declares_what_it_answers_and_hosts() {
-    let mut d = Driver::client(client_config());
+    let mut d = Probe::client(client_config());
     d.host.initialize(d.now, d.session).unwrap();
     let out = d.drain();
     let caps = &out[0]["params"]["capabilities"];
@@ -71,7 +71,7 @@ fn client_declares_what_it_answers_and_hosts() {
 
     let mut plain = client_config();
     plain.client = ClientFeatures::default();
-    let mut d = Driver::client(plain);
+    let mut d = Probe::client(plain);
     d.host.initialize(d.now, d.session).unwrap();
     let out = d.drain();
     assert_eq!(out[0]["params"]["capabilities"], json!({}));
@@ -80,7 +80,7 @@ fn client_declares_what_it_answers_and_hosts() {
 #[test]
 fn older_versions_are_echoed_and_have_no_tasks() {
     for version in ["2025-06-18", "2025-03-26", "2024-11-05"] {
-        let mut d = Driver::server(server_config());
+        let mut d = Probe::server(server_config());
         d.host.add_tool(tool("opt", TaskSupport::Optional));
         d.host.add_tool(tool("req", TaskSupport::Required));
         let reply = initialize(&mut d, version);
@@ -133,7 +133,7 @@ fn older_versions_are_echoed_and_have_no_tasks() {
 
 #[test]
 fn unknown_version_gets_the_latest() {
-    let mut d = Driver::server(server_config());
+    let mut d = Probe::server(server_config());
     let reply = initialize(&mut d, "2099-01-01");
     assert_eq!(reply["result"]["protocolVersion"], "2025-11-25");
     assert_eq!(d.host.protocol_version(d.session), Some("2025-11-25"));
@@ -141,7 +141,7 @@ fn unknown_version_gets_the_latest() {
 
 #[test]
 fn client_gives_up_on_a_version_it_does_not_speak() {
-    let mut d = Driver::client(client_config());
+    let mut d = Probe::client(client_config());
     let id = d.host.initialize(d.now, d.session).unwrap();
     d.drain();
     let out = d.feed_json(json!({ "jsonrpc": "2.0", "id": id, "result": {
@@ -159,7 +159,7 @@ fn client_gives_up_on_a_version_it_does_not_speak() {
 
 #[test]
 fn client_confirms_the_handshake_with_initialized() {
-    let mut d = Driver::client(client_config());
+    let mut d = Probe::client(client_config());
     let id = d.host.initialize(d.now, d.session).unwrap();
     d.drain();
     let out = d.feed_json(json!({ "jsonrpc": "2.0", "id": id, "result": {
@@ -176,7 +176,7 @@ fn client_confirms_the_handshake_with_initialized() {
 /// for a malformed modern one (2026 checklist §3.1 r4, replacing -32600).
 #[test]
 fn requests_before_initialize_are_malformed_modern_requests_but_ping_works() {
-    let mut d = Driver::server(server_config());
+    let mut d = Probe::server(server_config());
     for method in ["tools/list", "tools/call", "tasks/get", "tasks/list"] {
         let reply = d.call(method, json!({ "name": "x", "taskId": "t" }));
         assert_eq!(error_code(&reply), Some(-32602), "{method}: {reply}");
@@ -195,7 +195,7 @@ fn requests_before_initialize_are_malformed_modern_requests_but_ping_works() {
 
 #[test]
 fn a_second_initialize_is_refused_and_changes_nothing() {
-    let mut d = Driver::server(server_config());
+    let mut d = Probe::server(server_config());
     initialize(&mut d, "2025-11-25");
     let reply = initialize(&mut d, "2024-11-05");
     assert_eq!(error_code(&reply), Some(-32600));
@@ -205,13 +205,13 @@ fn a_second_initialize_is_refused_and_changes_nothing() {
 
 #[test]
 fn ping_answers_empty_with_or_without_params_in_either_role() {
-    let mut d = Driver::ready_server(server_config(), |_| {});
+    let mut d = Probe::ready_server(server_config(), |_| {});
     let reply = d.call("ping", json!({ "_meta": { "progressToken": 1 } }));
     assert_eq!(reply["result"], json!({}));
     let reply = d.call("ping", Value::Null);
     assert_eq!(reply["result"], json!({}));
 
-    let mut c = Driver::client(client_config());
+    let mut c = Probe::client(client_config());
     let reply = c.call("ping", Value::Null);
     assert_eq!(
         reply["result"],
@@ -224,7 +224,7 @@ fn ping_answers_empty_with_or_without_params_in_either_role() {
 fn an_unanswered_initialize_is_never_cancelled_the_session_gives_up() {
     let mut config = client_config();
     config.request_timeout_ms = Some(1_000);
-    let mut d = Driver::client(config);
+    let mut d = Probe::client(config);
     d.host.initialize(d.now, d.session).unwrap();
     d.drain();
     let out = d.advance(1_000);
@@ -244,7 +244,7 @@ fn an_unanswered_initialize_is_never_cancelled_the_session_gives_up() {
 
 #[test]
 fn an_initialize_error_fails_the_handshake() {
-    let mut d = Driver::client(client_config());
+    let mut d = Probe::client(client_config());
     let id = d.host.initialize(d.now, d.session).unwrap();
     d.drain();
     d.feed_json(json!({ "jsonrpc": "2.0", "id": id,
@@ -262,7 +262,7 @@ fn an_initialize_error_fails_the_handshake() {
 
 #[test]
 fn a_malformed_initialize_can_be_retried() {
-    let mut d = Driver::server(server_config());
+    let mut d = Probe::server(server_config());
     let reply = d.call(
         "initialize",
         json!({ "protocolVersion": "2025-11-25", "capabilities": {} }),
@@ -284,7 +284,7 @@ fn a_malformed_initialize_can_be_retried() {
 fn a_client_that_hosts_no_tasks_does_not_serve_tasks_methods() {
     let mut plain = client_config();
     plain.client = ClientFeatures::default();
-    let mut d = Driver::ready_client(
+    let mut d = Probe::ready_client(
         plain,
         json!({ "protocolVersion": "2025-11-25", "capabilities": {},
                 "serverInfo": { "name": "s", "version": "1" } }),
@@ -294,7 +294,7 @@ fn a_client_that_hosts_no_tasks_does_not_serve_tasks_methods() {
         assert_eq!(error_code(&reply), Some(-32601), "{method}: {reply}");
     }
 
-    let mut d = Driver::ready_client(
+    let mut d = Probe::ready_client(
         client_config(),
         json!({ "protocolVersion": "2025-11-25", "capabilities": {},
                 "serverInfo": { "name": "s", "version": "1" } }),

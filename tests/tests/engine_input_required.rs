@@ -4,12 +4,12 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{CallId, Event, InputId, RpcError, TaskStatus, TaskSupport, UsageError};
-use taskwire_tests::msg::{related_task, response, statuses, with_method};
-use taskwire_tests::setup::{initialize_params, server_config, text_result, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::{related_task, response, statuses, with_method};
+use taskwire_harness::setup::{initialize_params, server_config, text_result, tool};
+use taskwire_harness::Probe;
 
-fn with_task() -> Driver {
-    let mut d = Driver::ready_server(server_config(), |s| {
+fn with_task() -> Probe {
+    let mut d = Probe::ready_server(server_config(), |s| {
         s.add_tool(tool("job", TaskSupport::Optional))
     });
     d.call(
@@ -30,7 +30,7 @@ fn sample() -> Value {
             "maxTokens": 10 })
 }
 
-fn status(d: &mut Driver) -> String {
+fn status(d: &mut Probe) -> String {
     let reply = d.call("tasks/get", json!({ "taskId": "task-1" }));
     reply["result"]["status"].as_str().unwrap().to_owned()
 }
@@ -162,7 +162,7 @@ fn input_requests_never_time_out() {
 
 #[test]
 fn refused_when_not_negotiated_unknown_or_terminal() {
-    let mut d = Driver::server(server_config());
+    let mut d = Probe::server(server_config());
     d.host.add_tool(tool("job", TaskSupport::Optional));
     d.call("initialize", initialize_params("2025-11-25", json!({})));
     d.call(
@@ -257,7 +257,7 @@ fn finishing_withdraws_unanswered_input_requests() {
 
 #[test]
 fn capability_leaves_written_as_true_count() {
-    let mut d = Driver::server(server_config());
+    let mut d = Probe::server(server_config());
     d.host.add_tool(tool("job", TaskSupport::Optional));
     d.call(
         "initialize",

@@ -3,15 +3,15 @@
 
 use serde_json::json;
 use taskwire_engine::{Event, TaskSupport, ToolCall};
-use taskwire_tests::msg::{error_code, error_message, response};
-use taskwire_tests::setup::{initialize_params, server_config, text_result, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::{error_code, error_message, response};
+use taskwire_harness::setup::{initialize_params, server_config, text_result, tool};
+use taskwire_harness::Probe;
 
 #[test]
 fn requests_waiting_on_us_are_capped_and_the_cap_frees_up() {
     let mut config = server_config();
     config.limits.max_pending_requests = 2;
-    let mut d = Driver::ready_server(config, |s| s.add_tool(tool("slow", TaskSupport::Optional)));
+    let mut d = Probe::ready_server(config, |s| s.add_tool(tool("slow", TaskSupport::Optional)));
     let plain = json!({ "name": "slow", "arguments": {} });
     let (first, _) = d.send("tools/call", plain.clone());
     let (_second, _) = d.send("tools/call", plain.clone());
@@ -36,7 +36,7 @@ fn requests_waiting_on_us_are_capped_and_the_cap_frees_up() {
         })
         .collect();
     assert_eq!(calls.len(), 2, "the refused call never reached the app");
-    assert_eq!(taskwire_tests::msg::id_json(&calls[0].1), first);
+    assert_eq!(taskwire_harness::msg::id_json(&calls[0].1), first);
     d.host
         .respond(d.now, calls[0].0, Ok(text_result("done")))
         .unwrap();
@@ -51,7 +51,7 @@ fn requests_waiting_on_us_are_capped_and_the_cap_frees_up() {
 #[test]
 fn malformed_task_metadata_is_invalid_params_only_where_tasks_apply() {
     let bad = json!({ "name": "job", "arguments": {}, "task": { "ttl": "soon" } });
-    let mut d = Driver::ready_server(server_config(), |s| {
+    let mut d = Probe::ready_server(server_config(), |s| {
         s.add_tool(tool("job", TaskSupport::Optional))
     });
     let reply = d.call("tools/call", bad.clone());
@@ -60,7 +60,7 @@ fn malformed_task_metadata_is_invalid_params_only_where_tasks_apply() {
 
     // With an older protocol version there are no tasks: `params.task` is ignored, even
     // malformed, and the call runs plainly.
-    let mut d = Driver::server(server_config());
+    let mut d = Probe::server(server_config());
     d.host.add_tool(tool("job", TaskSupport::Optional));
     d.call("initialize", initialize_params("2025-06-18", json!({})));
     let (id, out) = d.send("tools/call", bad);

@@ -6,12 +6,12 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{CallId, Config, Event, LogLevel, TaskSupport, UsageError};
-use taskwire_tests::msg::{error_code, with_method};
-use taskwire_tests::schema::{assert_valid_in, CORE_2026};
-use taskwire_tests::setup::{
+use taskwire_harness::msg::{error_code, with_method};
+use taskwire_harness::schema::{assert_valid_in, CORE_2026};
+use taskwire_harness::setup::{
     full_client_capabilities, initialize_params, server_config, text_result, tool,
 };
-use taskwire_tests::Driver;
+use taskwire_harness::Probe;
 
 fn logging_config() -> Config {
     Config {
@@ -25,11 +25,11 @@ fn with_tools(host: &mut taskwire_engine::Host) {
     host.add_tool(tool("quick", TaskSupport::Forbidden));
 }
 
-fn legacy() -> Driver {
-    Driver::ready_server(logging_config(), with_tools)
+fn legacy() -> Probe {
+    Probe::ready_server(logging_config(), with_tools)
 }
 
-fn log(d: &mut Driver, call: CallId, level: LogLevel, data: &str) -> Vec<Value> {
+fn log(d: &mut Probe, call: CallId, level: LogLevel, data: &str) -> Vec<Value> {
     d.host
         .log(d.now, call, level, None, json!(data))
         .expect("logging is on");
@@ -39,7 +39,7 @@ fn log(d: &mut Driver, call: CallId, level: LogLevel, data: &str) -> Vec<Value> 
 #[test]
 fn the_capability_is_declared_only_with_config_logging() {
     for (logging, declared) in [(true, true), (false, false)] {
-        let mut d = Driver::server(Config {
+        let mut d = Probe::server(Config {
             logging,
             ..server_config()
         });
@@ -126,7 +126,7 @@ fn a_bad_level_is_invalid_params_and_changes_nothing() {
 
 #[test]
 fn without_config_logging_set_level_is_unknown_and_log_is_a_usage_error() {
-    let mut d = Driver::ready_server(server_config(), with_tools);
+    let mut d = Probe::ready_server(server_config(), with_tools);
     let reply = d.call("logging/setLevel", json!({ "level": "info" }));
     assert_eq!(error_code(&reply), Some(-32601), "{reply}");
     let (id, _) = d.send("tools/call", json!({ "name": "quick", "arguments": {} }));
@@ -173,7 +173,7 @@ fn modern(id: u32, method: &str, mut params: Value, level: Option<Value>, caps: 
     json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
 }
 
-fn modern_call(d: &mut Driver, id: u32, name: &str, level: Option<Value>, caps: Value) -> CallId {
+fn modern_call(d: &mut Probe, id: u32, name: &str, level: Option<Value>, caps: Value) -> CallId {
     let line = modern(
         id,
         "tools/call",
@@ -189,8 +189,8 @@ fn modern_call(d: &mut Driver, id: u32, name: &str, level: Option<Value>, caps: 
     call.expect("the call reached the app")
 }
 
-fn modern_server() -> Driver {
-    let mut d = Driver::server(logging_config());
+fn modern_server() -> Probe {
+    let mut d = Probe::server(logging_config());
     with_tools(&mut d.host);
     d
 }
@@ -264,16 +264,16 @@ fn a_modern_request_naming_an_unknown_level_is_invalid_params() {
 
 #[test]
 fn a_client_cannot_log_to_its_server() {
-    let mut config = taskwire_tests::setup::client_config();
+    let mut config = taskwire_harness::setup::client_config();
     config.logging = true;
-    let mut pair = taskwire_tests::Pair::connected(config, server_config(), |_| {});
+    let mut pair = taskwire_harness::Pair::connected(config, server_config(), |_| {});
     let sampling = json!({ "maxTokens": 10, "messages": [
         { "role": "user", "content": { "type": "text", "text": "hi" } }] });
     pair.server
         .request(pair.now, pair.ss, "sampling/createMessage", Some(sampling))
         .unwrap();
     pair.deliver();
-    let calls = pair.find(taskwire_tests::Side::Client, |e| match e {
+    let calls = pair.find(taskwire_harness::Side::Client, |e| match e {
         Event::Request(r) => Some(r.call),
         _ => None,
     });

@@ -3,12 +3,12 @@
 
 use serde_json::json;
 use taskwire_engine::{TaskStatus, TaskSupport, UsageError};
-use taskwire_tests::msg::with_method;
-use taskwire_tests::setup::{server_config, text_result, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::with_method;
+use taskwire_harness::setup::{server_config, text_result, tool};
+use taskwire_harness::Probe;
 
-fn server() -> Driver {
-    Driver::ready_server(server_config(), |s| {
+fn server() -> Probe {
+    Probe::ready_server(server_config(), |s| {
         s.add_tool(tool("job", TaskSupport::Optional))
     })
 }

@@ -4,18 +4,18 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{Event, Owner, Quota, StopReason, TaskSupport, UsageError};
-use taskwire_tests::driver::OWNER;
-use taskwire_tests::msg::{error_code, error_message, response, with_method};
-use taskwire_tests::setup::{server_config, text_result, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::{error_code, error_message, response, with_method};
+use taskwire_harness::probe::OWNER;
+use taskwire_harness::setup::{server_config, text_result, tool};
+use taskwire_harness::Probe;
 
-fn server(max_tasks: usize) -> Driver {
+fn server(max_tasks: usize) -> Probe {
     let mut config = server_config();
     config.tasks.max_tasks = max_tasks;
-    Driver::ready_server(config, |s| s.add_tool(tool("job", TaskSupport::Optional)))
+    Probe::ready_server(config, |s| s.add_tool(tool("job", TaskSupport::Optional)))
 }
 
-fn start(d: &mut Driver, ttl: u64) -> Value {
+fn start(d: &mut Probe, ttl: u64) -> Value {
     d.call(
         "tools/call",
         json!({ "name": "job", "arguments": {}, "task": { "ttl": ttl } }),

@@ -3,12 +3,12 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{Config, TaskSupport, UsageError};
-use taskwire_tests::msg::{statuses, with_method};
-use taskwire_tests::setup::{server_config, stamp, text_result, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::{statuses, with_method};
+use taskwire_harness::setup::{server_config, stamp, text_result, tool};
+use taskwire_harness::Probe;
 
-fn with_task(config: Config) -> Driver {
-    let mut d = Driver::ready_server(config, |s| s.add_tool(tool("job", TaskSupport::Optional)));
+fn with_task(config: Config) -> Probe {
+    let mut d = Probe::ready_server(config, |s| s.add_tool(tool("job", TaskSupport::Optional)));
     let (_, out) = d.send(
         "tools/call",
         json!({ "name": "job", "arguments": {}, "task": {} }),

@@ -6,13 +6,13 @@ use serde_json::{json, Value};
 use taskwire_engine::{
     CallId, Event, Owner, RpcError, StopReason, TaskStatus, TaskSupport, UsageError,
 };
-use taskwire_tests::driver::OWNER;
-use taskwire_tests::msg::{error_code, error_message, response, statuses, with_method};
-use taskwire_tests::setup::{server_config, stamp, text_result, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::{error_code, error_message, response, statuses, with_method};
+use taskwire_harness::probe::OWNER;
+use taskwire_harness::setup::{server_config, stamp, text_result, tool};
+use taskwire_harness::Probe;
 
-fn with_task() -> Driver {
-    let mut d = Driver::ready_server(server_config(), |s| {
+fn with_task() -> Probe {
+    let mut d = Probe::ready_server(server_config(), |s| {
         s.add_tool(tool("job", TaskSupport::Optional))
     });
     d.call(
@@ -123,7 +123,7 @@ fn progress_stops_at_cancellation() {
 
 #[test]
 fn terminal_tasks_cannot_be_cancelled() {
-    let mut d = Driver::ready_server(server_config(), |_| {});
+    let mut d = Probe::ready_server(server_config(), |_| {});
     let now = d.now;
     let owner = Owner::from(OWNER);
     let mut work = Vec::new();
@@ -193,7 +193,7 @@ fn cancelling_during_input_required_withdraws_the_input_request() {
 fn without_the_cancel_capability_it_is_method_not_found() {
     let mut config = server_config();
     config.tasks.cancel = false;
-    let mut d = Driver::ready_server(config, |_| {});
+    let mut d = Probe::ready_server(config, |_| {});
     d.host
         .create_task(d.now, &Owner::from(OWNER), "t", None)
         .unwrap();

@@ -5,12 +5,12 @@ use std::collections::HashSet;
 
 use serde_json::{json, Value};
 use taskwire_engine::{CallId, Config, Millis, Owner, RpcError};
-use taskwire_tests::driver::OWNER;
-use taskwire_tests::msg::error_code;
-use taskwire_tests::setup::{server_config, text_result};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::error_code;
+use taskwire_harness::probe::OWNER;
+use taskwire_harness::setup::{server_config, text_result};
+use taskwire_harness::Probe;
 
-fn listing(d: &mut Driver, cursor: Option<Value>) -> (Vec<String>, Option<Value>) {
+fn listing(d: &mut Probe, cursor: Option<Value>) -> (Vec<String>, Option<Value>) {
     let params = match cursor {
         Some(c) => json!({ "cursor": c }),
         None => Value::Null,
@@ -26,7 +26,7 @@ fn listing(d: &mut Driver, cursor: Option<Value>) -> (Vec<String>, Option<Value>
     (ids, result.get("nextCursor").cloned())
 }
 
-fn all_pages(d: &mut Driver) -> Vec<Vec<String>> {
+fn all_pages(d: &mut Probe) -> Vec<Vec<String>> {
     let mut pages = Vec::new();
     let mut cursor = None;
     loop {
@@ -39,17 +39,17 @@ fn all_pages(d: &mut Driver) -> Vec<Vec<String>> {
     }
 }
 
-/// An app-created task of the driver's owner; returns its work.
-fn create(d: &mut Driver, now: Millis, id: &str, ttl_ms: Option<u64>) -> CallId {
+/// An app-created task of the probe's owner; returns its work.
+fn create(d: &mut Probe, now: Millis, id: &str, ttl_ms: Option<u64>) -> CallId {
     d.host
         .create_task(now, &Owner::from(OWNER), id, ttl_ms)
         .unwrap()
 }
 
-fn server(page_size: usize) -> Driver {
+fn server(page_size: usize) -> Probe {
     let mut config: Config = server_config();
     config.tasks.page_size = page_size;
-    Driver::ready_server(config, |_| {})
+    Probe::ready_server(config, |_| {})
 }
 
 #[test]
@@ -164,7 +164,7 @@ fn expired_tasks_leave_the_list() {
 fn without_the_list_capability_it_is_method_not_found() {
     let mut config = server_config();
     config.tasks.list = false;
-    let mut d = Driver::ready_server(config, |_| {});
+    let mut d = Probe::ready_server(config, |_| {});
     let reply = d.call("tasks/list", Value::Null);
     assert_eq!(error_code(&reply), Some(-32601));
 }

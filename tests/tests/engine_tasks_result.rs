@@ -3,13 +3,13 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{Outcome, RpcError, TaskStatus, TaskSupport, UsageError};
-use taskwire_tests::msg::{error_code, error_message, related_task, response, statuses};
-use taskwire_tests::setup::{error_result, server_config, stamp, text_result, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::{error_code, error_message, related_task, response, statuses};
+use taskwire_harness::setup::{error_result, server_config, stamp, text_result, tool};
+use taskwire_harness::Probe;
 
 /// A ready server with one task, `task-1`, created at T0.
-fn with_task() -> Driver {
-    let mut d = Driver::ready_server(server_config(), |s| {
+fn with_task() -> Probe {
+    let mut d = Probe::ready_server(server_config(), |s| {
         s.add_tool(tool("job", TaskSupport::Optional))
     });
     let reply = d.call(
@@ -21,7 +21,7 @@ fn with_task() -> Driver {
     d
 }
 
-fn get(d: &mut Driver, task: &str) -> Value {
+fn get(d: &mut Probe, task: &str) -> Value {
     d.call("tasks/get", json!({ "taskId": task }))
 }
 

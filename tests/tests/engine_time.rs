@@ -3,12 +3,12 @@
 
 use serde_json::json;
 use taskwire_engine::{Millis, TaskSupport};
-use taskwire_tests::setup::{server_config, stamp, text_result, tool, T0};
-use taskwire_tests::Driver;
+use taskwire_harness::setup::{server_config, stamp, text_result, tool, T0};
+use taskwire_harness::Probe;
 
 #[test]
 fn time_that_goes_back_is_clamped() {
-    let mut d = Driver::ready_server(server_config(), |s| {
+    let mut d = Probe::ready_server(server_config(), |s| {
         s.add_tool(tool("job", TaskSupport::Optional))
     });
     d.now = T0.plus(5_000);
@@ -33,7 +33,7 @@ fn time_that_goes_back_is_clamped() {
 
 #[test]
 fn far_future_times_saturate_instead_of_overflowing() {
-    let mut d = Driver::ready_server(server_config(), |s| {
+    let mut d = Probe::ready_server(server_config(), |s| {
         s.add_tool(tool("job", TaskSupport::Optional))
     });
     d.now = Millis(u64::MAX);
@@ -51,7 +51,7 @@ fn far_future_times_saturate_instead_of_overflowing() {
 
 #[test]
 fn handled_deadlines_always_move_on() {
-    let mut d = Driver::ready_server(server_config(), |s| {
+    let mut d = Probe::ready_server(server_config(), |s| {
         s.add_tool(tool("job", TaskSupport::Optional))
     });
     for ttl in [0u64, 1, 1, 2, 1000] {
@@ -60,7 +60,7 @@ fn handled_deadlines_always_move_on() {
             json!({ "name": "job", "arguments": {}, "task": { "ttl": ttl } }),
         );
     }
-    // Driver::advance panics if a deadline stays due after handle_timeout.
+    // Probe::advance panics if a deadline stays due after handle_timeout.
     d.advance(2_000);
     assert_eq!(d.host.task_count(), 0);
     assert_eq!(d.host.poll_timeout(), None);

@@ -3,12 +3,12 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{Event, RpcError, TaskSupport, ToolCall};
-use taskwire_tests::msg::{error_code, error_message, id_json, response};
-use taskwire_tests::setup::{server_config, text_result, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::{error_code, error_message, id_json, response};
+use taskwire_harness::setup::{server_config, text_result, tool};
+use taskwire_harness::Probe;
 
-fn server() -> Driver {
-    Driver::ready_server(server_config(), |s| {
+fn server() -> Probe {
+    Probe::ready_server(server_config(), |s| {
         s.add_tool(tool("never", TaskSupport::Forbidden));
         s.add_tool(tool("maybe", TaskSupport::Optional));
         s.add_tool(tool("always", TaskSupport::Required));
@@ -122,7 +122,7 @@ fn accepting_unknown_tools_hands_them_to_the_app() {
 fn without_task_hosting_params_task_is_ignored() {
     let mut config = server_config();
     config.tasks.enabled = false;
-    let mut d = Driver::ready_server(config, |s| {
+    let mut d = Probe::ready_server(config, |s| {
         s.add_tool(tool("maybe", TaskSupport::Optional));
         s.add_tool(tool("always", TaskSupport::Required));
         s.add_tool(tool("never", TaskSupport::Forbidden));
@@ -191,7 +191,7 @@ fn tools_list_writes_task_support_and_pages() {
     let mut config = server_config();
     // tools/list pages by its own size now (intended change 4).
     config.tools_page_size = 2;
-    let mut d = Driver::ready_server(config, |s| {
+    let mut d = Probe::ready_server(config, |s| {
         s.add_tool(tool("never", TaskSupport::Forbidden));
         s.add_tool(tool("maybe", TaskSupport::Optional));
         s.add_tool(tool("always", TaskSupport::Required));

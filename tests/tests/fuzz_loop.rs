@@ -6,8 +6,8 @@
 
 use std::path::PathBuf;
 
-use taskwire_tests::fuzz::check::Schema;
-use taskwire_tests::fuzz::{
+use taskwire_harness::fuzz::check::Schema;
+use taskwire_harness::fuzz::{
     framing, modern_client, modern_ops, pair_faults, server_ops, Record, Rng,
 };
 

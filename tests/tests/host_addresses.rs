@@ -5,8 +5,8 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{MessageKind, RequestId, TaskId, TaskSupport, Transmit};
-use taskwire_tests::setup::{client_config, server_config, text_result, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::setup::{client_config, server_config, text_result, tool};
+use taskwire_harness::Probe;
 
 /// Checks a transmit's kind against its text; returns the parsed message.
 fn consistent(t: &Transmit) -> Value {
@@ -35,7 +35,7 @@ fn consistent(t: &Transmit) -> Value {
     m
 }
 
-fn kinds(d: &Driver) -> Vec<(MessageKind, Value)> {
+fn kinds(d: &Probe) -> Vec<(MessageKind, Value)> {
     d.transmits
         .iter()
         .map(|t| {
@@ -47,7 +47,7 @@ fn kinds(d: &Driver) -> Vec<(MessageKind, Value)> {
 
 #[test]
 fn a_server_says_what_each_message_is() {
-    let mut d = Driver::ready_server(server_config(), |h| {
+    let mut d = Probe::ready_server(server_config(), |h| {
         h.add_tool(tool("job", TaskSupport::Optional))
     });
     d.feed("{not json");
@@ -109,7 +109,7 @@ fn a_client_says_what_each_message_is() {
         "capabilities": { "tasks": { "requests": { "tools": { "call": {} } } } },
         "serverInfo": { "name": "s", "version": "1" }
     });
-    let mut d = Driver::ready_client(client_config(), init);
+    let mut d = Probe::ready_client(client_config(), init);
     let (now, session) = (d.now, d.session);
     d.host
         .call_tool_as_task(now, session, "job", json!({}), Some(60_000))

@@ -9,9 +9,9 @@ use taskwire_engine::{
     Change, Config, Durability, Event, Host, JournalEntry, Owner, RpcError, StopReason,
     TaskSnapshot, TaskSupport,
 };
-use taskwire_tests::msg::response;
-use taskwire_tests::setup::{counter_ids, error_result, server_config, text_result, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::response;
+use taskwire_harness::setup::{counter_ids, error_result, server_config, text_result, tool};
+use taskwire_harness::Probe;
 
 /// A store that keeps the latest snapshot of every task, as a database table would.
 #[derive(Default)]
@@ -43,13 +43,13 @@ impl Store {
     }
 }
 
-fn journaled(durability: Durability) -> Driver {
+fn journaled(durability: Durability) -> Probe {
     let mut config: Config = server_config();
     config.durability = durability;
-    Driver::ready_server(config, |h| h.add_tool(tool("job", TaskSupport::Optional)))
+    Probe::ready_server(config, |h| h.add_tool(tool("job", TaskSupport::Optional)))
 }
 
-fn start(d: &mut Driver, ttl: u64) -> String {
+fn start(d: &mut Probe, ttl: u64) -> String {
     let reply = d.call(
         "tools/call",
         json!({ "name": "job", "arguments": {}, "task": { "ttl": ttl } }),
@@ -61,7 +61,7 @@ fn start(d: &mut Driver, ttl: u64) -> String {
 }
 
 /// What `tasks/get` and (for finished tasks) `tasks/result` answer, minus the ids.
-fn answers(d: &mut Driver, task: &str) -> Vec<Value> {
+fn answers(d: &mut Probe, task: &str) -> Vec<Value> {
     let mut out = Vec::new();
     for method in ["tasks/get", "tasks/result"] {
         let (id, sent) = d.send(method, json!({ "taskId": task }));
@@ -85,7 +85,7 @@ fn a_restored_host_answers_exactly_like_the_one_that_journaled() {
     let expired = start(&mut d, 1_000);
     d.advance(500);
     let now = d.now;
-    let work = |d: &Driver, t: &str| d.work(t);
+    let work = |d: &Probe, t: &str| d.work(t);
     d.host
         .set_task_message(now, work(&d, &running), Some("step 2 of 3".into()))
         .unwrap();
@@ -103,7 +103,7 @@ fn a_restored_host_answers_exactly_like_the_one_that_journaled() {
         )
         .unwrap();
     d.call("tasks/cancel", json!({ "taskId": cancelled }));
-    let peer = Owner::from(taskwire_tests::driver::OWNER);
+    let peer = Owner::from(taskwire_harness::probe::OWNER);
     let app = d.host.create_task(now, &peer, "app-made", None).unwrap();
     d.host
         .respond(now, app, Ok(text_result("made by the app")))
@@ -129,7 +129,7 @@ fn a_restored_host_answers_exactly_like_the_one_that_journaled() {
     assert_eq!(deletes, [(expired.clone(), StopReason::Expired)]);
 
     // A new process: a fresh host restored from the store, at the same time.
-    let mut fresh = Driver::ready_server(server_config(), |h| {
+    let mut fresh = Probe::ready_server(server_config(), |h| {
         h.add_tool(tool("job", TaskSupport::Optional))
     });
     fresh.now = d.now;

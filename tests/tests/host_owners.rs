@@ -4,25 +4,25 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{Event, SessionId, StopReason, TaskSupport};
-use taskwire_tests::msg::{error_code, error_message};
-use taskwire_tests::setup::{server_config, text_result, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::{error_code, error_message};
+use taskwire_harness::setup::{server_config, text_result, tool};
+use taskwire_harness::Probe;
 
-/// `alice` (the driver's first session, owner "peer"), `alice_again` (same owner, a second
+/// `alice` (the probe's first session, owner "peer"), `alice_again` (same owner, a second
 /// connection) and `bob` (another owner), all initialized.
-fn three_sessions() -> (Driver, SessionId, SessionId, SessionId) {
-    let mut d = Driver::ready_server(server_config(), |h| {
+fn three_sessions() -> (Probe, SessionId, SessionId, SessionId) {
+    let mut d = Probe::ready_server(server_config(), |h| {
         h.add_tool(tool("job", TaskSupport::Optional))
     });
     let alice = d.session;
-    let alice_again = d.open(taskwire_tests::driver::OWNER);
+    let alice_again = d.open(taskwire_harness::probe::OWNER);
     let bob = d.open("bob");
     d.clear();
     (d, alice, alice_again, bob)
 }
 
 /// Starts a task of `job` on `session`; returns its id.
-fn start_task(d: &mut Driver, session: SessionId) -> String {
+fn start_task(d: &mut Probe, session: SessionId) -> String {
     let reply = d.call_on(
         session,
         "tools/call",

@@ -5,9 +5,9 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{Config, Event, PeerErrorKind, RpcError, TaskSupport};
-use taskwire_tests::msg::{error_code, response};
-use taskwire_tests::setup::{client_config, initialize_params, server_config, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::{error_code, response};
+use taskwire_harness::setup::{client_config, initialize_params, server_config, tool};
+use taskwire_harness::Probe;
 
 fn app_config(mut config: Config) -> Config {
     config.app_methods = vec![
@@ -43,7 +43,7 @@ fn requests(events: &[Event]) -> Vec<(String, Option<Value>)> {
 
 #[test]
 fn a_server_application_answers_its_own_methods() {
-    let mut d = Driver::server(app_config(server_config()));
+    let mut d = Probe::server(app_config(server_config()));
     d.host.add_tool(tool("job", TaskSupport::Optional));
     let reply = d.call("initialize", initialize_params("2025-11-25", json!({})));
     let caps = &reply["result"]["capabilities"];
@@ -102,7 +102,7 @@ fn a_server_application_answers_its_own_methods() {
 
 #[test]
 fn notifications_the_engine_does_not_own_reach_the_application() {
-    let mut d = Driver::ready_server(server_config(), |_| {});
+    let mut d = Probe::ready_server(server_config(), |_| {});
     let out = d.notify(
         "notifications/roots/list_changed",
         Some(json!({ "_meta": { "x": 1 } })),
@@ -135,7 +135,7 @@ fn a_client_application_answers_the_servers_custom_requests() {
     });
     let mut config = app_config(client_config());
     config.app_methods.push("resources/updated".into());
-    let mut d = Driver::client(config);
+    let mut d = Probe::client(config);
     d.host.initialize(d.now, d.session).unwrap();
     let init = d.drain().remove(0);
     assert_eq!(

@@ -4,9 +4,9 @@
 
 use serde_json::{json, Value};
 use taskwire_engine::{Config, Owner, Quota, SessionId, TaskSupport, UsageError};
-use taskwire_tests::msg::{error_code, error_message};
-use taskwire_tests::setup::{server_config, text_result, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::{error_code, error_message};
+use taskwire_harness::setup::{server_config, text_result, tool};
+use taskwire_harness::Probe;
 
 fn config(host: usize, per_owner: usize) -> Config {
     let mut config = server_config();
@@ -16,11 +16,11 @@ fn config(host: usize, per_owner: usize) -> Config {
     config
 }
 
-fn server(config: Config) -> Driver {
-    Driver::ready_server(config, |h| h.add_tool(tool("job", TaskSupport::Optional)))
+fn server(config: Config) -> Probe {
+    Probe::ready_server(config, |h| h.add_tool(tool("job", TaskSupport::Optional)))
 }
 
-fn task_call(d: &mut Driver, session: SessionId) -> Value {
+fn task_call(d: &mut Probe, session: SessionId) -> Value {
     d.call_on(
         session,
         "tools/call",
@@ -97,7 +97,7 @@ fn finished_tasks_count_until_they_expire_or_are_removed() {
 fn app_created_tasks_obey_the_same_quotas() {
     let mut d = server(config(3, 2));
     let now = d.now;
-    let peer = Owner::from(taskwire_tests::driver::OWNER);
+    let peer = Owner::from(taskwire_harness::probe::OWNER);
     d.host.create_task(now, &peer, "a", None).unwrap();
     d.host.create_task(now, &peer, "b", None).unwrap();
     assert_eq!(

@@ -4,17 +4,17 @@
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use taskwire_engine::{Event, TaskStatus, TaskSupport, ToolCall, UsageError};
-use taskwire_tests::msg::response;
-use taskwire_tests::setup::{server_config, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::response;
+use taskwire_harness::setup::{server_config, tool};
+use taskwire_harness::Probe;
 
-fn server() -> Driver {
-    Driver::ready_server(server_config(), |h| {
+fn server() -> Probe {
+    Probe::ready_server(server_config(), |h| {
         h.add_tool(tool("raw", TaskSupport::Optional));
     })
 }
 
-fn last_call(d: &mut Driver) -> ToolCall {
+fn last_call(d: &mut Probe) -> ToolCall {
     d.take_events()
         .into_iter()
         .rev()

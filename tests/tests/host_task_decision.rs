@@ -5,12 +5,12 @@
 
 use serde_json::json;
 use taskwire_engine::{Event, TaskDecision, TaskSupport, ToolCall, ToolDef, UsageError};
-use taskwire_tests::msg::response;
-use taskwire_tests::setup::{server_config, text_result, tool};
-use taskwire_tests::Driver;
+use taskwire_harness::msg::response;
+use taskwire_harness::setup::{server_config, text_result, tool};
+use taskwire_harness::Probe;
 
-fn server() -> Driver {
-    Driver::ready_server(server_config(), |h| {
+fn server() -> Probe {
+    Probe::ready_server(server_config(), |h| {
         h.add_tool(ToolDef {
             decision: TaskDecision::App,
             ..ToolDef::from(tool("maybe", TaskSupport::Optional))
@@ -19,7 +19,7 @@ fn server() -> Driver {
     })
 }
 
-fn last_call(d: &mut Driver) -> ToolCall {
+fn last_call(d: &mut Probe) -> ToolCall {
     d.take_events()
         .into_iter()
         .rev()

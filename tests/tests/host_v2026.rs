@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 use taskwire_engine::{
     Config, Event, Host, Millis, Output, Role, SessionId, TaskDecision, TaskSupport, Tool, ToolDef,
 };
-use taskwire_tests::schema::{assert_valid, assert_valid_in, CORE_2026, TASKS_2026};
-use taskwire_tests::setup::{counter_ids, stamp, T0};
+use taskwire_harness::schema::{assert_valid, assert_valid_in, CORE_2026, TASKS_2026};
+use taskwire_harness::setup::{counter_ids, stamp, T0};
 
 const EXT: &str = "io.modelcontextprotocol/tasks";
 

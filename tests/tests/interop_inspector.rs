@@ -9,10 +9,10 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use taskwire_harness::Side;
 use taskwire_tests::peers::demo::{binary, RESULT};
 use taskwire_tests::peers::wire::Log;
 use taskwire_tests::peers::{self, run, Argv, Run};
-use taskwire_tests::Side;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 const RELATED: &str = "io.modelcontextprotocol/related-task";

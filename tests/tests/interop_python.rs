@@ -12,10 +12,10 @@ use std::time::Duration;
 use serde_json::json;
 use taskwire_driver::engine::{Config, TaskStatus, TaskSupport};
 use taskwire_driver::{ClientBuilder, TaskUpdate};
+use taskwire_harness::Side;
 use taskwire_tests::peers::demo::{binary, DemoClient, RESULT, STEPS};
 use taskwire_tests::peers::wire::Log;
 use taskwire_tests::peers::{self, run, Argv, Peers};
-use taskwire_tests::Side;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 const RELATED: &str = "io.modelcontextprotocol/related-task";

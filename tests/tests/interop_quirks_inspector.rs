@@ -5,11 +5,11 @@
 use std::collections::HashMap;
 
 use serde_json::json;
+use taskwire_harness::setup::text_result;
 use taskwire_tests::peers::fed::{
     answer_to, demo_server_for, feed_mapped, task_id, RELATED, REQUIRED_TOOL,
 };
 use taskwire_tests::peers::wire::fixture;
-use taskwire_tests::setup::text_result;
 
 /// The Inspector declares tasks only under `capabilities.extensions` and sends `"task":{}`. Our
 /// server still runs the call as a task, and writes the `ttl` the Inspector insists on (it gives

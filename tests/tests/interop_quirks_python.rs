@@ -9,13 +9,13 @@ use std::collections::HashMap;
 
 use serde_json::json;
 use taskwire_engine::{Event, Millis, TaskStatus, TaskSupport, Tool};
+use taskwire_harness::setup::text_result;
 use taskwire_tests::peers::fed::{
     answer_to, call_as_task, client_for, demo_server_for, feed_mapped, run_to_result, task_id,
     unknown_task_errors, TaskEvents, RELATED, TOOL,
 };
 use taskwire_tests::peers::replay::ServerReplay;
 use taskwire_tests::peers::wire::fixture;
-use taskwire_tests::setup::text_result;
 
 /// mcp 1.30 omits `ttl` when the request had `"task":{}`; the schema requires it (null allowed).
 /// The TS client and the Inspector reject such a Task; our client reads the absence as null.

@@ -10,15 +10,15 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 use taskwire_engine::{AppRequest, Event, Task, TaskStatus};
-use taskwire_tests::msg::error_code;
+use taskwire_harness::msg::error_code;
+use taskwire_harness::setup::text_result;
+use taskwire_harness::Side;
 use taskwire_tests::peers::fed::{
     answer_to, call_as_task, client_for, demo_server_for, feed_mapped, run_to_result, task_id,
     unknown_task_errors, TaskEvents, RELATED, TOOL,
 };
 use taskwire_tests::peers::replay::ServerReplay;
 use taskwire_tests::peers::wire::fixture;
-use taskwire_tests::setup::text_result;
-use taskwire_tests::Side;
 
 /// `callToolStream` copies its `task` option into `tasks/get` and `tasks/result`; our server
 /// ignores it there (`taskId` is authoritative) and answers as usual.

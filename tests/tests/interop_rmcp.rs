@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use serde_json::json;
 use taskwire_driver::engine::ClientEra;
+use taskwire_harness::Side;
 use taskwire_tests::peers::demo::{binary, DemoClient, RESULT, STEPS};
 use taskwire_tests::peers::task_peers::{client_api_to_peer_server, peer_client_to_task_server};
 use taskwire_tests::peers::wire::Log;
 use taskwire_tests::peers::{self, run, Argv, Peers};
-use taskwire_tests::Side;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 const STEP_MS: &str = "300";

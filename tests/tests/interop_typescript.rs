@@ -15,10 +15,10 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use taskwire_driver::engine::{Config, TaskStatus};
 use taskwire_driver::{Client, ClientBuilder, TaskUpdate};
+use taskwire_harness::Side;
 use taskwire_tests::peers::demo::{binary, DemoClient, RESULT, STEPS};
 use taskwire_tests::peers::wire::Log;
 use taskwire_tests::peers::{self, run, Argv, Peers, Run};
-use taskwire_tests::Side;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 

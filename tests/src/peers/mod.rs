@@ -11,7 +11,7 @@
 //! - [`wire`]: reads recorded traffic (`tap.py` logs and `tests/fixtures/recorded/*.jsonl`) and
 //!   checks every message our side sent against the MCP 2025-11-25 schema.
 //! - [`replay`] and [`fed`]: a recorded official server played back to our client engine, and
-//!   helpers for feeding recorded peer traffic to a [`Driver`](crate::Driver) (the quirk suites).
+//!   helpers for feeding recorded peer traffic to a [`Probe`](taskwire_harness::Probe) (the quirk suites).
 //! - [`demo`]: the release demo binaries (built once per process) and `task-client` output.
 //!
 //! The suites: `interop_{python,typescript,everything,inspector}.rs` (live processes, named

@@ -1,7 +1,7 @@
 //! The MCP JSON Schemas (2025-11-25; 2026-07-28 core and its tasks extension), each loaded
 //! once, with one compiled validator per definition.
 //!
-//! The schema file is read from `shared/spec/` beside the checkout (`../../shared/spec` from
+//! The schema file is read from `shared/spec/` beside the checkout (`../../../shared/spec` from
 //! this crate), or from `$TASKWIRE_SPEC_DIR` when set.
 
 use std::collections::HashMap;
@@ -21,7 +21,7 @@ pub const TASKS_2026: &str = "schema-ext-tasks-2026.json";
 pub fn spec_dir() -> PathBuf {
     match std::env::var_os("TASKWIRE_SPEC_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/spec"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/spec"),
     }
 }
 

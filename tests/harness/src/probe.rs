@@ -1,7 +1,7 @@
 //! One engine host driven by a scripted peer: feed lines, drain outputs.
 //!
 //! The host starts with one session (`session`, owner [`OWNER`]); tests that need more open
-//! them with [`Driver::open`] and feed them with the `*_on` methods. Every line the engine
+//! them with [`Probe::open`] and feed them with the `*_on` methods. Every line the engine
 //! emits is checked by a [`Conformance`] of its session before a test sees it; the scripted
 //! peer's own lines are only recorded (they are often malformed on purpose).
 
@@ -15,11 +15,11 @@ use crate::msg;
 use crate::pair::MAX_FIRINGS;
 use crate::setup::{counter_ids, full_client_capabilities, initialize_params, T0};
 
-/// The owner of a driver's first session.
+/// The owner of a probe's first session.
 pub const OWNER: &str = "peer";
 
 /// A host under test and everything it has produced.
-pub struct Driver {
+pub struct Probe {
     /// The engine.
     pub host: Host,
     /// The first session.
@@ -41,24 +41,24 @@ pub struct Driver {
     stream: Vec<u8>,
 }
 
-impl Driver {
+impl Probe {
     /// A server host at [`T0`] with task ids `task-1`, `task-2`, … and one session.
-    pub fn server(config: Config) -> Driver {
-        Driver::new(Host::new(config, counter_ids("task-"), T0), Side::Server)
+    pub fn server(config: Config) -> Probe {
+        Probe::new(Host::new(config, counter_ids("task-"), T0), Side::Server)
     }
 
     /// A client host at [`T0`] with task ids `ctask-1`, `ctask-2`, … and one session.
-    pub fn client(config: Config) -> Driver {
-        Driver::new(Host::new(config, counter_ids("ctask-"), T0), Side::Client)
+    pub fn client(config: Config) -> Probe {
+        Probe::new(Host::new(config, counter_ids("ctask-"), T0), Side::Client)
     }
 
-    fn new(mut host: Host, side: Side) -> Driver {
+    fn new(mut host: Host, side: Side) -> Probe {
         let role = match side {
             Side::Server => Role::Server,
             Side::Client => Role::Client,
         };
         let session = host.open(T0, role, OWNER);
-        Driver {
+        Probe {
             host,
             session,
             now: T0,
@@ -75,8 +75,8 @@ impl Driver {
 
     /// A server that completed the handshake at 2025-11-25 with a client declaring
     /// elicitation, sampling and their tasks. Outputs and events so far are cleared.
-    pub fn ready_server(config: Config, setup: impl FnOnce(&mut Host)) -> Driver {
-        let mut d = Driver::server(config);
+    pub fn ready_server(config: Config, setup: impl FnOnce(&mut Host)) -> Probe {
+        let mut d = Probe::server(config);
         setup(&mut d.host);
         let session = d.session;
         d.initialize(session);
@@ -86,8 +86,8 @@ impl Driver {
 
     /// A client that completed the handshake with a scripted server whose `initialize`
     /// result is `result`. Outputs and events so far are cleared.
-    pub fn ready_client(config: Config, result: Value) -> Driver {
-        let mut d = Driver::client(config);
+    pub fn ready_client(config: Config, result: Value) -> Probe {
+        let mut d = Probe::client(config);
         d.host.initialize(d.now, d.session).expect("initialize");
         let out = d.drain();
         let id = out[0]["id"].clone();
@@ -137,7 +137,7 @@ impl Driver {
         self.drain_addressed().into_iter().map(|(_, v)| v).collect()
     }
 
-    /// Like [`Driver::drain`], with the session each message goes to.
+    /// Like [`Probe::drain`], with the session each message goes to.
     pub fn drain_addressed(&mut self) -> Vec<(SessionId, Value)> {
         let mut new = Vec::new();
         while let Some(output) = self.host.poll_output() {
