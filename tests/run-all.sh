@@ -30,7 +30,7 @@ cargo test --workspace --no-fail-fast
 
 # Builds every benchmark (the engine's `cargo bench` targets, the bench-profile builds of the
 # other targets) so they never rot; runs none. The end-to-end `bench` binary's checks run in
-# the tests above (tests/tests/bench_smoke.rs, --smoke mode).
+# the tests above (tests/tests/demo/bench_smoke.rs, --smoke mode).
 step "benchmarks build"
 cargo bench --workspace --no-run
 

@@ -1,4 +1,4 @@
-//! The WASI build under real WASI runtimes (`tests/tests/wasi.rs`): build the `wasm32-wasip1`
+//! The WASI build under real WASI runtimes (`tests/tests/wasi.rs`, `--test wasi`): build the `wasm32-wasip1`
 //! `task-server` once per test process, and run it under Node's `node:wasi` or wasmtime's
 //! Python package through the runner scripts in `tests/wasi/`.
 //!

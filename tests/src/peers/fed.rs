@@ -1,4 +1,4 @@
-//! Our engine fed with recorded peer traffic (the quirk suites, `tests/tests/interop_quirks_*.rs`):
+//! Our engine fed with recorded peer traffic (the quirk suites, `tests/tests/interop/quirks_*.rs`):
 //! a client or server [`Probe`] set up from a fixture, recorded messages with the peer's task
 //! ids swapped for ours, and the task events our client raised, summarised.
 

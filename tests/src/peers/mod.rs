@@ -1,4 +1,4 @@
-//! The official MCP peers for the interop suites (`tests/tests/interop_*.rs`).
+//! The official MCP peers for the interop suites (`tests/tests/interop/`).
 //!
 //! - [`ready`]: installs the pinned peers once per test process (`tests/peers/setup.sh` into
 //!   `<target>/peers/`), or reports that the test is skipped because `TASKWIRE_SKIP_INTEROP=1`.

@@ -1,5 +1,5 @@
 //! Fuzz bodies for the task host, shared by the cargo-fuzz targets (`fuzz/`) and the
-//! seeded loop that runs on stable inside `cargo test` (`tests/tests/fuzz_loop.rs`).
+//! seeded loop that runs on stable inside `cargo test` (`tests/tests/fuzz/`).
 //!
 //! Each body takes the raw fuzz input, decodes every decision from it with a
 //! [`reader::Reader`] (running out of bytes ends the run cleanly), drives engine hosts and
