@@ -15,7 +15,7 @@ use taskwire_harness::fuzz::{modern_client, modern_ops, pair_faults, server_ops,
 ///   completed, failed, cancelled, parked result, expiry, restart, inputRequests, MRTR,
 ///   listen streams, tasks/update, fallback, …), chosen greedily.
 #[test]
-#[ignore]
+#[ignore = "rewrites fuzz/corpus; run by hand in --release with -- --ignored write_seed_corpus"]
 fn write_seed_corpus() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let dir = |target: &str| {

@@ -48,7 +48,7 @@ fn seeded(target: &str, salt: u64, iters: usize, max_len: usize, body: fn(&[u8])
         if let Err(panic) = std::panic::catch_unwind(|| body(&data)) {
             eprintln!(
                 "{target}: corpus file {} fails (replay: TASKWIRE_FUZZ_REPLAY={target}:{0} \
-                 cargo test -p taskwire-tests --test fuzz replay -- --nocapture)",
+                 cargo test -p taskwire-tests --test fuzz -- --ignored replay --nocapture)",
                 file.display()
             );
             std::panic::resume_unwind(panic);
@@ -63,7 +63,7 @@ fn seeded(target: &str, salt: u64, iters: usize, max_len: usize, body: fn(&[u8])
             std::fs::write(&path, &data).expect("write the failing input");
             eprintln!(
                 "{target}: failing input saved to {} (replay: TASKWIRE_FUZZ_REPLAY={target}:{0} \
-                 cargo test -p taskwire-tests --test fuzz replay -- --nocapture)",
+                 cargo test -p taskwire-tests --test fuzz -- --ignored replay --nocapture)",
                 path.display()
             );
             std::panic::resume_unwind(panic);
@@ -71,15 +71,21 @@ fn seeded(target: &str, salt: u64, iters: usize, max_len: usize, body: fn(&[u8])
     }
 }
 
-/// Replays one saved input: `TASKWIRE_FUZZ_REPLAY=<target>:<file>` (add
-/// `TASKWIRE_FUZZ_TRACE=1` to print the end of the transcript on failure).
+/// Replays one saved input: `TASKWIRE_FUZZ_REPLAY=<target>:<file> cargo test -p
+/// taskwire-tests --test fuzz -- --ignored replay --nocapture` (add `TASKWIRE_FUZZ_TRACE=1` to
+/// print the end of the transcript on failure). A relative `<file>` is taken from the
+/// repository root (cargo runs the test in `tests/`).
 #[test]
+#[ignore = "replays the input TASKWIRE_FUZZ_REPLAY=<target>:<file> names; run with -- --ignored replay"]
 fn replay() {
-    let Some(spec) = std::env::var("TASKWIRE_FUZZ_REPLAY").ok() else {
-        return;
-    };
+    let spec = std::env::var("TASKWIRE_FUZZ_REPLAY")
+        .expect("set TASKWIRE_FUZZ_REPLAY=<target>:<file> to the input to replay");
     let (target, file) = spec.split_once(':').expect("<target>:<file>");
-    let data = std::fs::read(file).expect("replay input");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(file);
+    let data = std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("cannot read the input {}: {e}", path.display()));
     match target {
         "framing" => framing::run_with(&data, FULL),
         "server_ops" => server_ops::run_with(&data, FULL),
@@ -168,7 +174,7 @@ fn pair_faults_seeded() {
 /// How deep the seeded pair runs go:
 /// `cargo test --release -p taskwire-tests --test fuzz depth -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "prints statistics; run by hand with -- --ignored depth --nocapture"]
 fn depth() {
     let mut rng = Rng::new(seed() ^ 3);
     let (mut converge, mut outcomes, mut runs) = (0, 0, 0);
@@ -194,7 +200,7 @@ fn depth() {
 /// (`TASKWIRE_FUZZ_TARGET=<target>` runs one, `TASKWIRE_FUZZ_FILES=<dir>` runs the
 /// inputs in a directory, e.g. a libFuzzer corpus, instead of seeded ones).
 #[test]
-#[ignore]
+#[ignore = "a measurement; run by hand in --release with -- --ignored throughput --nocapture"]
 fn throughput() {
     type Target = (&'static str, u64, usize, fn(&[u8]));
     let targets: [Target; 4] = [
