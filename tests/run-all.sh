@@ -2,10 +2,81 @@
 # Every check of taskwire, as CI runs it. First installs what the tests need (idempotent):
 # the wasm32-wasip1 and wasm32-unknown-unknown targets and the pinned interop peers under
 # target/peers/.
+#
+# At the end (also when a step fails) it prints how long each step took, and a summary of the
+# tests: passed, failed, ignored, and skipped by an opt-out variable (TASKWIRE_SKIP_INTEROP=1,
+# TASKWIRE_SKIP_WASI=1; each skipped test leaves a file in <target>/skipped/, see
+# tests/src/skip.rs, since cargo counts it as passed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n== %s\n' "$*"; }
+target="${CARGO_TARGET_DIR:-target}"
+skipped_dir="$target/skipped"
+test_log="$target/run-all/tests.log"
+
+steps=()
+step_name=""
+step_start=0
+run_start=$(date +%s)
+
+# Ends the running step (records its wall time) and starts the next one.
+step() {
+  local now
+  now=$(date +%s)
+  if [ -n "$step_name" ]; then
+    steps+=("$step_name ($((now - step_start)) s)")
+  fi
+  step_name="$*"
+  step_start=$now
+  printf '\n== %s\n' "$*"
+}
+
+# Sums one field ("passed", "failed", "ignored") over every `test result:` line of the log
+# (`test result: ok. 147 passed; 0 failed; 3 ignored; 0 measured; ...`).
+count() {
+  awk -v field="$1" '/^test result: / {
+    for (i = 1; i < NF; i++) if ($(i + 1) ~ "^" field "[;.]?$") n += $i
+  } END { print n + 0 }' "$test_log"
+}
+
+summary() {
+  local status=$? now
+  now=$(date +%s)
+  if [ -n "$step_name" ]; then
+    [ "$status" = 0 ] || step_name="$step_name: FAILED"
+    steps+=("$step_name ($((now - step_start)) s)")
+  fi
+  printf '\n== wall time per step\n'
+  local s
+  for s in "${steps[@]}"; do
+    printf '== %s\n' "$s"
+  done
+  printf '== total (%s s)\n' "$((now - run_start))"
+  if [ -f "$test_log" ]; then
+    local passed failed ignored skipped interop wasi
+    passed=$(count passed)
+    failed=$(count failed)
+    ignored=$(count ignored)
+    skipped=0 interop=0 wasi=0
+    if [ -d "$skipped_dir" ]; then
+      skipped=$(find "$skipped_dir" -type f | wc -l)
+      interop=$({ grep -rl 'TASKWIRE_SKIP_INTEROP=1' "$skipped_dir" || true; } | wc -l)
+      wasi=$({ grep -rl 'TASKWIRE_SKIP_WASI=1' "$skipped_dir" || true; } | wc -l)
+    fi
+    printf '\n== tests: %s passed, %s failed, %s ignored, %s skipped (TASKWIRE_SKIP_INTEROP=1: %s, TASKWIRE_SKIP_WASI=1: %s)\n' \
+      "$((passed - skipped))" "$failed" "$ignored" "$skipped" "$interop" "$wasi"
+    if [ "$skipped" != 0 ]; then
+      # Files are named <binary>--<test>: the count per test binary, and where the names are.
+      printf '   skipped per test binary: %s (one file per test in %s/)\n' \
+        "$(find "$skipped_dir" -type f -printf '%f\n' | sed 's/--.*//' | sort | uniq -c \
+          | awk '{ printf "%s%s %s", sep, $2, $1; sep = ", " }')" "$skipped_dir"
+    fi
+  else
+    printf '\n== tests: not run\n'
+  fi
+  exit "$status"
+}
+trap summary EXIT
 
 step "toolchain: wasm32-wasip1 and wasm32-unknown-unknown targets"
 rustup target add wasm32-wasip1 wasm32-unknown-unknown
@@ -26,11 +97,13 @@ cargo clippy -p taskwire-wasi --target wasm32-wasip1 -- -D warnings
 cargo clippy -p taskwire-engine --target wasm32-unknown-unknown -- -D warnings
 
 step "tests"
-cargo test --workspace --no-fail-fast
+rm -rf "$skipped_dir"
+mkdir -p "$(dirname "$test_log")"
+cargo test --workspace --no-fail-fast 2>&1 | tee "$test_log"
 
 # Builds every benchmark (the engine's `cargo bench` targets, the bench-profile builds of the
 # other targets) so they never rot; runs none. The end-to-end `bench` binary's checks run in
-# the tests above (tests/tests/bench_smoke.rs, --smoke mode).
+# the tests above (tests/tests/demo/bench_smoke.rs, --smoke mode).
 step "benchmarks build"
 cargo bench --workspace --no-run
 

@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| taskwire_tests::fuzz::framing::run(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| taskwire_harness::fuzz::framing::run(data));

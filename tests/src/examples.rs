@@ -1,5 +1,5 @@
 //! The adapters' runnable examples (`adapters/*/examples/`), built once per test process with
-//! `cargo build -p taskwire-smol -p taskwire-tokio --examples` for `tests/tests/examples.rs`.
+//! `cargo build -p taskwire-smol -p taskwire-tokio --examples` for `tests/tests/demo/examples.rs`.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

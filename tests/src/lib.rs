@@ -1,35 +1,29 @@
 //! # taskwire-tests
 //!
-//! Deterministic, in-memory test harness for `taskwire-engine`: no IO, no clocks, no
-//! randomness. Time is a [`Millis`](taskwire_engine::Millis) the harness moves; task ids come
-//! from counters.
+//! The suites that need more than the engine: real processes, the async driver under smol
+//! and tokio, the official SDKs as interop peers, WASI runtimes, benchmarks. The engine-only
+//! harnesses (`Pair`, `Probe`, the schema oracle, the fuzz bodies) are in
+//! [`taskwire_harness`] (`tests/harness/`), which builds without an async runtime.
 //!
-//! - [`pair::Pair`]: a client session and a server session wired together.
-//! - [`driver::Driver`]: one session driven by a scripted peer.
-//! - [`conformance`] and [`schema`]: every message an engine emits through either harness is
-//!   checked against the MCP 2025-11-25 JSON Schema, by its specific definition where known.
+//! The suites live in `tests/tests/`, one test binary per area (a directory with a `main.rs`
+//! and one module per former file).
 //!
-//! The suites live in `tests/tests/`: `engine_*.rs` (receiver rules and bad input) and
-//! `client_*.rs` (the requestor role, through a `Pair`).
+//! - [`procs`]: the demo binaries and this crate's `test-server` as real processes, driven
+//!   through the client API under smol or tokio.
+//! - [`peers`]: the pinned official SDK peers (installed on first use) and recorded traffic.
+//! - [`wasi`]: the `wasm32-wasip1` build under real WASI runtimes.
+//! - [`examples`]: the adapters' example binaries.
+//! - [`skip`]: tests switched off by `TASKWIRE_SKIP_INTEROP=1` or `TASKWIRE_SKIP_WASI=1`
+//!   report themselves, so that `tests/run-all.sh` counts them.
 //!
 //! [`bench`] is the end-to-end stdio benchmark behind the `bench` binary; [`scripted`] is the
-//! engine-free server behind `scripted-server`, which `tests/tests/client_scripted.rs` runs
-//! our clients against.
+//! engine-free server behind `scripted-server`, which the driver suite's `client_scripted`
+//! module runs our clients against.
 
 pub mod bench;
-pub mod conformance;
-pub mod driver;
 pub mod examples;
-pub mod fuzz;
-pub mod msg;
-pub mod pair;
 pub mod peers;
 pub mod procs;
-pub mod schema;
 pub mod scripted;
-pub mod setup;
+pub mod skip;
 pub mod wasi;
-
-pub use conformance::Side;
-pub use driver::Driver;
-pub use pair::{Pair, Seen, Sent};

@@ -1,6 +1,7 @@
-//! Real processes for the demo suites (`tests/tests/demo_*.rs`): the release `task-server`
-//! and `task-client`, and the `test-server` bin of this crate (the demo server plus test-only
-//! tools), driven through our client API under smol or tokio, or byte by byte over raw pipes.
+//! Real processes for the process suites (`tests/tests/{demo,driver,conformance}/`): the
+//! release `task-server` and `task-client`, and the `test-server` bin of this crate (the demo
+//! server plus test-only tools), driven through our client API under smol or tokio, or byte by
+//! byte over raw pipes.
 //!
 //! - [`Rt`]: a runtime to run a test body on, start a server under, and time things out with.
 //! - [`Proc`]: a server started by [`Rt::spawn`], beside the [`Client`] connected to it.

@@ -1,4 +1,4 @@
-//! The WASI build under real WASI runtimes (`tests/tests/wasi.rs`): build the `wasm32-wasip1`
+//! The WASI build under real WASI runtimes (`tests/tests/wasi.rs`, `--test wasi`): build the `wasm32-wasip1`
 //! `task-server` once per test process, and run it under Node's `node:wasi` or wasmtime's
 //! Python package through the runner scripts in `tests/wasi/`.
 //!
@@ -6,12 +6,12 @@
 //! `TASKWIRE_SKIP_WASI=1` is the explicit opt-out, reported by [`skip`]. The peers (wasmtime's
 //! venv, the SDK clients) come from [`crate::peers::ready`], which installs them if needed.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use crate::peers::{self, Argv, Peers};
+use crate::skip;
 
 /// Set to `1` to skip the WASI tests. CI never sets it.
 pub const SKIP_ENV: &str = "TASKWIRE_SKIP_WASI";
@@ -25,15 +25,12 @@ pub enum Runtime {
     Wasmtime,
 }
 
-/// `true`, after saying so on stderr, when `TASKWIRE_SKIP_WASI=1`.
+/// `true`, after reporting the skip ([`crate::skip::record`]: on stderr, and counted by
+/// `tests/run-all.sh`), when `TASKWIRE_SKIP_WASI=1`.
 pub fn skip(test: &str) -> bool {
-    let skip = std::env::var_os(SKIP_ENV).is_some_and(|v| v == "1");
+    let skip = skip::opted_out(SKIP_ENV);
     if skip {
-        // Straight to the stderr handle: the test harness captures `eprintln!`, not this.
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED {test}: {SKIP_ENV}=1 is set, so the WASI build is not run (CI never sets it)"
-        );
+        skip::record(test, SKIP_ENV, "the WASI build is not run");
     }
     skip
 }

@@ -1,5 +1,6 @@
 //! `test-server [--runtime smol|tokio] [--step-ms N]`: the demo server (`task-server`'s tools
-//! and `demo-task`) plus two test-only tools, for `tests/tests/demo_*.rs`:
+//! and `demo-task`) plus two test-only tools, for the demo and driver suites
+//! (`tests/tests/demo/`, `tests/tests/driver/`):
 //!
 //! - `panic`: sets the status message "about to panic", then panics.
 //! - `ticker`: appends a line to the file named by its `file` argument every `step_ms`

@@ -1,5 +1,5 @@
-//! Our engine fed with recorded peer traffic (the quirk suites, `tests/tests/interop_quirks_*.rs`):
-//! a client or server [`Driver`] set up from a fixture, recorded messages with the peer's task
+//! Our engine fed with recorded peer traffic (the quirk suites, `tests/tests/interop/quirks_*.rs`):
+//! a client or server [`Probe`] set up from a fixture, recorded messages with the peer's task
 //! ids swapped for ours, and the task events our client raised, summarised.
 
 use std::collections::HashMap;
@@ -9,8 +9,8 @@ use taskwire_engine::{Event, RpcError, TaskInfo, TaskStatus, TaskSupport, Tool};
 
 use super::replay::ServerReplay;
 use super::wire::Log;
-use crate::driver::Driver;
-use crate::setup::{client_config, server_config};
+use taskwire_harness::setup::{client_config, server_config};
+use taskwire_harness::Probe;
 
 /// The demo's tool (taskSupport "optional").
 pub const TOOL: &str = "long_running_task";
@@ -20,14 +20,14 @@ pub const REQUIRED_TOOL: &str = "long_running_task_required";
 pub const RELATED: &str = "io.modelcontextprotocol/related-task";
 
 /// Our client, after the recorded server's `initialize` answer.
-pub fn client_for(log: &Log) -> Driver {
+pub fn client_for(log: &Log) -> Probe {
     let init = log.answer(log.request("initialize"))["result"].clone();
-    Driver::ready_client(client_config(), init)
+    Probe::ready_client(client_config(), init)
 }
 
 /// Our server with the demo's two tools, not yet initialized.
-pub fn demo_server() -> Driver {
-    let mut d = Driver::server(server_config());
+pub fn demo_server() -> Probe {
+    let mut d = Probe::server(server_config());
     d.host.add_tool(Tool::new(TOOL, TaskSupport::Optional));
     d.host
         .add_tool(Tool::new(REQUIRED_TOOL, TaskSupport::Required));
@@ -35,7 +35,7 @@ pub fn demo_server() -> Driver {
 }
 
 /// Our server after the recorded client's own `initialize` and `notifications/initialized`.
-pub fn demo_server_for(log: &Log) -> Driver {
+pub fn demo_server_for(log: &Log) -> Probe {
     let mut d = demo_server();
     d.feed_json(log.request("initialize").clone());
     d.feed_json(serde_json::json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
@@ -43,7 +43,7 @@ pub fn demo_server_for(log: &Log) -> Driver {
 }
 
 /// Feeds a recorded message with the recorded task ids replaced by ours.
-pub fn feed_mapped(d: &mut Driver, msg: &Value, ids: &HashMap<String, String>) -> Vec<Value> {
+pub fn feed_mapped(d: &mut Probe, msg: &Value, ids: &HashMap<String, String>) -> Vec<Value> {
     let mut text = msg.to_string();
     for (theirs, ours) in ids {
         text = text.replace(&format!("\"{theirs}\""), &format!("\"{ours}\""));
@@ -81,7 +81,7 @@ pub struct TaskEvents {
 
 impl TaskEvents {
     /// Takes the client's events so far.
-    pub fn take(d: &mut Driver) -> TaskEvents {
+    pub fn take(d: &mut Probe) -> TaskEvents {
         let mut seen = TaskEvents::default();
         for event in d.take_events() {
             match event {
@@ -117,7 +117,7 @@ impl TaskEvents {
 
 /// Runs our client against a replayed server: the clock moves `step` ms at a time (firing
 /// polls, answered from the recording) until a task result arrives, at most `steps` times.
-pub fn run_to_result(d: &mut Driver, replay: &mut ServerReplay, step: u64, steps: usize) {
+pub fn run_to_result(d: &mut Probe, replay: &mut ServerReplay, step: u64, steps: usize) {
     for _ in 0..steps {
         if d.events
             .iter()
@@ -132,7 +132,7 @@ pub fn run_to_result(d: &mut Driver, replay: &mut ServerReplay, step: u64, steps
 
 /// Our client calls `tool` as a task and the replayed server answers (`ttl_ms` as asked).
 pub fn call_as_task(
-    d: &mut Driver,
+    d: &mut Probe,
     replay: &mut ServerReplay,
     tool: &str,
     arguments: Value,

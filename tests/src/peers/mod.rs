@@ -1,4 +1,4 @@
-//! The official MCP peers for the interop suites (`tests/tests/interop_*.rs`).
+//! The official MCP peers for the interop suites (`tests/tests/interop/`).
 //!
 //! - [`ready`]: installs the pinned peers once per test process (`tests/peers/setup.sh` into
 //!   `<target>/peers/`), or reports that the test is skipped because `TASKWIRE_SKIP_INTEROP=1`.
@@ -11,7 +11,7 @@
 //! - [`wire`]: reads recorded traffic (`tap.py` logs and `tests/fixtures/recorded/*.jsonl`) and
 //!   checks every message our side sent against the MCP 2025-11-25 schema.
 //! - [`replay`] and [`fed`]: a recorded official server played back to our client engine, and
-//!   helpers for feeding recorded peer traffic to a [`Driver`](crate::Driver) (the quirk suites).
+//!   helpers for feeding recorded peer traffic to a [`Probe`](taskwire_harness::Probe) (the quirk suites).
 //! - [`demo`]: the release demo binaries (built once per process) and `task-client` output.
 //!
 //! The suites: `interop_{python,typescript,everything,inspector}.rs` (live processes, named
@@ -27,8 +27,9 @@ pub mod task_peers;
 pub mod wire;
 
 use std::ffi::{OsStr, OsString};
-use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use crate::skip;
 
 pub use install::target_dir;
 pub use run::{run, Run};
@@ -37,16 +38,12 @@ pub use run::{run, Run};
 pub const SKIP_ENV: &str = "TASKWIRE_SKIP_INTEROP";
 
 /// The installed peers, or `None` when the interop tests are switched off; then the test has
-/// printed that it is skipped and why, and should return at once. Panics with the installer's
-/// output when the peers cannot be installed.
+/// reported that it is skipped and why ([`crate::skip::record`]: on stderr, and counted by
+/// `tests/run-all.sh`), and should return at once. Panics with the installer's output when
+/// the peers cannot be installed.
 pub fn ready(test: &str) -> Option<&'static Peers> {
-    if std::env::var_os(SKIP_ENV).is_some_and(|v| v == "1") {
-        // Straight to the stderr handle, in one write: the test harness captures `eprintln!`.
-        let line = format!(
-            "SKIPPED {test}: {SKIP_ENV}=1 is set, so the official SDK peers are not run \
-             (unset it to run them; CI never sets it)\n"
-        );
-        let _ = std::io::stderr().write_all(line.as_bytes());
+    if skip::opted_out(SKIP_ENV) {
+        skip::record(test, SKIP_ENV, "the official SDK peers are not run");
         return None;
     }
     Some(install::peers())

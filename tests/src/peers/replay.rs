@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use super::wire::Log;
-use crate::conformance::Side;
-use crate::driver::Driver;
+use taskwire_harness::conformance::Side;
+use taskwire_harness::Probe;
 
 /// Playback state over a recorded conversation whose server is the peer.
 #[derive(Debug)]
@@ -45,7 +45,7 @@ impl ServerReplay {
     /// the answer with our id. When the recording has no further such request (we poll more
     /// often than the recorded client did), or an answer is held back, the last recorded answer
     /// to that method is replayed alone. Returns what our engine sent.
-    pub fn answer(&mut self, d: &mut Driver, request: &Value) -> Vec<Value> {
+    pub fn answer(&mut self, d: &mut Probe, request: &Value) -> Vec<Value> {
         let method = request["method"].as_str().unwrap_or_default();
         let lines = &self.log.lines;
         let next = (self.cursor..lines.len()).find(|&i| {
@@ -72,7 +72,7 @@ impl ServerReplay {
     }
 
     /// Goes on with an answer held back by a server request, once our reply to it was sent.
-    pub fn resume(&mut self, d: &mut Driver) -> Vec<Value> {
+    pub fn resume(&mut self, d: &mut Probe) -> Vec<Value> {
         match self.held.take() {
             Some((id, answer_at)) => self.play(d, id, answer_at),
             None => Vec::new(),
@@ -81,7 +81,7 @@ impl ServerReplay {
 
     /// Delivers the server's lines from the cursor through `answer_at` (that one with `id`),
     /// skipping answers to other requests; stops after a server request, holding the rest.
-    fn play(&mut self, d: &mut Driver, id: Value, answer_at: usize) -> Vec<Value> {
+    fn play(&mut self, d: &mut Probe, id: Value, answer_at: usize) -> Vec<Value> {
         let mut out = Vec::new();
         while self.cursor <= answer_at {
             let i = self.cursor;
@@ -107,7 +107,7 @@ impl ServerReplay {
     }
 
     /// Delivers every server message left that is not an answer (trailing notifications).
-    pub fn finish(&mut self, d: &mut Driver) -> Vec<Value> {
+    pub fn finish(&mut self, d: &mut Probe) -> Vec<Value> {
         let mut out = Vec::new();
         while let Some(line) = self.log.lines.get(self.cursor) {
             self.cursor += 1;
@@ -121,7 +121,7 @@ impl ServerReplay {
 
     /// Answers every request in `sent` that the recording knows (by method), then the requests
     /// those answers provoke, until our engine sends none. Returns everything it sent, in order.
-    pub fn serve(&mut self, d: &mut Driver, sent: Vec<Value>) -> Vec<Value> {
+    pub fn serve(&mut self, d: &mut Probe, sent: Vec<Value>) -> Vec<Value> {
         let mut all = Vec::new();
         let mut queue = sent;
         while !queue.is_empty() {

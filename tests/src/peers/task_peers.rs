@@ -11,7 +11,7 @@ use taskwire_driver::ClientBuilder;
 use super::demo::{binary, RESULT};
 use super::wire::Log;
 use super::{run, Argv, Peers, Run};
-use crate::Side;
+use taskwire_harness::Side;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::conformance::{Conformance, Side};
+use taskwire_harness::conformance::{Conformance, Side};
 
 /// One logged message.
 #[derive(Clone, Debug)]

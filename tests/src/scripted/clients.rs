@@ -1,4 +1,4 @@
-//! Our two clients run against `scripted-server` (`tests/tests/client_scripted.rs`): the demo
+//! Our two clients run against `scripted-server` (`tests/tests/driver/client_scripted.rs`): the demo
 //! `task-client` as a process ([`cli`]), and the library client on smol ([`library`]), each
 //! through the seed's steps (initialize, list tools, call `long_running_task` as a task,
 //! follow it to its outcome). Both return what the client saw and the server's [`Log`].

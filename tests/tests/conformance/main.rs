@@ -1,0 +1,11 @@
+//! The conformance suite: `conformance-server` over real stdio, driven the way the MCP
+//! conformance suite drives a server: its 0.1.16 core scenarios (`core_scenarios`) and its
+//! tasks scenarios (`tasks_scenarios`), with their requests and assertions (all but the HTTP
+//! header checks).
+//!
+//! `cargo test -p taskwire-tests --test conformance [FILTER]`.
+
+mod common;
+
+mod core_scenarios;
+mod tasks_scenarios;

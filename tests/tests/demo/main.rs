@@ -1,0 +1,22 @@
+//! The demo suite: the release `task-server` and `task-client` (and this crate's
+//! `test-server`) as real processes, driven through our client API under smol and tokio or
+//! over raw pipes, in both eras; the `bench` binary in `--smoke` mode; the adapters'
+//! examples.
+//!
+//! `cargo test -p taskwire-tests --test demo [FILTER]`; e.g. `--test demo bench_smoke`,
+//! `--test demo examples`. The demo binaries are built once per test process
+//! (`cargo build --release -p taskwire-demo`).
+
+mod common;
+
+mod bench_smoke;
+mod bench_tools;
+mod calls;
+mod cancel;
+mod examples;
+mod flow;
+mod panic;
+mod shutdown;
+mod stdio;
+mod v2026;
+mod v2026_client;

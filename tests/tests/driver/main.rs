@@ -1,0 +1,12 @@
+//! The driver suite: `taskwire-driver`'s `Server` and `Client` under smol and tokio, in
+//! process or against real processes: many connections on one server, a server's own methods,
+//! fairness under a flooding tool, a client call queued as its driver ends, and our two
+//! clients against `scripted-server` (a server written without the engine, issue 12).
+//!
+//! `cargo test -p taskwire-tests --test driver [FILTER]`.
+
+mod client_queued_commands;
+mod client_scripted;
+mod connections;
+mod fairness;
+mod requests;

@@ -1,0 +1,239 @@
+//! The journal for durable stores (issue 11): every change of a hosted task is reported in
+//! order; a store that applies the entries and restores a fresh host from them gets the
+//! same answers; with `Durability::Confirmed`, messages about a change wait for the store.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+use taskwire_engine::{
+    Change, Config, Durability, Event, Host, JournalEntry, Owner, RpcError, StopReason,
+    TaskSnapshot, TaskSupport,
+};
+use taskwire_harness::msg::response;
+use taskwire_harness::setup::{counter_ids, error_result, server_config, text_result, tool};
+use taskwire_harness::Probe;
+
+/// A store that keeps the latest snapshot of every task, as a database table would.
+#[derive(Default)]
+struct Store {
+    tasks: BTreeMap<String, TaskSnapshot>,
+    last_seq: u64,
+}
+
+impl Store {
+    fn apply(&mut self, entries: &[JournalEntry]) {
+        for entry in entries {
+            assert_eq!(
+                entry.seq,
+                self.last_seq + 1,
+                "entries come in order, one by one"
+            );
+            self.last_seq = entry.seq;
+            match &entry.change {
+                Change::Put(snapshot) => {
+                    self.tasks
+                        .insert(snapshot.info.id.to_string(), snapshot.clone());
+                }
+                Change::Delete { task, .. } => {
+                    self.tasks.remove(task.as_str());
+                }
+                other => panic!("unknown change {other:?}"),
+            }
+        }
+    }
+}
+
+fn journaled(durability: Durability) -> Probe {
+    let mut config: Config = server_config();
+    config.durability = durability;
+    Probe::ready_server(config, |h| h.add_tool(tool("job", TaskSupport::Optional)))
+}
+
+fn start(d: &mut Probe, ttl: u64) -> String {
+    let reply = d.call(
+        "tools/call",
+        json!({ "name": "job", "arguments": {}, "task": { "ttl": ttl } }),
+    );
+    reply["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// What `tasks/get` and (for finished tasks) `tasks/result` answer, minus the ids.
+fn answers(d: &mut Probe, task: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    for method in ["tasks/get", "tasks/result"] {
+        let (id, sent) = d.send(method, json!({ "taskId": task }));
+        if let Some(answer) = response(&sent, &id) {
+            let mut answer = answer.clone();
+            answer["id"] = Value::Null;
+            out.push(answer);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_restored_host_answers_exactly_like_the_one_that_journaled() {
+    let mut d = journaled(Durability::Journal);
+    let done = start(&mut d, 60_000);
+    let tool_error = start(&mut d, 60_000);
+    let failed = start(&mut d, 60_000);
+    let cancelled = start(&mut d, 60_000);
+    let running = start(&mut d, 60_000);
+    let expired = start(&mut d, 1_000);
+    d.advance(500);
+    let now = d.now;
+    let work = |d: &Probe, t: &str| d.work(t);
+    d.host
+        .set_task_message(now, work(&d, &running), Some("step 2 of 3".into()))
+        .unwrap();
+    d.host
+        .respond(now, work(&d, &done), Ok(text_result("all done")))
+        .unwrap();
+    d.host
+        .respond(now, work(&d, &tool_error), Ok(error_result("no such file")))
+        .unwrap();
+    d.host
+        .respond(
+            now,
+            work(&d, &failed),
+            Err(RpcError::internal("disk on fire")),
+        )
+        .unwrap();
+    d.call("tasks/cancel", json!({ "taskId": cancelled }));
+    let peer = Owner::from(taskwire_harness::probe::OWNER);
+    let app = d.host.create_task(now, &peer, "app-made", None).unwrap();
+    d.host
+        .respond(now, app, Ok(text_result("made by the app")))
+        .unwrap();
+    d.advance(1_000); // `expired` goes
+    d.drain();
+
+    let mut store = Store::default();
+    store.apply(&d.journal);
+    assert!(
+        !store.tasks.contains_key(&expired),
+        "an expiry deletes the task"
+    );
+    assert_eq!(store.tasks.len(), 6);
+    let deletes: Vec<_> = d
+        .journal
+        .iter()
+        .filter_map(|e| match &e.change {
+            Change::Delete { task, reason } => Some((task.to_string(), *reason)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deletes, [(expired.clone(), StopReason::Expired)]);
+
+    // A new process: a fresh host restored from the store, at the same time.
+    let mut fresh = Probe::ready_server(server_config(), |h| {
+        h.add_tool(tool("job", TaskSupport::Optional))
+    });
+    fresh.now = d.now;
+    let loaded = fresh
+        .host
+        .restore(d.now, store.tasks.values().cloned())
+        .unwrap();
+    assert_eq!(loaded, 6);
+    for task in [
+        &done,
+        &tool_error,
+        &failed,
+        &cancelled,
+        &running,
+        &"app-made".to_owned(),
+    ] {
+        assert_eq!(
+            answers(&mut d, task),
+            answers(&mut fresh, task),
+            "task {task}"
+        );
+    }
+    assert_eq!(
+        fresh.call("tasks/list", json!({}))["result"],
+        d.call("tasks/list", json!({}))["result"]
+    );
+    // The running task's work did not survive the restart: the application hears of it.
+    let restored: Vec<_> = fresh
+        .take_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Restored { call, task } => Some((call, task)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(restored.len(), 1);
+    assert_eq!(restored[0].1, running.as_str());
+    let now = fresh.now;
+    fresh
+        .host
+        .respond(now, restored[0].0, Ok(text_result("resumed")))
+        .unwrap();
+    let reply = fresh.call("tasks/result", json!({ "taskId": running }));
+    assert_eq!(reply["result"]["content"][0]["text"], "resumed");
+    // Deadlines come from the records: the restored tasks expire when the originals would.
+    let expiries: Vec<_> = store
+        .tasks
+        .values()
+        .filter_map(|t| t.info.ttl_ms.map(|ttl| t.info.created_at.plus(ttl)))
+        .collect();
+    assert_eq!(fresh.host.poll_timeout(), expiries.iter().min().copied());
+}
+
+#[test]
+fn restore_skips_expired_records_and_refuses_duplicates_whole() {
+    let mut d = journaled(Durability::Journal);
+    let task = start(&mut d, 2_000);
+    let mut store = Store::default();
+    store.apply(&d.journal);
+    let snapshots: Vec<TaskSnapshot> = store.tasks.values().cloned().collect();
+    let mut late = Host::new(server_config(), counter_ids("x-"), d.now.plus(5_000));
+    assert_eq!(late.restore(d.now.plus(5_000), snapshots.clone()), Ok(0));
+    assert!(late.task(&task).is_none());
+    let mut twice = Host::new(server_config(), counter_ids("x-"), d.now);
+    let doubled = snapshots.iter().chain(&snapshots).cloned();
+    assert!(twice.restore(d.now, doubled).is_err());
+    assert_eq!(twice.task_count(), 0, "a refused restore loads nothing");
+}
+
+#[test]
+fn confirmed_durability_holds_what_reveals_an_unstored_change() {
+    let mut d = journaled(Durability::Confirmed);
+    let other = d.open("other");
+    let (call_id, out) = d.send(
+        "tools/call",
+        json!({ "name": "job", "arguments": {}, "task": {} }),
+    );
+    assert!(
+        out.is_empty(),
+        "the CreateTaskResult waits for the store: {out:?}"
+    );
+    let created = d.journal.last().expect("the creation is journaled").seq;
+    // Later messages of that session queue behind it, so the order holds.
+    let (ping, out) = d.send("ping", Value::Null);
+    assert!(out.is_empty(), "{out:?}");
+    // Another session is not held up.
+    let pong = d.call_on(other, "ping", Value::Null);
+    assert_eq!(pong["result"], json!({}));
+    let now = d.now;
+    d.host.confirm(now, created);
+    let out = d.drain();
+    let ids: Vec<&Value> = out.iter().map(|m| &m["id"]).collect();
+    assert_eq!(ids, [&call_id, &ping], "released in order once stored");
+    let task = out[0]["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // A cancel's answer waits for its own entry.
+    let (cancel, out) = d.send("tasks/cancel", json!({ "taskId": task }));
+    assert!(out.is_empty(), "{out:?}");
+    let now = d.now;
+    d.host.confirm(now, d.journal.last().unwrap().seq);
+    let out = d.drain();
+    let answer = response(&out, &cancel).expect("released");
+    assert_eq!(answer["result"]["status"], "cancelled");
+}

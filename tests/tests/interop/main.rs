@@ -1,0 +1,20 @@
+//! The interop suite: the official SDKs as peers (pinned, installed on first use under
+//! `<target>/peers/` by `tests/peers/setup.sh`), as real processes both ways (`python`,
+//! `typescript`, `everything`, `inspector`, `rmcp`, `turbomcp`), and their recorded traffic
+//! fed to our engine to pin each tolerated quirk (`quirks_*`).
+//!
+//! `cargo test -p taskwire-tests --test interop [FILTER]`. `TASKWIRE_SKIP_INTEROP=1` skips the
+//! tests that need the peers; each skipped test is reported on stderr and counted by
+//! `tests/run-all.sh`.
+
+mod common;
+
+mod everything;
+mod inspector;
+mod python;
+mod quirks_inspector;
+mod quirks_python;
+mod quirks_typescript;
+mod rmcp;
+mod turbomcp;
+mod typescript;
