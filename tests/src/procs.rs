@@ -150,7 +150,11 @@ impl Rt {
     /// Starts `program args` as a stdio server and connects a client driven by this runtime.
     /// Call from inside [`Rt::block_on`] of the same runtime.
     pub fn spawn(self, program: &Path, args: &[String]) -> (Client, Proc) {
-        self.spawn_in(ClientEra::Legacy, program, args)
+        self.spawn_in(
+            ClientEra::Only(taskwire_engine::Era::V2025_11_25),
+            program,
+            args,
+        )
     }
 
     /// [`Rt::spawn`] with a client that opens in `era`.

@@ -68,8 +68,12 @@ impl Pair {
     pub fn new(client: Config, server: Config) -> Pair {
         let mut client = Host::new(client, counter_ids("ctask-"), T0);
         let mut server = Host::new(server, counter_ids("task-"), T0);
-        let cs = client.open(T0, Role::Client, "server");
-        let ss = server.open(T0, Role::Server, "client");
+        let cs = client
+            .open(T0, Role::Client, "server")
+            .expect("the host takes sessions");
+        let ss = server
+            .open(T0, Role::Server, "client")
+            .expect("the host takes sessions");
         Pair {
             client,
             server,
@@ -185,7 +189,8 @@ impl Pair {
         };
         let now = self.now;
         let (host, session) = self.session(from.peer());
-        host.handle_message(now, session, line.as_bytes());
+        host.handle_message(now, session, line.as_bytes())
+            .expect("the host takes input");
         self.drain();
         true
     }
@@ -217,8 +222,12 @@ impl Pair {
         );
         self.now = self.now.max(at);
         let now = self.now;
-        self.client.handle_timeout(now);
-        self.server.handle_timeout(now);
+        self.client
+            .handle_timeout(now)
+            .expect("the host takes input");
+        self.server
+            .handle_timeout(now)
+            .expect("the host takes input");
         self.drain();
     }
 

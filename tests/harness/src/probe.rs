@@ -57,7 +57,7 @@ impl Probe {
             Side::Server => Role::Server,
             Side::Client => Role::Client,
         };
-        let session = host.open(T0, role, OWNER);
+        let session = host.open(T0, role, OWNER).expect("the host takes sessions");
         Probe {
             host,
             session,
@@ -106,7 +106,10 @@ impl Probe {
             Side::Server => Role::Server,
             Side::Client => Role::Client,
         };
-        let session = self.host.open(self.now, role, owner);
+        let session = self
+            .host
+            .open(self.now, role, owner)
+            .expect("the host takes sessions");
         if self.side == Side::Server {
             self.initialize(session);
         }
@@ -170,7 +173,9 @@ impl Probe {
     /// Feeds one message on `session` and drains (every session's messages).
     pub fn feed_on(&mut self, session: SessionId, line: &str) -> Vec<(SessionId, Value)> {
         self.observe_peer(session, line.as_bytes());
-        self.host.handle_message(self.now, session, line.as_bytes());
+        self.host
+            .handle_message(self.now, session, line.as_bytes())
+            .expect("the host takes input");
         self.drain_addressed()
     }
 
@@ -178,7 +183,9 @@ impl Probe {
     pub fn feed_raw(&mut self, message: &[u8]) -> Vec<Value> {
         let session = self.session;
         self.observe_peer(session, message);
-        self.host.handle_message(self.now, session, message);
+        self.host
+            .handle_message(self.now, session, message)
+            .expect("the host takes input");
         self.drain()
     }
 
@@ -195,7 +202,9 @@ impl Probe {
             let line: Vec<u8> = self.stream.drain(..=nl).collect();
             self.observe_peer(session, &line[..nl]);
         }
-        self.host.handle_bytes(self.now, session, bytes);
+        self.host
+            .handle_bytes(self.now, session, bytes)
+            .expect("the host takes input");
         self.drain()
     }
 
@@ -204,7 +213,9 @@ impl Probe {
         let rest = std::mem::take(&mut self.stream);
         let session = self.session;
         self.observe_peer(session, &rest);
-        self.host.handle_eof(self.now, session);
+        self.host
+            .handle_eof(self.now, session)
+            .expect("the host takes input");
         self.drain()
     }
 
@@ -305,11 +316,15 @@ impl Probe {
                 "poll_timeout stays at {at:?}: a busy loop"
             );
             self.now = self.now.max(at);
-            self.host.handle_timeout(self.now);
+            self.host
+                .handle_timeout(self.now)
+                .expect("the host takes input");
             out.extend(self.drain());
         }
         self.now = target;
-        self.host.handle_timeout(target);
+        self.host
+            .handle_timeout(target)
+            .expect("the host takes input");
         out.extend(self.drain());
         out
     }

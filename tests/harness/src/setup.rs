@@ -30,7 +30,7 @@ pub fn server_config() -> Config {
 /// those tasks).
 pub fn client_config() -> Config {
     let mut config = Config::new("test-client", "1.0.0");
-    config.client_era = ClientEra::Legacy;
+    config.client_era = ClientEra::Only(taskwire_engine::Era::V2025_11_25);
     config.client = ClientFeatures {
         sampling: true,
         elicitation: true,
@@ -42,7 +42,7 @@ pub fn client_config() -> Config {
 /// [`client_config`] opening in 2026-07-28 (`server/discover`, no fallback).
 pub fn modern_client_config() -> Config {
     Config {
-        client_era: ClientEra::Modern,
+        client_era: ClientEra::Only(taskwire_engine::Era::V2026_07_28),
         ..client_config()
     }
 }

@@ -8,7 +8,9 @@
 //! (I(2N) - I(N)) / N: one more message, start-up and shutdown excluded. Every thread of
 //! the process is counted. `tasks/get` asks for the server's finished `demo-task`; `echo` is
 //! the benchmark fixture's tool (`--bench-tools`). The 2026-07-28 kinds are the same requests
-//! with that era's `_meta` (after the same legacy handshake, which they ignore).
+//! with the `_meta` clients send in that era (version, identity, capabilities), after the same
+//! 2025-11-25 handshake, which they ignore. `ping (spaced)` is written the way Python's
+//! `json.dumps` writes it.
 //! Needs valgrind (`apt-get install valgrind`).
 
 use std::fs::File;
@@ -18,8 +20,13 @@ use std::process::{Command, Stdio};
 
 use taskwire_tests::peers::{demo, target_dir};
 
-const KINDS: [(&str, &str); 5] = [
+const KINDS: [(&str, &str); 6] = [
     ("ping", r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#),
+    // Python's `json.dumps` writes a space after every `:` and `,`.
+    (
+        "ping (spaced)",
+        r#"{"jsonrpc": "2.0", "id": 7, "method": "ping"}"#,
+    ),
     (
         "tasks/get",
         r#"{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"demo-task"}}"#,
@@ -33,6 +40,7 @@ const KINDS: [(&str, &str); 5] = [
         concat!(
             r#"{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"demo-task","_meta":{"#,
             r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+            r#""io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1.0.0"},"#,
             r#""io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}"#
         ),
     ),
@@ -41,6 +49,7 @@ const KINDS: [(&str, &str); 5] = [
         concat!(
             r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"#,
             r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+            r#""io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1.0.0"},"#,
             r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#
         ),
     ),
@@ -86,7 +95,9 @@ fn count(server: &Path, runtime: &str, scratch: &Path, line: &str, n: u64) -> u6
     file.write_all(HANDSHAKE.as_bytes()).expect("write");
     // Each message its own id (a tool call is still in flight when the next arrives).
     for i in 0..n {
-        let numbered = line.replacen(r#""id":7"#, &format!(r#""id":{}"#, i + 1), 1);
+        let numbered = line
+            .replacen(r#""id":7"#, &format!(r#""id":{}"#, i + 1), 1)
+            .replacen(r#""id": 7"#, &format!(r#""id": {}"#, i + 1), 1);
         file.write_all(numbered.as_bytes()).expect("write");
         file.write_all(b"\n").expect("write");
     }

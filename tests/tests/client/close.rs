@@ -61,7 +61,8 @@ fn closing_the_client_reports_everything_pending_once() {
         Err(UsageError::UnknownSession(cs))
     );
     pair.client
-        .handle_message(now, cs, br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+        .handle_message(now, cs, br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+        .expect("the host takes input");
     pair.drain();
     assert!(
         pair.in_flight.is_empty(),
@@ -91,7 +92,9 @@ fn end_of_input_at_the_server_stops_all_work() {
 
     // Intended change: end of input closes the session and stops its plain calls only;
     // its task lives on and the host keeps its expiry deadline ...
-    pair.server.handle_eof(now, ss);
+    pair.server
+        .handle_eof(now, ss)
+        .expect("the host takes input");
     pair.drain();
     assert!(pair.in_flight.is_empty());
     assert_eq!(stops(&pair), [(plain_call, StopReason::Closed)]);

@@ -52,13 +52,23 @@ fn mask_task_id(text: &str) -> String {
 /// The shared flow (`taskwire_demo::flow::run`, what `task-client` runs) prints the seed's
 /// steps in order and reports success; the server exits 0 once the client closes.
 fn seed_flow(server: Rt, client: Rt) {
-    seed_flow_in(server, client, ClientEra::Legacy, LEGACY);
+    seed_flow_in(
+        server,
+        client,
+        ClientEra::Only(taskwire_engine::Era::V2025_11_25),
+        LEGACY,
+    );
 }
 
 /// [`seed_flow`] in 2026-07-28: the same steps, each status change once (polls and the
 /// listen stream agree).
 fn seed_flow_2026(server: Rt, client: Rt) {
-    seed_flow_in(server, client, ClientEra::Modern, MODERN);
+    seed_flow_in(
+        server,
+        client,
+        ClientEra::Only(taskwire_engine::Era::V2026_07_28),
+        MODERN,
+    );
 }
 
 fn seed_flow_in(server: Rt, client: Rt, era: ClientEra, version: &str) {

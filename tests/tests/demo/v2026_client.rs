@@ -20,7 +20,7 @@ matrix!(seed_tool_as_a_task, confirm_both_ways, cancel_a_task);
 /// A 2026-07-28 client that accepts every confirmation and records the questions asked.
 fn confirming_client(asked: Arc<Mutex<Vec<String>>>) -> ClientBuilder {
     let config = Config {
-        client_era: ClientEra::Modern,
+        client_era: ClientEra::Only(taskwire_engine::Era::V2026_07_28),
         ..Config::new("demo-tests", "0")
     };
     ClientBuilder::new(config).on_elicitation(move |params: Value| {
@@ -33,7 +33,11 @@ fn confirming_client(asked: Arc<Mutex<Vec<String>>>) -> ClientBuilder {
 fn seed_tool_as_a_task(server: Rt, client: Rt) {
     client.block_on(LIMIT, async {
         let args = procs::server_args(server, STEP_MS);
-        let (c, _child) = client.spawn_in(ClientEra::Modern, &procs::task_server(), &args);
+        let (c, _child) = client.spawn_in(
+            ClientEra::Only(taskwire_engine::Era::V2026_07_28),
+            &procs::task_server(),
+            &args,
+        );
         let opened = c.initialize().await.expect("server/discover");
         assert_eq!(opened.protocol_version, "2026-07-28");
         assert_eq!(opened.server.name, "task-server");
@@ -100,7 +104,11 @@ fn confirm_both_ways(server: Rt, client: Rt) {
 fn cancel_a_task(server: Rt, client: Rt) {
     client.block_on(LIMIT, async {
         let args = procs::server_args(server, 2_000);
-        let (c, _child) = client.spawn_in(ClientEra::Modern, &procs::task_server(), &args);
+        let (c, _child) = client.spawn_in(
+            ClientEra::Only(taskwire_engine::Era::V2026_07_28),
+            &procs::task_server(),
+            &args,
+        );
         c.initialize().await.expect("server/discover");
         let call = c
             .call_tool_as_task(TOOL, json!({}), None)

@@ -221,7 +221,7 @@ fn a_client_handler_answering_a_non_object_is_internal_error() {
 /// A 2025-11-25 client: these tests read `tasks/list` and `tasks/result`.
 fn legacy_client() -> Config {
     Config {
-        client_era: ClientEra::Legacy,
+        client_era: ClientEra::Only(taskwire_engine::Era::V2025_11_25),
         ..Config::new("client", "0")
     }
 }

@@ -54,7 +54,10 @@ fn client(runtime: &Arc<dyn Runtime>, era: ClientEra) -> Client {
 
 fn in_each_era(body: impl AsyncFn(Client, ClientEra)) {
     let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
-    for era in [ClientEra::Legacy, ClientEra::Modern] {
+    for era in [
+        ClientEra::Only(taskwire_engine::Era::V2025_11_25),
+        ClientEra::Only(taskwire_engine::Era::V2026_07_28),
+    ] {
         let c = client(&runtime, era);
         smol::block_on(async {
             let limit = smol::Timer::after(Duration::from_secs(20));
@@ -85,7 +88,7 @@ fn handled_methods_answer_in_both_eras_and_capabilities_are_declared() {
             .await
             .expect("resources/read");
         assert_eq!(read["contents"][0]["text"], "hello");
-        if era == ClientEra::Modern {
+        if era == ClientEra::Only(taskwire_engine::Era::V2026_07_28) {
             assert_eq!(read["resultType"], "complete");
         }
         let prompt = c

@@ -34,24 +34,28 @@ const INIT: &[u8] = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{
 fn server_with_tool() -> (Host, SessionId) {
     let mut h = Host::new(Config::new("s", "1"), ids("task-"), T0);
     h.add_tool(Tool::new("opt", TaskSupport::Optional));
-    let s = h.open(T0, Role::Server, "alice");
+    let s = h
+        .open(T0, Role::Server, "alice")
+        .expect("the host takes sessions");
     (h, s)
 }
 
 fn server() -> (Host, SessionId) {
     let (mut h, s) = server_with_tool();
-    h.handle_message(T0, s, INIT);
+    h.handle_message(T0, s, INIT).expect("the host takes input");
     outputs(&mut h);
     (h, s)
 }
 
 fn client() -> (Host, SessionId) {
     let config = Config {
-        client_era: ClientEra::Legacy,
+        client_era: ClientEra::Only(taskwire_engine::Era::V2025_11_25),
         ..Config::new("c", "1")
     };
     let mut h = Host::new(config, ids("c-"), T0);
-    let s = h.open(T0, Role::Client, "server");
+    let s = h
+        .open(T0, Role::Client, "server")
+        .expect("the host takes sessions");
     (h, s)
 }
 
@@ -63,11 +67,17 @@ fn pump(client: &mut (Host, SessionId), server: &mut (Host, SessionId), now: Mil
         let (to_server, mut ev) = outputs(&mut client.0);
         events.append(&mut ev);
         for (_, line) in &to_server {
-            server.0.handle_message(now, server.1, line.as_bytes());
+            server
+                .0
+                .handle_message(now, server.1, line.as_bytes())
+                .expect("the host takes input");
         }
         let (to_client, _) = outputs(&mut server.0);
         for (_, line) in &to_client {
-            client.0.handle_message(now, client.1, line.as_bytes());
+            client
+                .0
+                .handle_message(now, client.1, line.as_bytes())
+                .expect("the host takes input");
         }
         if to_server.is_empty() && to_client.is_empty() {
             let (_, mut ev) = outputs(&mut client.0);
@@ -98,13 +108,13 @@ fn close_reports_results_only_for_tasks_we_created() {
         T0,
         c.1,
         br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"s","version":"1"}}}"#,
-    );
+    ).expect("the host takes input");
     outputs(&mut c.0);
     c.0.handle_message(
         T0,
         c.1,
         br#"{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"stranger","status":"working","createdAt":"2026-01-15T09:00:00Z","lastUpdatedAt":"2026-01-15T09:00:00Z","ttl":null}}"#,
-    );
+    ).expect("the host takes input");
     c.0.call_tool_as_task(T0, c.1, "opt", json!({}), None)
         .unwrap();
     let events = pump(&mut c, &mut s, T0);
@@ -135,7 +145,8 @@ fn a_closed_session_says_nothing_when_tasks_expire() {
         "only Closed: {events:?}"
     );
     assert_eq!(h.task_count(), 2, "the tasks live on");
-    h.handle_timeout(Millis(T0.0 + 100));
+    h.handle_timeout(Millis(T0.0 + 100))
+        .expect("the host takes input");
     let (sends, events) = outputs(&mut h);
     assert!(sends.is_empty());
     assert!(
@@ -146,7 +157,8 @@ fn a_closed_session_says_nothing_when_tasks_expire() {
         Millis(T0.0 + 200),
         s,
         br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
-    );
+    )
+    .expect("the host takes input");
     assert!(h.poll_output().is_none(), "a closed session stays silent");
     h.shutdown(Millis(T0.0 + 200));
     let (sends, events) = outputs(&mut h);
@@ -156,7 +168,11 @@ fn a_closed_session_says_nothing_when_tasks_expire() {
         "{events:?}"
     );
     assert_eq!(h.poll_timeout(), None);
-    h.handle_timeout(Millis(T0.0 + 10_000));
+    assert_eq!(
+        h.handle_timeout(Millis(T0.0 + 10_000)),
+        Err(UsageError::ShutDown),
+        "a shut-down host takes no more input"
+    );
     assert!(h.poll_output().is_none(), "a shut-down host stays silent");
 }
 
@@ -169,7 +185,7 @@ fn progress_must_be_a_finite_number() {
         T0,
         s,
         br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"opt","task":{},"_meta":{"progressToken":"p"}}}"#,
-    );
+    ).expect("the host takes input");
     outputs(&mut h);
     let work = h.task_call("task-1").expect("the task's work");
     for (progress, total) in [
@@ -206,8 +222,10 @@ fn a_late_older_status_does_not_replace_a_newer_view() {
     };
     let newer = task("input_required", "2026-01-15T09:00:05.367Z");
     let older = task("working", "2026-01-15T09:00:05.315Z");
-    c.0.handle_message(T0, c.1, newer.as_bytes());
-    c.0.handle_message(T0, c.1, older.as_bytes());
+    c.0.handle_message(T0, c.1, newer.as_bytes())
+        .expect("the host takes input");
+    c.0.handle_message(T0, c.1, older.as_bytes())
+        .expect("the host takes input");
     let view = c.0.remote_task(c.1, "task-1").unwrap();
     assert_eq!(view.status.as_str(), "input_required");
     assert_eq!(view.last_updated_at, T0.plus(5367));
@@ -255,8 +273,10 @@ fn a_refused_start_task_answers_the_request_once() {
         immediate_response: None,
         decision: taskwire_engine::TaskDecision::App,
     });
-    let s = h.open(T0, Role::Server, "alice");
-    h.handle_message(T0, s, INIT);
+    let s = h
+        .open(T0, Role::Server, "alice")
+        .expect("the host takes sessions");
+    h.handle_message(T0, s, INIT).expect("the host takes input");
     h.create_task(T0, &Owner::from("alice"), "full", None)
         .unwrap();
     outputs(&mut h);
@@ -264,7 +284,8 @@ fn a_refused_start_task_answers_the_request_once() {
         T0,
         s,
         br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"app","task":{}}}"#,
-    );
+    )
+    .expect("the host takes input");
     let (_, events) = outputs(&mut h);
     let call = events
         .iter()
@@ -298,13 +319,17 @@ fn a_refused_start_task_answers_the_request_once() {
 #[test]
 fn another_owner_sees_not_found_like_an_unknown_id() {
     let (mut h, alice) = server();
-    let bob = h.open(T0, Role::Server, "bob");
-    h.handle_message(T0, bob, INIT);
+    let bob = h
+        .open(T0, Role::Server, "bob")
+        .expect("the host takes sessions");
+    h.handle_message(T0, bob, INIT)
+        .expect("the host takes input");
     h.handle_message(
         T0,
         alice,
         br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"opt","task":{}}}"#,
-    );
+    )
+    .expect("the host takes input");
     h.create_task(T0, &Owner::from("alice"), "done", None)
         .and_then(|c| h.respond(T0, c, Ok(json!({"content": []}))))
         .unwrap();
@@ -314,7 +339,8 @@ fn another_owner_sees_not_found_like_an_unknown_id() {
             let line = format!(
                 r#"{{"jsonrpc":"2.0","id":9,"method":"{method}","params":{{"taskId":"{task}"}}}}"#
             );
-            h.handle_message(T0, bob, line.as_bytes());
+            h.handle_message(T0, bob, line.as_bytes())
+                .expect("the host takes input");
             let (sends, _) = outputs(h);
             assert!(sends.iter().all(|(s, _)| *s == bob), "{sends:?}");
             sends.into_iter().map(|(_, l)| l).collect::<Vec<_>>()
@@ -327,7 +353,8 @@ fn another_owner_sees_not_found_like_an_unknown_id() {
         T0,
         bob,
         br#"{"jsonrpc":"2.0","id":10,"method":"tasks/list"}"#,
-    );
+    )
+    .expect("the host takes input");
     let (sends, _) = outputs(&mut h);
     assert_eq!(sends.len(), 1);
     assert!(sends[0].1.contains(r#""tasks":[]"#), "{}", sends[0].1);

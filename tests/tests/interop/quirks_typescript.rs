@@ -9,7 +9,8 @@
 use std::collections::HashMap;
 
 use serde_json::{json, Value};
-use taskwire_engine::{AppRequest, Event, Task, TaskStatus};
+use taskwire_engine::era::v2025_11_25::Task;
+use taskwire_engine::{AppRequest, Event, TaskStatus};
 use taskwire_harness::msg::error_code;
 use taskwire_harness::setup::text_result;
 use taskwire_harness::Side;

@@ -82,5 +82,8 @@ fn client_api_to_turbomcp_server() {
     let Some(p) = peers::ready("client_api_to_turbomcp_server") else {
         return;
     };
-    client_api_to_peer_server(p.turbomcp_task_server(STEP_MS), ClientEra::Modern);
+    client_api_to_peer_server(
+        p.turbomcp_task_server(STEP_MS),
+        ClientEra::Only(taskwire_engine::Era::V2026_07_28),
+    );
 }

@@ -17,7 +17,8 @@ use taskwire_engine::{Host, Millis, Role, SessionId};
 use super::check::{output_bound, Oracle, Schema};
 use super::reader::Reader;
 use super::{
-    add_tools, assert_no_busy_loop, config, drain, task_ids, Record, Rng, Transcript, EPOCH,
+    add_tools, assert_no_busy_loop, checked_input, config, drain, task_ids, Record, Rng,
+    Transcript, EPOCH,
 };
 
 /// A valid handshake, prepended when the header asks for it so that the random stream
@@ -69,8 +70,12 @@ pub fn run_with(data: &[u8], schema: Schema) {
         let mut host = Host::new(cfg, task_ids(mode >> 5), now);
         add_tools(&mut host);
         host.accept_unknown_tools(accept_unknown);
-        let s = host.open(now, Role::Server, "fuzz");
-        let other = host.open(now, Role::Server, "other");
+        let s = host
+            .open(now, Role::Server, "fuzz")
+            .expect("the host takes sessions");
+        let other = host
+            .open(now, Role::Server, "other")
+            .expect("the host takes sessions");
         let mut t = Transcript::new(record);
         let mut total = 0;
         let pass = |host: &mut Host, t: &mut Transcript, oracle: &mut Oracle| {
@@ -84,7 +89,8 @@ pub fn run_with(data: &[u8], schema: Schema) {
             out
         };
         for chunk in chunks {
-            host.handle_bytes(now, s, chunk);
+            host.handle_bytes(now, s, chunk)
+                .expect("the host takes input");
             let out = pass(&mut host, &mut t, &mut oracle);
             assert!(
                 out.sends().all(|sent| sent.session == s),
@@ -93,7 +99,7 @@ pub fn run_with(data: &[u8], schema: Schema) {
             total += out.count();
         }
         if eof {
-            host.handle_eof(now, s);
+            host.handle_eof(now, s).expect("the host takes input");
             total += pass(&mut host, &mut t, &mut oracle).count();
             assert!(host.is_closed(s), "invariant: EOF closes the session");
             // The session's tasks live on (another session of the owner could pick them
@@ -110,15 +116,16 @@ pub fn run_with(data: &[u8], schema: Schema) {
                 None,
                 "invariant: a shut-down host has no deadline"
             );
-            host.handle_bytes(now, s, PRELUDE);
-            host.handle_bytes(now, other, PRELUDE);
-            host.handle_timeout(Millis(EPOCH + 1_000_000_000));
+            // A shut-down host takes nothing more.
+            checked_input(host.handle_bytes(now, s, PRELUDE), true);
+            checked_input(host.handle_bytes(now, other, PRELUDE), true);
+            checked_input(host.handle_timeout(Millis(EPOCH + 1_000_000_000)), true);
             assert!(
                 host.poll_output().is_none(),
                 "invariant: a closed session and a shut-down host stay silent"
             );
         } else {
-            host.handle_timeout(now);
+            host.handle_timeout(now).expect("the host takes input");
             assert_no_busy_loop(&host, "server");
             total += pass(&mut host, &mut t, &mut oracle).count();
         }

@@ -67,7 +67,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 use taskwire_engine::{
     Config, Event, Host, MessageKind, Output, SessionId, TaskDecision, TaskIdSource, TaskSupport,
-    Tool, ToolDef,
+    Tool, ToolDef, UsageError,
 };
 
 use check::{Msg, Schema};
@@ -151,7 +151,7 @@ pub fn task_ids(mode: u8) -> TaskIdSource {
 /// A configuration for fuzzed hosts (a client opens in 2025-11-25).
 pub fn config(name: &str) -> Config {
     Config {
-        client_era: taskwire_engine::ClientEra::Legacy,
+        client_era: taskwire_engine::ClientEra::Only(taskwire_engine::Era::V2025_11_25),
         ..Config::new(name, "0.0.0")
     }
 }
@@ -364,6 +364,16 @@ pub fn drain(
         }
     }
     out
+}
+
+/// Checks an input's answer: taken, or refused with `UsageError::ShutDown` exactly when the
+/// host was shut down (a shut-down host takes nothing more).
+pub fn checked_input(result: Result<(), UsageError>, shut: bool) {
+    match result {
+        Ok(()) => assert!(!shut, "invariant: a shut-down host took input"),
+        Err(UsageError::ShutDown) => assert!(shut, "invariant: a running host refused input"),
+        Err(e) => panic!("invariant: input was refused: {e}"),
+    }
 }
 
 /// Panics unless `host` has no deadline at or before its own clock (called right after

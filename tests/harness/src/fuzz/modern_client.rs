@@ -139,7 +139,10 @@ impl Harness {
     fn new(r: &mut Reader, record: Record) -> Option<Harness> {
         let mode = r.u8()?;
         let mut ccfg = config("fuzz-client");
-        ccfg.client_era = [ClientEra::Auto, ClientEra::Modern][usize::from(mode & 1)];
+        ccfg.client_era = [
+            ClientEra::Auto,
+            ClientEra::Only(taskwire_engine::Era::V2026_07_28),
+        ][usize::from(mode & 1)];
         ccfg.client = ClientFeatures {
             elicitation: true,
             sampling: mode & 2 == 0,
@@ -160,8 +163,12 @@ impl Harness {
             now,
         );
         add_tools(&mut server);
-        let cs = client.open(now, Role::Client, "server");
-        let ss = server.open(now, Role::Server, "client");
+        let cs = client
+            .open(now, Role::Client, "server")
+            .expect("the host takes sessions");
+        let ss = server
+            .open(now, Role::Server, "client")
+            .expect("the host takes sessions");
         let mut h = Harness {
             client,
             server,
@@ -254,8 +261,12 @@ impl Harness {
             _ => {
                 self.now += u64::from(r.u16()? % 3_000);
                 let now = Millis(self.now);
-                self.client.handle_timeout(now);
-                self.server.handle_timeout(now);
+                self.client
+                    .handle_timeout(now)
+                    .expect("the host takes input");
+                self.server
+                    .handle_timeout(now)
+                    .expect("the host takes input");
                 assert_no_busy_loop(&self.client, "client");
                 assert_no_busy_loop(&self.server, "server");
             }
@@ -274,7 +285,9 @@ impl Harness {
 
     fn deliver_to_server(&mut self) {
         if let Some(line) = self.to_server.pop_front() {
-            self.server.handle_message(Millis(self.now), self.ss, &line);
+            self.server
+                .handle_message(Millis(self.now), self.ss, &line)
+                .expect("the host takes input");
         }
     }
 
@@ -288,14 +301,18 @@ impl Harness {
         let line = match fate {
             0 => return Some(()), // dropped
             1 => {
-                self.client.handle_message(now, self.cs, &line);
+                self.client
+                    .handle_message(now, self.cs, &line)
+                    .expect("the host takes input");
                 line
             }
             2..=5 => mutate(&line, r)?,
             6 => line[..r.index(line.len())?].to_vec(),
             _ => line,
         };
-        self.client.handle_message(now, self.cs, &line);
+        self.client
+            .handle_message(now, self.cs, &line)
+            .expect("the host takes input");
         Some(())
     }
 
@@ -324,7 +341,8 @@ impl Harness {
         }
         let note = json!({ "jsonrpc": "2.0", "method": "notifications/tasks", "params": params });
         self.client
-            .handle_message(Millis(self.now), self.cs, &line(&note));
+            .handle_message(Millis(self.now), self.cs, &line(&note))
+            .expect("the host takes input");
         Some(())
     }
 

@@ -157,7 +157,8 @@ impl Harness {
         for (owner, modern) in [(0, false), (0, true), (1, true)] {
             let session = h
                 .host
-                .open(Millis(EPOCH), taskwire_engine::Role::Server, OWNERS[owner]);
+                .open(Millis(EPOCH), taskwire_engine::Role::Server, OWNERS[owner])
+                .expect("the host takes sessions");
             h.slots.push(Slot {
                 session,
                 owner,
@@ -181,7 +182,9 @@ impl Harness {
             8 => self.answer_inputs(r)?,
             _ => {
                 self.now += [50, 1_000, 30_000, 120_000][r.below(4)?];
-                self.host.handle_timeout(Millis(self.now));
+                self.host
+                    .handle_timeout(Millis(self.now))
+                    .expect("the host takes input");
                 self.absorb();
             }
         }
@@ -411,7 +414,9 @@ impl Harness {
             self.slots[k].pending.insert(key, method);
         }
         let session = self.slots[k].session;
-        self.host.handle_message(Millis(self.now), session, &line);
+        self.host
+            .handle_message(Millis(self.now), session, &line)
+            .expect("the host takes input");
         self.absorb();
     }
 

@@ -104,16 +104,20 @@ fn the_gates_come_in_the_checklists_order() {
 #[test]
 fn a_legacy_session_on_the_same_host_keeps_2025_11_25() {
     let mut m = Modern::new();
-    let legacy = m.host.open(m.now, Role::Server, "alice");
+    let legacy = m
+        .host
+        .open(m.now, Role::Server, "alice")
+        .expect("the host takes sessions");
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
         "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}});
     m.host
-        .handle_message(m.now, legacy, init.to_string().as_bytes());
+        .handle_message(m.now, legacy, init.to_string().as_bytes())
+        .expect("the host takes input");
     m.host.handle_message(
         m.now,
         legacy,
         br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","task":{"ttl":60000}}}"#,
-    );
+    ).expect("the host takes input");
     let mut legacy_out = Vec::new();
     while let Some(o) = m.host.poll_output() {
         if let Output::Send(t) = o {
@@ -132,11 +136,13 @@ fn a_legacy_session_on_the_same_host_keeps_2025_11_25() {
     // A task the same owner made in 2026-07-28 is not in the legacy tasks/list (§3.2 r10).
     let modern = m.declared("tools/call", json!({ "name": "slow" }));
     assert_eq!(result_of(&modern)["taskId"], "task-2");
-    m.host.handle_message(
-        m.now,
-        legacy,
-        br#"{"jsonrpc":"2.0","id":3,"method":"tasks/list","params":{}}"#,
-    );
+    m.host
+        .handle_message(
+            m.now,
+            legacy,
+            br#"{"jsonrpc":"2.0","id":3,"method":"tasks/list","params":{}}"#,
+        )
+        .expect("the host takes input");
     let mut listed = Vec::new();
     while let Some(o) = m.host.poll_output() {
         if let Output::Send(t) = o {

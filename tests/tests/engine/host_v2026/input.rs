@@ -123,17 +123,23 @@ fn input_the_creating_request_did_not_declare_cannot_be_asked() {
 #[test]
 fn a_legacy_task_waiting_for_input_reads_with_empty_input_requests() {
     let mut m = Modern::new();
-    let legacy = m.host.open(m.now, Role::Server, "alice");
+    let legacy = m
+        .host
+        .open(m.now, Role::Server, "alice")
+        .expect("the host takes sessions");
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
         "protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},
         "clientInfo":{"name":"c","version":"1"}}});
     m.host
-        .handle_message(m.now, legacy, init.to_string().as_bytes());
-    m.host.handle_message(
-        m.now,
-        legacy,
-        br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","task":{}}}"#,
-    );
+        .handle_message(m.now, legacy, init.to_string().as_bytes())
+        .expect("the host takes input");
+    m.host
+        .handle_message(
+            m.now,
+            legacy,
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","task":{}}}"#,
+        )
+        .expect("the host takes input");
     while let Some(o) = m.host.poll_output() {
         if let Output::Event(e) = o {
             m.events.push(e);

@@ -22,12 +22,16 @@ fn a_listen_stream_reports_each_change_of_the_callers_tasks_then_ends() {
     m.request("tools/call", json!({ "name": "slow" }), caps.clone());
     let call = m.tool_call().call;
     // Another owner's task, on another session of the host.
-    let bob = m.host.open(m.now, Role::Server, "bob");
+    let bob = m
+        .host
+        .open(m.now, Role::Server, "bob")
+        .expect("the host takes sessions");
     let bob_call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow",
         "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
                  "io.modelcontextprotocol/clientCapabilities":{"extensions":{EXT:{}}}}}});
     m.host
-        .handle_message(m.now, bob, bob_call.to_string().as_bytes());
+        .handle_message(m.now, bob, bob_call.to_string().as_bytes())
+        .expect("the host takes input");
     while m.host.poll_output().is_some() {}
 
     m.next_id += 1;
@@ -170,7 +174,7 @@ fn a_listen_stream_lets_an_expired_task_go_and_its_owner_hears_it_expired() {
     assert_eq!(m.raw(&listen.to_string()).len(), 2);
     // The default retention (5 minutes) runs out while the task still works.
     m.now = m.now.plus(300_001);
-    m.host.handle_timeout(m.now);
+    m.host.handle_timeout(m.now).expect("the host takes input");
     let out = m.drain();
     assert_eq!(out.len(), 1, "{out:?}");
     assert_eq!(out[0]["id"], listen_id);
@@ -182,12 +186,16 @@ fn a_listen_stream_lets_an_expired_task_go_and_its_owner_hears_it_expired() {
         gone["error"]["message"],
         "Failed to retrieve task: Task has expired"
     );
-    let bob = m.host.open(m.now, Role::Server, "bob");
+    let bob = m
+        .host
+        .open(m.now, Role::Server, "bob")
+        .expect("the host takes sessions");
     let probe = json!({"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"task-1",
         "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
                  "io.modelcontextprotocol/clientCapabilities":{"extensions":{EXT:{}}}}}});
     m.host
-        .handle_message(m.now, bob, probe.to_string().as_bytes());
+        .handle_message(m.now, bob, probe.to_string().as_bytes())
+        .expect("the host takes input");
     let mut answers = Vec::new();
     while let Some(o) = m.host.poll_output() {
         if let Output::Send(t) = o {

@@ -44,7 +44,9 @@ impl Modern {
             immediate_response: None,
             decision: TaskDecision::App,
         });
-        let session = host.open(T0, Role::Server, "alice");
+        let session = host
+            .open(T0, Role::Server, "alice")
+            .expect("the host takes sessions");
         Modern {
             host,
             session,
@@ -57,7 +59,8 @@ impl Modern {
     /// Sends one request line; returns every message written back (all on our session).
     fn raw(&mut self, line: &str) -> Vec<Value> {
         self.host
-            .handle_message(self.now, self.session, line.as_bytes());
+            .handle_message(self.now, self.session, line.as_bytes())
+            .expect("the host takes input");
         self.drain()
     }
 

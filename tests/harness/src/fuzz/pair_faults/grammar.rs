@@ -87,8 +87,12 @@ impl World {
         let (client, cs) = client_host(&ccfg, "c0-ctask-", now);
         let (other, os) = client_host(&ccfg, "bob-ctask-", now);
         let mut server = server_host(&scfg, 0, now);
-        let ss = server.open(now, Role::Server, ALICE);
-        let ss2 = server.open(now, Role::Server, BOB);
+        let ss = server
+            .open(now, Role::Server, ALICE)
+            .expect("the host takes sessions");
+        let ss2 = server
+            .open(now, Role::Server, BOB)
+            .expect("the host takes sessions");
         let mut w = World {
             ccfg,
             scfg,

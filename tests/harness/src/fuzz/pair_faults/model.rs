@@ -190,7 +190,9 @@ pub(super) fn client_host(config: &Config, prefix: &str, now: Millis) -> (Host, 
         format!("{prefix}{k}")
     });
     let mut host = Host::new(config.clone(), ids, now);
-    let session = host.open(now, Role::Client, "server");
+    let session = host
+        .open(now, Role::Client, "server")
+        .expect("the host takes sessions");
     (host, session)
 }
 

@@ -65,7 +65,9 @@ impl World {
                 ledger.inbound_msg(&msg);
                 let others = self.views_of(if wire == Wire::C2S { BOB } else { ALICE });
                 self.log(format_args!("{wire:?} {line}"));
-                self.server.handle_bytes(Millis(self.now), session, &framed);
+                self.server
+                    .handle_bytes(Millis(self.now), session, &framed)
+                    .expect("the host takes input");
                 let out = self.drain(Who::Server);
                 for sent in out.sends() {
                     assert_eq!(
@@ -85,13 +87,17 @@ impl World {
             Wire::S2C => {
                 self.log(format_args!("s>c {line}"));
                 self.c_ledger.inbound_msg(&msg);
-                self.client.handle_bytes(Millis(self.now), self.cs, &framed);
+                self.client
+                    .handle_bytes(Millis(self.now), self.cs, &framed)
+                    .expect("the host takes input");
                 self.after(Who::Client);
             }
             Wire::S2O => {
                 self.log(format_args!("s>o {line}"));
                 self.o_ledger.inbound_msg(&msg);
-                self.other.handle_bytes(Millis(self.now), self.os, &framed);
+                self.other
+                    .handle_bytes(Millis(self.now), self.os, &framed)
+                    .expect("the host takes input");
                 self.after(Who::Other);
             }
         }
@@ -102,7 +108,7 @@ impl World {
         let now = Millis(self.now);
         let host = self.host(who);
         if host.poll_timeout().is_some_and(|at| at <= now) {
-            host.handle_timeout(now);
+            host.handle_timeout(now).expect("the host takes input");
             self.after(who);
         }
     }
@@ -144,7 +150,9 @@ impl World {
         for who in [Who::Client, Who::Server, Who::Other] {
             // (A host with nothing due has nothing to say: skip its checks.)
             let due = self.host(who).poll_timeout().is_some_and(|at| at <= now);
-            self.host(who).handle_timeout(now);
+            self.host(who)
+                .handle_timeout(now)
+                .expect("the host takes input");
             assert_no_busy_loop(self.host(who), who.name());
             if due {
                 self.after(who);
@@ -162,7 +170,9 @@ impl World {
         self.s2c.clear();
         if client_restarts {
             let tasks = self.server.task_count();
-            self.server.handle_eof(now, self.ss);
+            self.server
+                .handle_eof(now, self.ss)
+                .expect("the host takes input");
             let out = self.drain(Who::Server);
             assert_eq!(out.send_count(), 0, "invariant: closing sends nothing");
             self.absorb(Who::Server, out);
@@ -176,7 +186,10 @@ impl World {
             let (client, cs) = client_host(&self.ccfg, &format!("c{}-ctask-", self.cn), now);
             self.client = client;
             self.cs = cs;
-            self.ss = self.server.open(now, Role::Server, ALICE);
+            self.ss = self
+                .server
+                .open(now, Role::Server, ALICE)
+                .expect("the host takes sessions");
             self.hosting[SERVER_HOSTS].new_requestor();
             self.hosting[CLIENT_HOSTS] = Hosting::new();
             self.client_work.clear();
@@ -194,7 +207,7 @@ impl World {
                     Who::Client => (&mut self.client, self.cs),
                     _ => (&mut self.other, self.os),
                 };
-                host.handle_eof(now, session);
+                host.handle_eof(now, session).expect("the host takes input");
                 let out = self.drain(who);
                 assert_eq!(out.send_count(), 0, "invariant: closing sends nothing");
                 self.absorb(who, out);
@@ -202,10 +215,22 @@ impl World {
             }
             self.sn += 1;
             self.server = server_host(&self.scfg, self.sn, now);
-            self.ss = self.server.open(now, Role::Server, ALICE);
-            self.ss2 = self.server.open(now, Role::Server, BOB);
-            self.cs = self.client.open(now, Role::Client, "server");
-            self.os = self.other.open(now, Role::Client, "server");
+            self.ss = self
+                .server
+                .open(now, Role::Server, ALICE)
+                .expect("the host takes sessions");
+            self.ss2 = self
+                .server
+                .open(now, Role::Server, BOB)
+                .expect("the host takes sessions");
+            self.cs = self
+                .client
+                .open(now, Role::Client, "server")
+                .expect("the host takes sessions");
+            self.os = self
+                .other
+                .open(now, Role::Client, "server")
+                .expect("the host takes sessions");
             // The client keeps hosting its tasks (their requestor is gone).
             self.hosting[CLIENT_HOSTS].new_requestor();
             self.hosting[SERVER_HOSTS] = Hosting::new();

@@ -238,7 +238,13 @@ impl Harness {
         host.accept_unknown_tools(b0 & 64 != 0);
         let slots = LAYOUTS[usize::from(b4 & 3)]
             .iter()
-            .map(|&owner| Slot::new(owner, host.open(now, Role::Server, OWNERS[owner])))
+            .map(|&owner| {
+                Slot::new(
+                    owner,
+                    host.open(now, Role::Server, OWNERS[owner])
+                        .expect("the host takes sessions"),
+                )
+            })
             .collect();
         let mut h = Harness {
             host,

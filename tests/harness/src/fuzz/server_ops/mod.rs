@@ -41,7 +41,8 @@
 //! - closing a session stops exactly its plain calls and fails exactly its input
 //!   requests, sends nothing, and keeps its tasks; `shutdown` stops every running task
 //!   and plain call, closes every session, and leaves nothing scheduled; a closed session
-//!   and a shut-down host stay silent; `handle_timeout` leaves no deadline due;
+//!   stays silent, and a shut-down host refuses input (`UsageError::ShutDown`) and stays
+//!   silent; `handle_timeout` leaves no deadline due;
 //! - the same input gives an identical transcript (the body runs twice).
 //!
 //! The body's parts: `grammar` decodes the input (the configuration, then one operation per

@@ -13,7 +13,7 @@ use taskwire_engine::{
 };
 
 use crate::fuzz::check::{self, id_key, output_bound, wire_snapshot};
-use crate::fuzz::{assert_no_busy_loop, line, tline, Drained, EPOCH};
+use crate::fuzz::{assert_no_busy_loop, checked_input, line, tline, Drained, EPOCH};
 
 use super::count;
 use super::model::{declares, AppCall, Expect, Harness, Input, Slot, OWNERS};
@@ -414,7 +414,7 @@ impl Harness {
             .collect();
         let tasks = self.host.task_count();
         if eof {
-            self.host.handle_eof(Millis(self.now), session);
+            checked_input(self.host.handle_eof(Millis(self.now), session), self.shut);
         } else {
             self.host.close(Millis(self.now), session);
         }
@@ -484,7 +484,8 @@ impl Harness {
         let owner = self.slots[k].owner;
         let session = self
             .host
-            .open(Millis(self.now), Role::Server, OWNERS[owner]);
+            .open(Millis(self.now), Role::Server, OWNERS[owner])
+            .expect("the host takes sessions");
         tline!(self.transcript, "open {k} as {session}");
         assert!(
             !self.closed.contains(&session),
@@ -586,9 +587,12 @@ impl Harness {
         // Silence afterwards: input on any session, time far ahead.
         let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
         for s in self.closed.clone() {
-            self.host.handle_message(Millis(self.now), s, ping);
+            checked_input(
+                self.host.handle_message(Millis(self.now), s, ping),
+                self.shut,
+            );
         }
-        self.host.handle_timeout(Millis(MAX_MILLIS.0));
+        checked_input(self.host.handle_timeout(Millis(MAX_MILLIS.0)), self.shut);
         assert!(
             self.host.poll_output().is_none(),
             "invariant: a shut-down host stays silent"
@@ -596,7 +600,7 @@ impl Harness {
     }
 
     pub(super) fn timeout(&mut self) {
-        self.host.handle_timeout(Millis(self.now));
+        checked_input(self.host.handle_timeout(Millis(self.now)), self.shut);
         if !self.shut {
             assert_no_busy_loop(&self.host, "server");
         }
@@ -629,7 +633,10 @@ impl Harness {
         if !self.slots[k].open {
             // A closed session stays silent (deadlines fire first, as an adapter would).
             self.fire_due();
-            self.host.handle_message(Millis(self.now), session, &bytes);
+            checked_input(
+                self.host.handle_message(Millis(self.now), session, &bytes),
+                self.shut,
+            );
             tline!(
                 self.transcript,
                 "client {k} (closed) > {}",
@@ -687,7 +694,10 @@ impl Harness {
             "client {k} > {}",
             String::from_utf8_lossy(&bytes)
         );
-        self.host.handle_message(Millis(self.now), session, &bytes);
+        checked_input(
+            self.host.handle_message(Millis(self.now), session, &bytes),
+            self.shut,
+        );
         let out = self.drain(bound);
         if let Some(caps) = init_caps {
             if self.host.protocol_version(session).is_some() {
