@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::schema;
 
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
-const MODERN_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+const V2026_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// The two ends of a connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -43,7 +43,7 @@ struct Asked {
     task_id: Option<String>,
     /// It carried the 2026-07-28 per-request `_meta`: its answer is checked against that
     /// era's schemas.
-    modern: bool,
+    v2026: bool,
 }
 
 /// Traffic seen so far, in both directions.
@@ -123,12 +123,12 @@ impl Conformance {
 
     fn check_typed(&mut self, from: Side, v: &Value) -> Result<(), String> {
         if let Some(method) = v.get("method").and_then(Value::as_str) {
-            let modern = match v.get("id") {
-                Some(_) if is_modern(v) => schema::modern_request_definition(method),
-                None => schema::modern_notification_definition(method),
+            let v2026 = match v.get("id") {
+                Some(_) if is_v2026(v) => schema::v2026_request_definition(method),
+                None => schema::v2026_notification_definition(method),
                 Some(_) => None,
             };
-            if let Some((file, definition)) = modern {
+            if let Some((file, definition)) = v2026 {
                 schema::check_in(file, definition, v)?;
                 self.track(from, v);
                 return Ok(());
@@ -153,7 +153,7 @@ impl Conformance {
             let asked = self
                 .take(from.peer(), &id, true)
                 .ok_or_else(|| format!("error response to id {id}, which was never asked"))?;
-            return match asked.modern {
+            return match asked.v2026 {
                 true => schema::check_in(schema::CORE_2026, "Error", error),
                 false => schema::check("Error", error),
             };
@@ -161,9 +161,9 @@ impl Conformance {
         let asked = self
             .take(from.peer(), &id, false)
             .ok_or_else(|| format!("response to id {id}, which was never asked"))?;
-        if asked.modern {
+        if asked.v2026 {
             let method = asked.method.as_deref().unwrap_or_default();
-            return match schema::modern_result_definition(method, &v["result"]) {
+            return match schema::v2026_result_definition(method, &v["result"]) {
                 Some((file, definition)) => schema::check_in(file, definition, &v["result"]),
                 None => Ok(()),
             };
@@ -248,15 +248,15 @@ fn asked(v: &Value) -> Asked {
             .and_then(|p| p.get("taskId"))
             .and_then(Value::as_str)
             .map(str::to_owned),
-        modern: is_modern(v),
+        v2026: is_v2026(v),
     }
 }
 
 /// A request of 2026-07-28: its params carry the per-request protocol version.
-fn is_modern(v: &Value) -> bool {
+fn is_v2026(v: &Value) -> bool {
     v.get("params")
         .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(MODERN_VERSION_KEY))
+        .and_then(|m| m.get(V2026_VERSION_KEY))
         .is_some()
 }
 

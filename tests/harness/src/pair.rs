@@ -104,8 +104,8 @@ impl Pair {
             .initialize(self.now, self.cs)
             .expect("initialize");
         self.deliver();
-        let modern = self.client.protocol_version(self.cs) == Some("2026-07-28");
-        let sides: &[Side] = match modern {
+        let v2026 = self.client.protocol_version(self.cs) == Some("2026-07-28");
+        let sides: &[Side] = match v2026 {
             true => &[Side::Client],
             false => &[Side::Client, Side::Server],
         };

@@ -179,7 +179,7 @@ pub fn app_result_definition(method: &str) -> Option<&'static str> {
 }
 
 /// The 2026-07-28 schema file and definition of a whole request message, by method.
-pub fn modern_request_definition(method: &str) -> Option<(&'static str, &'static str)> {
+pub fn v2026_request_definition(method: &str) -> Option<(&'static str, &'static str)> {
     Some(match method {
         "server/discover" => (CORE_2026, "DiscoverRequest"),
         "tools/list" => (CORE_2026, "ListToolsRequest"),
@@ -193,7 +193,7 @@ pub fn modern_request_definition(method: &str) -> Option<(&'static str, &'static
 }
 
 /// The 2026-07-28 schema file and definition of a notification only that era has.
-pub fn modern_notification_definition(method: &str) -> Option<(&'static str, &'static str)> {
+pub fn v2026_notification_definition(method: &str) -> Option<(&'static str, &'static str)> {
     Some(match method {
         "notifications/tasks" => (TASKS_2026, "TaskStatusNotification"),
         "notifications/subscriptions/acknowledged" => {
@@ -205,7 +205,7 @@ pub fn modern_notification_definition(method: &str) -> Option<(&'static str, &'s
 
 /// The 2026-07-28 schema file and definition of a success result, by the method of the
 /// request it answers and, for `tools/call`, its `resultType`.
-pub fn modern_result_definition(
+pub fn v2026_result_definition(
     method: &str,
     result: &Value,
 ) -> Option<(&'static str, &'static str)> {

@@ -40,7 +40,7 @@ pub fn client_config() -> Config {
 }
 
 /// [`client_config`] opening in 2026-07-28 (`server/discover`, no fallback).
-pub fn modern_client_config() -> Config {
+pub fn v2026_client_config() -> Config {
     Config {
         client_era: ClientEra::Only(taskwire_engine::Era::V2026_07_28),
         ..client_config()

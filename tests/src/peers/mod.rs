@@ -139,7 +139,7 @@ impl Peers {
         Argv::new(self.cargo_peer("turbomcp", "turbomcp-task-server")).args(&["--step-ms", step_ms])
     }
 
-    /// `turbomcp-task-client [--cancel] -- SERVER...`: turbomcp's modern client through one
+    /// `turbomcp-task-client [--cancel] -- SERVER...`: turbomcp's v2026 client through one
     /// task, printing the same JSON event lines as `rmcp-task-client`.
     pub fn turbomcp_task_client(&self, args: &[&str], server: &Argv) -> Argv {
         Argv::new(self.cargo_peer("turbomcp", "turbomcp-task-client"))

@@ -8,7 +8,7 @@
 use serde_json::{json, Value};
 use taskwire_engine::{CallId, ClientEra, Event, RequestId, TaskStatus, TaskSupport};
 use taskwire_harness::setup::{
-    client_config, first_text, modern_client_config, server_config, text_result, tool,
+    client_config, first_text, server_config, text_result, tool, v2026_client_config,
 };
 use taskwire_harness::{Pair, Side};
 
@@ -18,8 +18,8 @@ const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 const CAPS_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 const EXT: &str = "io.modelcontextprotocol/tasks";
 
-fn modern_pair(support: TaskSupport) -> Pair {
-    Pair::connected(modern_client_config(), server_config(), |s| {
+fn v2026_pair(support: TaskSupport) -> Pair {
+    Pair::connected(v2026_client_config(), server_config(), |s| {
         s.add_tool(tool("job", support))
     })
 }
@@ -53,7 +53,7 @@ fn input_requests(pair: &Pair) -> Vec<(CallId, String, RequestId, Option<String>
 
 #[test]
 fn discover_opens_the_session_and_every_request_carries_the_meta() {
-    let mut pair = modern_pair(TaskSupport::Optional);
+    let mut pair = v2026_pair(TaskSupport::Optional);
     let opened = pair.find(Side::Client, |e| match e {
         Event::Initialized {
             protocol_version,
@@ -116,7 +116,7 @@ fn discover_opens_the_session_and_every_request_carries_the_meta() {
 
 #[test]
 fn a_task_is_polled_heard_on_its_stream_and_its_inline_result_reported() {
-    let mut pair = modern_pair(TaskSupport::Optional);
+    let mut pair = v2026_pair(TaskSupport::Optional);
     let request = pair
         .client
         .call_tool_as_task(pair.now, pair.cs, "job", json!({}), Some(60_000))
@@ -183,7 +183,7 @@ fn a_task_is_polled_heard_on_its_stream_and_its_inline_result_reported() {
 
 #[test]
 fn a_tasks_input_goes_to_the_app_once_and_back_by_tasks_update() {
-    let mut pair = modern_pair(TaskSupport::Required);
+    let mut pair = v2026_pair(TaskSupport::Required);
     pair.client
         .call_tool_as_task(pair.now, pair.cs, "job", json!({}), None)
         .unwrap();
@@ -240,7 +240,7 @@ fn a_tasks_input_goes_to_the_app_once_and_back_by_tasks_update() {
 
 #[test]
 fn an_app_that_cannot_answer_ends_the_task_and_cancels_it() {
-    let mut pair = modern_pair(TaskSupport::Required);
+    let mut pair = v2026_pair(TaskSupport::Required);
     pair.client
         .call_tool_as_task(pair.now, pair.cs, "job", json!({}), None)
         .unwrap();
@@ -265,7 +265,7 @@ fn an_app_that_cannot_answer_ends_the_task_and_cancels_it() {
 
 #[test]
 fn a_plain_call_answers_mrtr_rounds_with_the_apps_input() {
-    let mut pair = modern_pair(TaskSupport::Forbidden);
+    let mut pair = v2026_pair(TaskSupport::Forbidden);
     let request = pair
         .client
         .call_tool(pair.now, pair.cs, "job", json!({ "file": "a.txt" }))
@@ -331,7 +331,7 @@ fn a_plain_call_answers_mrtr_rounds_with_the_apps_input() {
 
 #[test]
 fn cancel_is_answered_by_the_task_after_the_ack_and_the_outcome_follows() {
-    let mut pair = modern_pair(TaskSupport::Optional);
+    let mut pair = v2026_pair(TaskSupport::Optional);
     pair.client
         .call_tool_as_task(pair.now, pair.cs, "job", json!({}), None)
         .unwrap();
@@ -386,7 +386,7 @@ fn auto_falls_back_to_initialize_for_a_server_without_discover() {
 }
 
 #[test]
-fn auto_falls_back_when_discover_goes_unanswered_and_modern_fails() {
+fn auto_falls_back_when_discover_goes_unanswered_and_v2026_fails() {
     for (era, opened) in [
         (ClientEra::Auto, true),
         (ClientEra::Only(taskwire_engine::Era::V2026_07_28), false),
@@ -412,7 +412,7 @@ fn auto_falls_back_when_discover_goes_unanswered_and_modern_fails() {
 }
 
 #[test]
-fn a_modern_error_to_discover_is_not_a_legacy_server() {
+fn a_v2026_error_to_discover_is_not_a_v2025_server() {
     let mut config = client_config();
     config.client_era = ClientEra::Auto;
     let mut pair = Pair::new(config, server_config());

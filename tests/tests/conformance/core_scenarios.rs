@@ -504,10 +504,10 @@ fn elicitation_sep1330_enums() {
             && single.get("enumNames").is_none()
     );
     assert!(titled(&p["titledSingle"]["oneOf"]) && p["titledSingle"].get("enum").is_none());
-    let legacy = &p["legacyEnum"];
+    let v2025 = &p["legacyEnum"];
     assert_eq!(
-        legacy["enum"].as_array().unwrap().len(),
-        legacy["enumNames"].as_array().unwrap().len()
+        v2025["enum"].as_array().unwrap().len(),
+        v2025["enumNames"].as_array().unwrap().len()
     );
     let multi = &p["untitledMulti"];
     assert_eq!(
@@ -634,7 +634,7 @@ fn prompts_get_simple_with_arguments_embedded_and_image() {
 // ---- the same fixtures in 2026-07-28 -----------------------------------------------------------
 
 /// A 2026-07-28 request; `level` is its `logLevel` when given.
-fn modern(id: u64, method: &str, mut params: Value, level: Option<&str>) -> Value {
+fn v2026(id: u64, method: &str, mut params: Value, level: Option<&str>) -> Value {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -651,7 +651,7 @@ fn a_2026_call_gets_log_messages_only_when_its_request_names_a_level() {
     let mut raw = raw;
     for (id, level, expected) in [(1, Some("info"), 3), (2, None, 0), (3, Some("error"), 0)] {
         let call = json!({ "name": "test_tool_with_logging", "arguments": {} });
-        raw.send(&modern(id, "tools/call", call, level))
+        raw.send(&v2026(id, "tools/call", call, level))
             .expect("the server reads");
         let mut logs = 0;
         loop {

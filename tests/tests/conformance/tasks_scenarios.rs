@@ -253,9 +253,9 @@ fn dispatch_and_envelope() {
     let probe = json!({ "taskId": "tasks-conformance-isolation-probe" });
     assert_eq!(s.code("tasks/result", probe, full()), -32601);
     assert_eq!(s.code("tasks/list", json!({}), full()), -32601);
-    let legacy_hint = json!({ "name": "greet", "arguments": { "name": "legacy-hint" },
+    let v2025_hint = json!({ "name": "greet", "arguments": { "name": "v2025-hint" },
                               "task": { "ttl": 60000, "pollInterval": 100 } });
-    let greeted = s.result("tools/call", legacy_hint, full());
+    let greeted = s.result("tools/call", v2025_hint, full());
     assert_eq!(greeted["resultType"], "complete");
     let instant = s.call(
         "slow_compute",

@@ -15,8 +15,8 @@ use crate::common::{LIMIT, STEP_MS};
 
 matrix!(seed_flow, seed_flow_2026, task_updates);
 
-const LEGACY: &str = "2025-11-25";
-const MODERN: &str = "2026-07-28";
+const V2025: &str = "2025-11-25";
+const V2026: &str = "2026-07-28";
 
 /// What `task-client` prints in the era `version`, minus the timestamps; `ID` stands for the
 /// task id.
@@ -56,7 +56,7 @@ fn seed_flow(server: Rt, client: Rt) {
         server,
         client,
         ClientEra::Only(taskwire_engine::Era::V2025_11_25),
-        LEGACY,
+        V2025,
     );
 }
 
@@ -67,7 +67,7 @@ fn seed_flow_2026(server: Rt, client: Rt) {
         server,
         client,
         ClientEra::Only(taskwire_engine::Era::V2026_07_28),
-        MODERN,
+        V2026,
     );
 }
 
@@ -163,15 +163,15 @@ fn task_client_real_steps(runtime: Rt, era: &[&str], version: &str) {
 /// By default the client speaks what the server speaks best: 2026-07-28.
 #[test]
 fn task_client_smol_real_steps() {
-    task_client_real_steps(Rt::Smol, &[], MODERN);
+    task_client_real_steps(Rt::Smol, &[], V2026);
 }
 
 #[test]
 fn task_client_tokio_real_steps() {
-    task_client_real_steps(Rt::Tokio, &[], MODERN);
+    task_client_real_steps(Rt::Tokio, &[], V2026);
 }
 
 #[test]
 fn task_client_real_steps_in_2025_11_25() {
-    task_client_real_steps(Rt::Smol, &["--era", LEGACY], LEGACY);
+    task_client_real_steps(Rt::Smol, &["--era", V2025], V2025);
 }

@@ -15,7 +15,7 @@ use taskwire_tests::procs::{self, Raw, Rt};
 
 use crate::common::HANG;
 
-fn modern(id: u64, method: &str, mut params: Value) -> Value {
+fn v2026(id: u64, method: &str, mut params: Value) -> Value {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {
@@ -31,7 +31,7 @@ fn poll_until(raw: &mut Raw, id: &mut u64, task: &str, done: impl Fn(&Value) -> 
     for _ in 0..200 {
         std::thread::sleep(Duration::from_millis(50));
         *id += 1;
-        raw.send(&modern(*id, "tasks/get", json!({ "taskId": task })))
+        raw.send(&v2026(*id, "tasks/get", json!({ "taskId": task })))
             .expect("tasks/get");
         let want = *id;
         let got = raw.expect(HANG, "a tasks/get answer", |m| m["id"] == want);
@@ -53,7 +53,7 @@ fn whole_task(runtime: Rt) {
         .concat(),
         None,
     );
-    raw.send(&modern(1, "server/discover", json!({})))
+    raw.send(&v2026(1, "server/discover", json!({})))
         .expect("discover");
     let discovered = raw.expect(HANG, "the discover answer", |m| m["id"] == 1);
     assert_valid_in(CORE_2026, "DiscoverResultResponse", &discovered);
@@ -61,15 +61,15 @@ fn whole_task(runtime: Rt) {
     // A 2025-11-25 client on the same process at the same time: its task runs beside ours.
     raw.handshake();
     raw.send(&procs::call_as_task(200, TOOL))
-        .expect("legacy call");
-    let legacy = raw.expect(HANG, "a legacy CreateTaskResult", |m| m["id"] == 200);
-    assert_eq!(legacy["result"]["task"]["status"], "working", "{legacy}");
-    let legacy_task = legacy["result"]["task"]["taskId"]
+        .expect("v2025 call");
+    let v2025 = raw.expect(HANG, "a v2025 CreateTaskResult", |m| m["id"] == 200);
+    assert_eq!(v2025["result"]["task"]["status"], "working", "{v2025}");
+    let v2025_task = v2025["result"]["task"]["taskId"]
         .as_str()
         .unwrap()
         .to_owned();
 
-    raw.send(&modern(
+    raw.send(&v2026(
         2,
         "tools/call",
         json!({ "name": TOOL, "arguments": {} }),
@@ -92,7 +92,7 @@ fn whole_task(runtime: Rt) {
     assert_eq!(done["result"]["statusMessage"], STEPS[STEPS.len() - 1]);
 
     // A tool that asks for a confirmation mid-task.
-    raw.send(&modern(
+    raw.send(&v2026(
         100,
         "tools/call",
         json!({ "name": CONFIRM_TASK, "arguments": { "question": "Ship it?" } }),
@@ -111,7 +111,7 @@ fn whole_task(runtime: Rt) {
     assert_eq!(request["params"]["message"], "Ship it?");
     id += 1;
     let answer = json!({ key.clone(): { "action": "accept", "content": { "confirm": true } } });
-    raw.send(&modern(
+    raw.send(&v2026(
         id,
         "tasks/update",
         json!({ "taskId": task, "inputResponses": answer }),
@@ -146,16 +146,16 @@ fn whole_task(runtime: Rt) {
     assert_valid_in(CORE_2026, "CallToolResultResponse", &done);
     assert_eq!(done["result"]["content"][0]["text"], "Plain? confirmed");
 
-    // The legacy task ran meanwhile, and its client reads the result the 2025-11-25 way.
-    let fetch = procs::request(201, "tasks/result", json!({ "taskId": legacy_task }));
+    // The v2025 task ran meanwhile, and its client reads the result the 2025-11-25 way.
+    let fetch = procs::request(201, "tasks/result", json!({ "taskId": v2025_task }));
     raw.send(&fetch).expect("tasks/result");
-    let result = raw.expect(HANG, "the legacy result", |m| m["id"] == 201);
+    let result = raw.expect(HANG, "the v2025 result", |m| m["id"] == 201);
     assert_eq!(
         result["result"]["content"][0]["text"], RESULT_TEXT,
         "{result}"
     );
     let related = &result["result"]["_meta"]["io.modelcontextprotocol/related-task"];
-    assert_eq!(related["taskId"], legacy_task.as_str());
+    assert_eq!(related["taskId"], v2025_task.as_str());
 }
 
 #[test]

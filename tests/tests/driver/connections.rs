@@ -64,7 +64,7 @@ fn server(runs: Arc<AtomicUsize>) -> Server {
 
 /// A client connected to `handle` as `owner` over a fresh socket pair.
 fn connect(runtime: &Arc<dyn Runtime>, handle: &ServerHandle, owner: &str) -> Client {
-    connect_with(runtime, handle, owner, ClientBuilder::new(legacy_client()))
+    connect_with(runtime, handle, owner, ClientBuilder::new(v2025_client()))
 }
 
 fn connect_with(
@@ -201,7 +201,7 @@ fn an_unsendable_result_is_internal_error_and_a_failed_task() {
 fn a_client_handler_answering_a_non_object_is_internal_error() {
     with_server(async |runtime, handle, _| {
         let builder =
-            ClientBuilder::new(legacy_client()).on_elicitation(|_| async { Ok(json!("yes")) });
+            ClientBuilder::new(v2025_client()).on_elicitation(|_| async { Ok(json!("yes")) });
         let c = connect_with(&runtime, &handle, "alice", builder);
         c.initialize().await.expect("initialize");
         let error = c
@@ -219,7 +219,7 @@ fn a_client_handler_answering_a_non_object_is_internal_error() {
 }
 
 /// A 2025-11-25 client: these tests read `tasks/list` and `tasks/result`.
-fn legacy_client() -> Config {
+fn v2025_client() -> Config {
     Config {
         client_era: ClientEra::Only(taskwire_engine::Era::V2025_11_25),
         ..Config::new("client", "0")

@@ -173,9 +173,9 @@ fn client_confirms_the_handshake_with_initialized() {
 }
 
 /// A dual-era server takes a request before `initialize` that lacks the 2026-07-28 `_meta`
-/// for a malformed modern one (2026 checklist §3.1 r4, replacing -32600).
+/// for a malformed v2026 one (2026 checklist §3.1 r4, replacing -32600).
 #[test]
-fn requests_before_initialize_are_malformed_modern_requests_but_ping_works() {
+fn requests_before_initialize_are_malformed_v2026_requests_but_ping_works() {
     let mut d = Probe::server(server_config());
     for method in ["tools/list", "tools/call", "tasks/get", "tasks/list"] {
         let reply = d.call(method, json!({ "name": "x", "taskId": "t" }));

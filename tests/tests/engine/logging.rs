@@ -25,7 +25,7 @@ fn with_tools(host: &mut taskwire_engine::Host) {
     host.add_tool(tool("quick", TaskSupport::Forbidden));
 }
 
-fn legacy() -> Probe {
+fn v2025() -> Probe {
     Probe::ready_server(logging_config(), with_tools)
 }
 
@@ -57,7 +57,7 @@ fn the_capability_is_declared_only_with_config_logging() {
 
 #[test]
 fn every_level_goes_until_set_level_raises_the_minimum() {
-    let mut d = legacy();
+    let mut d = v2025();
     let (id, _) = d.send("tools/call", json!({ "name": "quick", "arguments": {} }));
     let call = d.call_for(&id);
     let out = log(&mut d, call, LogLevel::Debug, "first");
@@ -102,7 +102,7 @@ fn every_level_goes_until_set_level_raises_the_minimum() {
 
 #[test]
 fn the_level_belongs_to_its_session() {
-    let mut d = legacy();
+    let mut d = v2025();
     let other = d.open("peer");
     d.call_on(other, "logging/setLevel", json!({ "level": "emergency" }));
     let (id, _) = d.send("tools/call", json!({ "name": "quick", "arguments": {} }));
@@ -112,7 +112,7 @@ fn the_level_belongs_to_its_session() {
 
 #[test]
 fn a_bad_level_is_invalid_params_and_changes_nothing() {
-    let mut d = legacy();
+    let mut d = v2025();
     d.call("logging/setLevel", json!({ "level": "error" }));
     for params in [json!({ "level": "loud" }), json!({}), json!({ "level": 3 })] {
         let reply = d.call("logging/setLevel", params);
@@ -139,7 +139,7 @@ fn without_config_logging_set_level_is_unknown_and_log_is_a_usage_error() {
 
 #[test]
 fn a_tasks_messages_carry_related_task_meta_until_it_ends() {
-    let mut d = legacy();
+    let mut d = v2025();
     d.call(
         "tools/call",
         json!({ "name": "job", "arguments": {}, "task": {} }),
@@ -162,7 +162,7 @@ fn a_tasks_messages_carry_related_task_meta_until_it_ends() {
 // ---- 2026-07-28 ------------------------------------------------------------------------------
 
 /// A 2026-07-28 request line; `level` goes in `_meta` when given.
-fn modern(id: u32, method: &str, mut params: Value, level: Option<Value>, caps: Value) -> Value {
+fn v2026(id: u32, method: &str, mut params: Value, level: Option<Value>, caps: Value) -> Value {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": caps,
@@ -173,8 +173,8 @@ fn modern(id: u32, method: &str, mut params: Value, level: Option<Value>, caps: 
     json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
 }
 
-fn modern_call(d: &mut Probe, id: u32, name: &str, level: Option<Value>, caps: Value) -> CallId {
-    let line = modern(
+fn v2026_call(d: &mut Probe, id: u32, name: &str, level: Option<Value>, caps: Value) -> CallId {
+    let line = v2026(
         id,
         "tools/call",
         json!({ "name": name, "arguments": {} }),
@@ -189,16 +189,16 @@ fn modern_call(d: &mut Probe, id: u32, name: &str, level: Option<Value>, caps: V
     call.expect("the call reached the app")
 }
 
-fn modern_server() -> Probe {
+fn v2026_server() -> Probe {
     let mut d = Probe::server(logging_config());
     with_tools(&mut d.host);
     d
 }
 
 #[test]
-fn modern_discover_declares_logging() {
-    let mut d = modern_server();
-    let out = d.feed_json(modern(1, "server/discover", json!({}), None, json!({})));
+fn v2026_discover_declares_logging() {
+    let mut d = v2026_server();
+    let out = d.feed_json(v2026(1, "server/discover", json!({}), None, json!({})));
     assert_eq!(
         out[0]["result"]["capabilities"]["logging"],
         json!({}),
@@ -208,9 +208,9 @@ fn modern_discover_declares_logging() {
 }
 
 #[test]
-fn a_modern_call_gets_messages_from_the_level_its_request_named() {
-    let mut d = modern_server();
-    let call = modern_call(&mut d, 1, "quick", Some(json!("info")), json!({}));
+fn a_v2026_call_gets_messages_from_the_level_its_request_named() {
+    let mut d = v2026_server();
+    let call = v2026_call(&mut d, 1, "quick", Some(json!("info")), json!({}));
     assert!(log(&mut d, call, LogLevel::Debug, "below info").is_empty());
     let out = log(&mut d, call, LogLevel::Info, "started");
     assert_eq!(
@@ -222,28 +222,28 @@ fn a_modern_call_gets_messages_from_the_level_its_request_named() {
 }
 
 #[test]
-fn a_modern_call_without_a_level_gets_none() {
-    let mut d = modern_server();
+fn a_v2026_call_without_a_level_gets_none() {
+    let mut d = v2026_server();
     for (id, level) in [(1, None), (2, Some(Value::Null))] {
-        let call = modern_call(&mut d, id, "quick", level, json!({}));
+        let call = v2026_call(&mut d, id, "quick", level, json!({}));
         assert!(log(&mut d, call, LogLevel::Emergency, "never").is_empty());
     }
 }
 
 #[test]
-fn a_modern_task_gets_no_messages_whatever_its_request_named() {
-    let mut d = modern_server();
+fn a_v2026_task_gets_no_messages_whatever_its_request_named() {
+    let mut d = v2026_server();
     let caps = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
-    let work = modern_call(&mut d, 1, "job", Some(json!("debug")), caps);
+    let work = v2026_call(&mut d, 1, "job", Some(json!("debug")), caps);
     let created = d.drain();
     assert!(with_method(&created, "notifications/message").is_empty());
     assert!(log(&mut d, work, LogLevel::Error, "not for tasks").is_empty());
 }
 
 #[test]
-fn a_modern_request_naming_an_unknown_level_is_invalid_params() {
-    let mut d = modern_server();
-    let line = modern(
+fn a_v2026_request_naming_an_unknown_level_is_invalid_params() {
+    let mut d = v2026_server();
+    let line = v2026(
         1,
         "tools/call",
         json!({ "name": "quick" }),

@@ -3,14 +3,14 @@
 use std::path::PathBuf;
 
 use taskwire_harness::fuzz::check::Schema;
-use taskwire_harness::fuzz::{modern_client, modern_ops, pair_faults, server_ops, Record, Rng};
+use taskwire_harness::fuzz::{pair_faults, server_ops, v2026_client, v2026_ops, Record, Rng};
 
 /// Rewrites the checked-in seed corpus (`fuzz/corpus/<target>/`):
 /// `cargo test --release -p taskwire-tests --test fuzz write_seed_corpus -- --ignored`.
 ///
 /// - framing: the client side of each recorded interop transcript
 ///   (`tests/fixtures/recorded/*.jsonl`) behind a header byte, plus a few hand-made streams;
-/// - server_ops, modern_ops, modern_client and pair_faults: from 20 000 seeded inputs, the
+/// - server_ops, v2026_ops, v2026_client and pair_faults: from 20 000 seeded inputs, the
 ///   few that together reach the most protocol features (task created, input_required,
 ///   completed, failed, cancelled, parked result, expiry, restart, inputRequests, MRTR,
 ///   listen streams, tasks/update, fallback, …), chosen greedily.
@@ -148,7 +148,7 @@ fn write_seed_corpus() {
     {
         std::fs::write(so_dir.join(format!("seed-{i}")), d).unwrap();
     }
-    let features_modern: &[&str] = &[
+    let features_v2026: &[&str] = &[
         "\"resultType\":\"task\"",
         "\"inputRequests\":{\"",
         "\"resultType\":\"input_required\"",
@@ -161,12 +161,12 @@ fn write_seed_corpus() {
         "-32022",
         "\"taskIds\":[\"",
     ];
-    let mo_dir = dir("modern_ops");
+    let mo_dir = dir("v2026_ops");
     for (i, d) in pick(
         23,
         600,
-        |d| modern_ops::drive(d, Schema::Structural, Record::Text).into_text(),
-        features_modern,
+        |d| v2026_ops::drive(d, Schema::Structural, Record::Text).into_text(),
+        features_v2026,
     )
     .iter()
     .enumerate()
@@ -185,11 +185,11 @@ fn write_seed_corpus() {
         "InitializeFailed",
         "TimedOut",
     ];
-    let mc_dir = dir("modern_client");
+    let mc_dir = dir("v2026_client");
     for (i, d) in pick(
         24,
         500,
-        |d| modern_client::drive(d, Record::Text).into_text(),
+        |d| v2026_client::drive(d, Record::Text).into_text(),
         features_client,
     )
     .iter()

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use taskwire_harness::fuzz::check::Schema;
 use taskwire_harness::fuzz::{
-    framing, modern_client, modern_ops, pair_faults, server_ops, Record, Rng,
+    framing, pair_faults, server_ops, v2026_client, v2026_ops, Record, Rng,
 };
 
 /// The oracle of the seeded loop and of replays: every message validated, every input
@@ -90,8 +90,8 @@ fn replay() {
         "framing" => framing::run_with(&data, FULL),
         "server_ops" => server_ops::run_with(&data, FULL),
         "pair_faults" => pair_faults::run_with(&data, FULL),
-        "modern_ops" => modern_ops::run_with(&data, FULL),
-        "modern_client" => modern_client::run_with(&data, FULL),
+        "v2026_ops" => v2026_ops::run_with(&data, FULL),
+        "v2026_client" => v2026_client::run_with(&data, FULL),
         other => panic!("no target {other}"),
     }
 }
@@ -131,15 +131,15 @@ fn server_ops_seeded() {
 }
 
 #[test]
-fn modern_ops_seeded() {
-    seeded("modern_ops", 4, 200, 600, |d| modern_ops::run_with(d, FULL));
-    let s = modern_ops::stats();
-    eprintln!("modern_ops: {s:?}");
+fn v2026_ops_seeded() {
+    seeded("v2026_ops", 4, 200, 600, |d| v2026_ops::run_with(d, FULL));
+    let s = v2026_ops::stats();
+    eprintln!("v2026_ops: {s:?}");
     for (what, n) in [
         ("2026 tasks created", s.created),
         ("inputRequests shown", s.asked),
         ("outcomes inline", s.outcomes),
-        ("2025-11-25 tasks read in 2026", s.legacy_read),
+        ("2025-11-25 tasks read in 2026", s.v2025_read),
         ("task notifications on listen streams", s.streamed),
     ] {
         assert!(n >= 5, "the seeded loop reached {what} only {n} times");
@@ -147,12 +147,12 @@ fn modern_ops_seeded() {
 }
 
 #[test]
-fn modern_client_seeded() {
-    seeded("modern_client", 5, 300, 500, |d| {
-        modern_client::run_with(d, FULL)
+fn v2026_client_seeded() {
+    seeded("v2026_client", 5, 300, 500, |d| {
+        v2026_client::run_with(d, FULL)
     });
-    let s = modern_client::stats();
-    eprintln!("modern_client: {s:?}");
+    let s = v2026_client::stats();
+    eprintln!("v2026_client: {s:?}");
     for (what, n) in [
         ("sessions opened in 2026-07-28", s.opened),
         ("tasks followed", s.created),
@@ -207,7 +207,7 @@ fn throughput() {
         ("framing", 1, 600, framing::run),
         ("server_ops", 2, 1500, server_ops::run),
         ("pair_faults", 3, 1200, pair_faults::run),
-        ("modern_ops", 4, 600, modern_ops::run),
+        ("v2026_ops", 4, 600, v2026_ops::run),
     ];
     let only = std::env::var("TASKWIRE_FUZZ_TARGET").ok();
     for (target, salt, max_len, body) in targets {

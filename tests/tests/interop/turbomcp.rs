@@ -1,7 +1,7 @@
 //! Interop with turbomcp 4.0.0-alpha.5 (`turbomcp-ext-tasks`) in 2026-07-28 with the tasks
 //! extension, as real processes, both ways:
 //!
-//! - turbomcp's modern client (`turbomcp-task-client`, `tests/peers/turbomcp`) ⇒ our
+//! - turbomcp's v2026 client (`turbomcp-task-client`, `tests/peers/turbomcp`) ⇒ our
 //!   `task-server`: a whole task, and a cancelled one;
 //! - our `task-client` and our client API ⇒ turbomcp's server (`turbomcp-task-server`).
 //!

@@ -406,7 +406,7 @@ impl<'de> Deserialize<'de> for Extensions {
     }
 }
 
-/// Whether the params may carry the version key, cheaply: a legacy request almost never
+/// Whether the params may carry the version key, cheaply: a 2025-11-25 request almost never
 /// names it at all. A byte search for its `/`, then its tail, short enough for the standard
 /// library's vectorised search (the whole key cost a tools/call ~1,600 instructions);
 /// `initialize`'s `"protocolVersion"` has no slash before it.

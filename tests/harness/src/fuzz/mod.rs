@@ -12,7 +12,7 @@
 //!   owners (sessions close and reconnect), driven by inbound messages (a grammar of MCP
 //!   messages with mutations, plus raw garbage), application commands through call
 //!   handles, and time; owner isolation is an invariant.
-//! - [`modern_ops::run`]: one server host serving the 2026-07-28 era on two sessions of two
+//! - [`v2026_ops::run`]: one server host serving the 2026-07-28 era on two sessions of two
 //!   owners beside a 2025-11-25 session: requests with right and wrong per-request
 //!   `_meta`, application commands, time; answers checked against the 2026 schemas.
 //! - [`pair_faults::run`]: a client host and a server host over an in-memory wire that
@@ -55,11 +55,11 @@
 
 pub mod check;
 pub mod framing;
-pub mod modern_client;
-pub mod modern_ops;
 pub mod pair_faults;
 pub mod reader;
 pub mod server_ops;
+pub mod v2026_client;
+pub mod v2026_ops;
 
 use std::fmt;
 use std::sync::OnceLock;

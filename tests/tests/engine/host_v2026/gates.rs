@@ -6,11 +6,11 @@ use serde_json::{json, Value};
 use taskwire_engine::{Output, Role};
 use taskwire_harness::schema::{assert_valid, assert_valid_in, CORE_2026, TASKS_2026};
 
-use super::{error_code, result_of, server_info, Modern, EXT};
+use super::{error_code, result_of, server_info, EXT, V2026};
 
 #[test]
-fn discover_names_the_version_and_the_extension_but_no_legacy_tasks() {
-    let mut m = Modern::new();
+fn discover_names_the_version_and_the_extension_but_no_v2025_tasks() {
+    let mut m = V2026::new();
     let answer = m.request("server/discover", json!({}), json!({}));
     assert_valid_in(CORE_2026, "DiscoverResultResponse", &answer);
     let result = result_of(&answer);
@@ -28,8 +28,8 @@ fn discover_names_the_version_and_the_extension_but_no_legacy_tasks() {
 
 #[test]
 fn required_meta_and_version_are_checked_first() {
-    let mut m = Modern::new();
-    // No _meta at all: a modern-only method is a malformed modern request.
+    let mut m = V2026::new();
+    // No _meta at all: a v2026-only method is a malformed v2026 request.
     let out = m.raw(r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}"#);
     assert_eq!(error_code(&out[0]), -32602, "{out:?}");
     assert_valid_in(CORE_2026, "JSONRPCErrorResponse", &out[0]);
@@ -40,7 +40,7 @@ fn required_meta_and_version_are_checked_first() {
         .as_str()
         .unwrap()
         .contains("clientCapabilities"));
-    // Another version, even a legacy one, without initialize: -32022 with the data.
+    // Another version, even a v2025 one, without initialize: -32022 with the data.
     for version in ["2026-01-01", "2025-11-25"] {
         let line = json!({"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"x","_meta":{
             "io.modelcontextprotocol/protocolVersion": version,
@@ -56,7 +56,7 @@ fn required_meta_and_version_are_checked_first() {
 
 #[test]
 fn tools_list_has_cache_fields_and_no_task_support() {
-    let mut m = Modern::new();
+    let mut m = V2026::new();
     let answer = m.request("tools/list", json!({}), json!({}));
     assert_valid_in(CORE_2026, "ListToolsResultResponse", &answer);
     let result = result_of(&answer);
@@ -73,7 +73,7 @@ fn tools_list_has_cache_fields_and_no_task_support() {
 
 #[test]
 fn the_gates_come_in_the_checklists_order() {
-    let mut m = Modern::new();
+    let mut m = V2026::new();
     // Method first: tasks/result and tasks/list do not exist in this era.
     for method in ["tasks/result", "tasks/list"] {
         let answer = m.request(method, json!({ "taskId": "x" }), json!({}));
@@ -102,44 +102,44 @@ fn the_gates_come_in_the_checklists_order() {
 }
 
 #[test]
-fn a_legacy_session_on_the_same_host_keeps_2025_11_25() {
-    let mut m = Modern::new();
-    let legacy = m
+fn a_v2025_session_on_the_same_host_keeps_2025_11_25() {
+    let mut m = V2026::new();
+    let v2025 = m
         .host
         .open(m.now, Role::Server, "alice")
         .expect("the host takes sessions");
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
         "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}});
     m.host
-        .handle_message(m.now, legacy, init.to_string().as_bytes())
+        .handle_message(m.now, v2025, init.to_string().as_bytes())
         .expect("the host takes input");
     m.host.handle_message(
         m.now,
-        legacy,
+        v2025,
         br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","task":{"ttl":60000}}}"#,
     ).expect("the host takes input");
-    let mut legacy_out = Vec::new();
+    let mut v2025_out = Vec::new();
     while let Some(o) = m.host.poll_output() {
         if let Output::Send(t) = o {
-            assert_eq!(t.session, legacy);
-            legacy_out.push(serde_json::from_str::<Value>(&t.message).unwrap());
+            assert_eq!(t.session, v2025);
+            v2025_out.push(serde_json::from_str::<Value>(&t.message).unwrap());
         }
     }
-    let created = &legacy_out[1]["result"];
+    let created = &v2025_out[1]["result"];
     assert_valid("CreateTaskResult", created);
     assert_eq!(created["task"]["ttl"], 60000);
-    // A modern request of the same owner without the extension may still read and cancel
-    // that legacy-created task, in 2026 shapes.
+    // A v2026 request of the same owner without the extension may still read and cancel
+    // that v2025-created task, in 2026 shapes.
     let got = m.request("tasks/get", json!({ "taskId": "task-1" }), json!({}));
     assert_valid_in(TASKS_2026, "GetTaskResult", result_of(&got));
     assert_eq!(result_of(&got)["ttlMs"], 60000);
-    // A task the same owner made in 2026-07-28 is not in the legacy tasks/list (§3.2 r10).
-    let modern = m.declared("tools/call", json!({ "name": "slow" }));
-    assert_eq!(result_of(&modern)["taskId"], "task-2");
+    // A task the same owner made in 2026-07-28 is not in the v2025 tasks/list (§3.2 r10).
+    let v2026 = m.declared("tools/call", json!({ "name": "slow" }));
+    assert_eq!(result_of(&v2026)["taskId"], "task-2");
     m.host
         .handle_message(
             m.now,
-            legacy,
+            v2025,
             br#"{"jsonrpc":"2.0","id":3,"method":"tasks/list","params":{}}"#,
         )
         .expect("the host takes input");

@@ -6,15 +6,15 @@ use serde_json::{json, Value};
 use taskwire_engine::{Event, Output, Role};
 use taskwire_harness::schema::{assert_valid_in, CORE_2026, TASKS_2026};
 
-use super::{ask_name, error_code, result_of, Modern, EXT};
+use super::{ask_name, error_code, result_of, EXT, V2026};
 
 #[test]
 fn input_requests_are_listed_by_get_and_answered_by_update() {
-    let mut m = Modern::new();
+    let mut m = V2026::new();
     let caps = json!({ "elicitation": { "form": {} }, "extensions": { EXT: {} } });
     m.request("tools/call", json!({ "name": "slow" }), caps.clone());
     let call = m.tool_call().call;
-    let ask = |m: &mut Modern, message: &str| {
+    let ask = |m: &mut V2026, message: &str| {
         let params = json!({ "mode": "form", "message": message, "requestedSchema": {
             "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] } });
         m.host
@@ -39,7 +39,7 @@ fn input_requests_are_listed_by_get_and_answered_by_update() {
 
     // Unknown keys are ignored; a malformed value for an outstanding key is -32602 and
     // changes nothing.
-    let update = |m: &mut Modern, responses: Value| {
+    let update = |m: &mut V2026, responses: Value| {
         m.request(
             "tasks/update",
             json!({ "taskId": "task-1", "inputResponses": responses }),
@@ -103,7 +103,7 @@ fn input_requests_are_listed_by_get_and_answered_by_update() {
 
 #[test]
 fn input_the_creating_request_did_not_declare_cannot_be_asked() {
-    let mut m = Modern::new();
+    let mut m = V2026::new();
     m.declared("tools/call", json!({ "name": "slow" }));
     let call = m.tool_call().call;
     let asked = m
@@ -117,13 +117,13 @@ fn input_the_creating_request_did_not_declare_cannot_be_asked() {
     assert_eq!(result_of(&got)["status"], "working");
 }
 
-/// modern_ops: a 2025-11-25 task waiting for input, read by a 2026 request, lacked
+/// v2026_ops: a 2025-11-25 task waiting for input, read by a 2026 request, lacked
 /// `inputRequests` (which the schema requires in that status). Its input requests went to
 /// its own client as requests, so the map is empty.
 #[test]
-fn a_legacy_task_waiting_for_input_reads_with_empty_input_requests() {
-    let mut m = Modern::new();
-    let legacy = m
+fn a_v2025_task_waiting_for_input_reads_with_empty_input_requests() {
+    let mut m = V2026::new();
+    let v2025 = m
         .host
         .open(m.now, Role::Server, "alice")
         .expect("the host takes sessions");
@@ -131,12 +131,12 @@ fn a_legacy_task_waiting_for_input_reads_with_empty_input_requests() {
         "protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},
         "clientInfo":{"name":"c","version":"1"}}});
     m.host
-        .handle_message(m.now, legacy, init.to_string().as_bytes())
+        .handle_message(m.now, v2025, init.to_string().as_bytes())
         .expect("the host takes input");
     m.host
         .handle_message(
             m.now,
-            legacy,
+            v2025,
             br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","task":{}}}"#,
         )
         .expect("the host takes input");
@@ -164,7 +164,7 @@ fn a_legacy_task_waiting_for_input_reads_with_empty_input_requests() {
 
 /// One `tools/call` line of this era declaring elicitation (and the extension when
 /// `tasks`), with MRTR fields merged into `params`.
-fn elicit_call(m: &mut Modern, name: &str, tasks: bool, mrtr: Value) -> Vec<Value> {
+fn elicit_call(m: &mut V2026, name: &str, tasks: bool, mrtr: Value) -> Vec<Value> {
     m.next_id += 1;
     let mut caps = json!({ "elicitation": {} });
     if tasks {
@@ -180,7 +180,7 @@ fn elicit_call(m: &mut Modern, name: &str, tasks: bool, mrtr: Value) -> Vec<Valu
     m.raw(&line.to_string())
 }
 
-fn answers(m: &Modern) -> Vec<(taskwire_engine::InputId, Value)> {
+fn answers(m: &V2026) -> Vec<(taskwire_engine::InputId, Value)> {
     m.events
         .iter()
         .filter_map(|e| match e {
@@ -192,7 +192,7 @@ fn answers(m: &Modern) -> Vec<(taskwire_engine::InputId, Value)> {
 
 #[test]
 fn a_plain_call_asks_for_input_by_mrtr_over_two_rounds() {
-    let mut m = Modern::new();
+    let mut m = V2026::new();
     // Round 1: the tool asks; the request is answered with an InputRequiredResult.
     assert!(elicit_call(&mut m, "greet", false, json!({})).is_empty());
     let call = m.tool_call().call;
@@ -258,7 +258,7 @@ fn a_plain_call_asks_for_input_by_mrtr_over_two_rounds() {
 
 #[test]
 fn mrtr_then_a_task_when_the_app_decides() {
-    let mut m = Modern::new();
+    let mut m = V2026::new();
     elicit_call(&mut m, "ask", true, json!({}));
     let offered = m.tool_call();
     assert!(offered.task_offered);
@@ -279,7 +279,7 @@ fn mrtr_then_a_task_when_the_app_decides() {
 
 #[test]
 fn a_request_state_we_did_not_write_is_refused() {
-    let mut m = Modern::new();
+    let mut m = V2026::new();
     let out = elicit_call(
         &mut m,
         "greet",

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use taskwire_engine::{Event, Output, Role};
 use taskwire_harness::schema::{assert_valid_in, CORE_2026, TASKS_2026};
 
-use super::{ask_name, error_code, result_of, Modern, EXT};
+use super::{ask_name, error_code, result_of, EXT, V2026};
 
 /// The notifications of `method` among `out`.
 fn notifications(out: &[Value], method: &str) -> Vec<Value> {
@@ -17,7 +17,7 @@ fn notifications(out: &[Value], method: &str) -> Vec<Value> {
 
 #[test]
 fn a_listen_stream_reports_each_change_of_the_callers_tasks_then_ends() {
-    let mut m = Modern::new();
+    let mut m = V2026::new();
     let caps = json!({ "elicitation": {}, "extensions": { EXT: {} } });
     m.request("tools/call", json!({ "name": "slow" }), caps.clone());
     let call = m.tool_call().call;
@@ -122,7 +122,7 @@ fn a_listen_stream_reports_each_change_of_the_callers_tasks_then_ends() {
 
 #[test]
 fn a_listen_needs_the_extension_and_ends_when_the_client_cancels_it() {
-    let mut m = Modern::new();
+    let mut m = V2026::new();
     let refused = m.request(
         "subscriptions/listen",
         json!({ "notifications": { "taskIds": ["task-1"] } }),
@@ -163,7 +163,7 @@ fn a_listen_needs_the_extension_and_ends_when_the_client_cancels_it() {
 
 #[test]
 fn a_listen_stream_lets_an_expired_task_go_and_its_owner_hears_it_expired() {
-    let mut m = Modern::new();
+    let mut m = V2026::new();
     m.declared("tools/call", json!({ "name": "slow" }));
     m.next_id += 1;
     let listen_id = m.next_id;

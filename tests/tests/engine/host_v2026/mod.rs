@@ -6,7 +6,7 @@
 //! A 2025-11-25 session on the same host keeps its own era.
 //!
 //! One module per part of the checklist: `gates`, `tasks`, `input`, `listen`; the harness
-//! ([`Modern`]) is here.
+//! ([`V2026`]) is here.
 
 mod gates;
 mod input;
@@ -23,7 +23,7 @@ const EXT: &str = "io.modelcontextprotocol/tasks";
 
 /// A server host with `greet` (never a task), `slow` (a task when declared) and `job`
 /// (only as a task), and one session that never says `initialize`.
-struct Modern {
+struct V2026 {
     host: Host,
     session: SessionId,
     now: Millis,
@@ -31,8 +31,8 @@ struct Modern {
     events: Vec<Event>,
 }
 
-impl Modern {
-    fn new() -> Modern {
+impl V2026 {
+    fn new() -> V2026 {
         let mut config = Config::new("taskwire-test", "1.0.0");
         config.tasks.poll_interval_ms = Some(200);
         let mut host = Host::new(config, counter_ids("task-"), T0);
@@ -47,7 +47,7 @@ impl Modern {
         let session = host
             .open(T0, Role::Server, "alice")
             .expect("the host takes sessions");
-        Modern {
+        V2026 {
             host,
             session,
             now: T0,
@@ -139,7 +139,7 @@ fn server_info() -> Value {
 
 /// The application asks, within `call`, for an elicitation (the `n`-th question); returns
 /// the input's id.
-fn ask_name(m: &mut Modern, call: taskwire_engine::CallId, n: u32) -> taskwire_engine::InputId {
+fn ask_name(m: &mut V2026, call: taskwire_engine::CallId, n: u32) -> taskwire_engine::InputId {
     let params = json!({ "mode": "form", "message": format!("question {n}"),
         "requestedSchema": { "type": "object", "properties": { "a": { "type": "string" } } } });
     m.host

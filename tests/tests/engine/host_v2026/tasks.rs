@@ -6,11 +6,11 @@ use taskwire_engine::Event;
 use taskwire_harness::schema::{assert_valid_in, CORE_2026, TASKS_2026};
 use taskwire_harness::setup::stamp;
 
-use super::{error_code, result_of, Modern, EXT};
+use super::{error_code, result_of, EXT, V2026};
 
 #[test]
 fn a_call_becomes_a_task_only_when_its_own_request_declares_the_extension() {
-    let mut m = Modern::new();
+    let mut m = V2026::new();
     // Declared: the optional tool becomes a task, answered with the flat CreateTaskResult.
     let answer = m.declared("tools/call", json!({ "name": "slow", "arguments": {} }));
     assert_valid_in(CORE_2026, "JSONRPCResultResponse", &answer);
@@ -63,7 +63,7 @@ fn a_call_becomes_a_task_only_when_its_own_request_declares_the_extension() {
 
 #[test]
 fn a_task_only_tool_needs_the_extension_and_a_forbidden_one_never_is_a_task() {
-    let mut m = Modern::new();
+    let mut m = V2026::new();
     let answer = m.request("tools/call", json!({ "name": "job" }), json!({}));
     assert_valid_in(CORE_2026, "MissingRequiredClientCapabilityError", &answer);
     assert_eq!(
@@ -83,7 +83,7 @@ fn a_task_only_tool_needs_the_extension_and_a_forbidden_one_never_is_a_task() {
 
 #[test]
 fn tasks_get_inlines_the_outcome_and_is_error_reads_completed() {
-    let mut m = Modern::new();
+    let mut m = V2026::new();
     // A tool error result: completed, with the result inline (resultType added).
     m.declared("tools/call", json!({ "name": "slow" }));
     let call = m.tool_call().call;
@@ -119,10 +119,10 @@ fn tasks_get_inlines_the_outcome_and_is_error_reads_completed() {
 
 #[test]
 fn an_early_poll_is_answered_and_raises_the_tasks_poll_interval() {
-    let mut m = Modern::new();
+    let mut m = V2026::new();
     m.declared("tools/call", json!({ "name": "slow" }));
     let call = m.tool_call().call;
-    let poll = |m: &mut Modern, after_ms: u64| {
+    let poll = |m: &mut V2026, after_ms: u64| {
         m.now = m.now.plus(after_ms);
         let got = m.declared("tasks/get", json!({ "taskId": "task-1" }));
         assert_valid_in(TASKS_2026, "GetTaskResult", result_of(&got));
@@ -172,7 +172,7 @@ fn an_early_poll_is_answered_and_raises_the_tasks_poll_interval() {
 
 #[test]
 fn cancel_is_an_ack_and_idempotent_on_finished_tasks() {
-    let mut m = Modern::new();
+    let mut m = V2026::new();
     m.declared("tools/call", json!({ "name": "slow" }));
     let call = m.tool_call().call;
     for _ in 0..2 {
@@ -200,7 +200,7 @@ fn cancel_is_an_ack_and_idempotent_on_finished_tasks() {
 
 #[test]
 fn update_acks_and_ignores_keys_that_are_not_outstanding() {
-    let mut m = Modern::new();
+    let mut m = V2026::new();
     m.declared("tools/call", json!({ "name": "slow" }));
     let params =
         json!({ "taskId": "task-1", "inputResponses": { "unknown-key": { "ignored": true } } });
@@ -216,8 +216,8 @@ fn update_acks_and_ignores_keys_that_are_not_outstanding() {
 }
 
 #[test]
-fn the_app_decides_when_it_asks_to_and_its_task_is_modern() {
-    let mut m = Modern::new();
+fn the_app_decides_when_it_asks_to_and_its_task_is_v2026() {
+    let mut m = V2026::new();
     m.next_id += 1;
     let line = json!({"jsonrpc":"2.0","id":m.next_id,"method":"tools/call","params":{"name":"ask",
         "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",

@@ -461,7 +461,7 @@ impl Harness {
         }
         if !hosts {
             // Before initialize, a request without the 2026-07-28 `_meta` is a malformed
-            // modern one.
+            // v2026 one.
             let want = if ready { -32601 } else { -32602 };
             assert_eq!(
                 single().code(),

@@ -43,7 +43,7 @@ pub struct Stats {
     /// 2026 `tasks/get` answers with an inline `result` or `error`.
     pub outcomes: usize,
     /// 2026 `tasks/get` answers about a task created by the 2025-11-25 session.
-    pub legacy_read: usize,
+    pub v2025_read: usize,
     /// `notifications/tasks` sent on listen streams.
     pub streamed: usize,
 }
@@ -61,7 +61,7 @@ pub fn stats() -> Stats {
         created: n(0),
         asked: n(1),
         outcomes: n(2),
-        legacy_read: n(3),
+        v2025_read: n(3),
         streamed: n(4),
     }
 }
@@ -98,7 +98,7 @@ pub fn drive(data: &[u8], schema: Schema, record: Record) -> Transcript {
 struct Slot {
     session: SessionId,
     owner: usize,
-    modern: bool,
+    v2026: bool,
     /// Well-formed requests not answered yet: id → method.
     pending: BTreeMap<IdKey, &'static str>,
     next_id: i64,
@@ -108,7 +108,7 @@ struct Slot {
 struct Known {
     owner: usize,
     /// Created by the 2025-11-25 session.
-    legacy: bool,
+    v2025: bool,
     /// The last status a 2026 `tasks/get` showed.
     status: Option<String>,
     /// The keys of its last `inputRequests`.
@@ -134,7 +134,7 @@ impl Drop for Harness {
 impl Harness {
     fn new(r: &mut Reader, schema: Schema, data: &[u8], record: Record) -> Option<Harness> {
         let mode = r.u8()?;
-        let mut cfg = config("modern");
+        let mut cfg = config("v2026");
         cfg.tasks.poll_interval_ms = [None, Some(200)][usize::from(mode & 1)];
         cfg.tasks.default_ttl_ms = [None, Some(60_000)][usize::from(mode >> 1 & 1)];
         cfg.tasks.max_tasks_per_owner = 1 + usize::from(mode >> 2 & 7);
@@ -154,7 +154,7 @@ impl Harness {
             validate,
             transcript: Transcript::new(record),
         };
-        for (owner, modern) in [(0, false), (0, true), (1, true)] {
+        for (owner, v2026) in [(0, false), (0, true), (1, true)] {
             let session = h
                 .host
                 .open(Millis(EPOCH), taskwire_engine::Role::Server, OWNERS[owner])
@@ -162,7 +162,7 @@ impl Harness {
             h.slots.push(Slot {
                 session,
                 owner,
-                modern,
+                v2026,
                 pending: BTreeMap::new(),
                 next_id: 1,
             });
@@ -176,8 +176,8 @@ impl Harness {
 
     fn step(&mut self, r: &mut Reader) -> Option<()> {
         match r.below(10)? {
-            0..=4 => self.modern_request(r)?,
-            5 => self.legacy_request(r)?,
+            0..=4 => self.v2026_request(r)?,
+            5 => self.v2025_request(r)?,
             6 | 7 => self.app_command(r)?,
             8 => self.answer_inputs(r)?,
             _ => {
@@ -192,7 +192,7 @@ impl Harness {
     }
 
     /// A 2026 request on session 1 or 2.
-    fn modern_request(&mut self, r: &mut Reader) -> Option<()> {
+    fn v2026_request(&mut self, r: &mut Reader) -> Option<()> {
         let mut k = 1 + r.below(2)?;
         let methods = [
             "server/discover",
@@ -295,7 +295,7 @@ impl Harness {
     }
 
     /// A 2025-11-25 request on session 0: a task-augmented call, or `tasks/get`.
-    fn legacy_request(&mut self, r: &mut Reader) -> Option<()> {
+    fn v2025_request(&mut self, r: &mut Reader) -> Option<()> {
         let message = if r.bool()? {
             let name = *r.pick(&["opt", "req", "app"])?;
             json!({ "jsonrpc": "2.0", "id": self.fresh_id(0), "method": "tools/call",
@@ -444,7 +444,7 @@ impl Harness {
                 .expect("a session of ours");
             let msg = &sent.msg;
             if matches!(msg.class, Class::Request | Class::Notification) {
-                if self.slots[k].modern {
+                if self.slots[k].v2026 {
                     self.check_stream(k, msg.value());
                 }
                 continue;
@@ -456,8 +456,8 @@ impl Harness {
                 .pending
                 .remove(&key)
                 .unwrap_or_else(|| panic!("invariant: an answer no request is owed: {}", msg.line));
-            if self.slots[k].modern {
-                self.check_modern(k, method, msg.value());
+            if self.slots[k].v2026 {
+                self.check_v2026(k, method, msg.value());
             } else if let (Some(result), "tools/call") = (msg.result(), method) {
                 if let Some(id) = result["task"]["taskId"].as_str() {
                     self.learn(id, 0, true);
@@ -467,9 +467,9 @@ impl Harness {
     }
 
     /// A task was created (an id may come back once its earlier task is gone).
-    fn learn(&mut self, task: &str, owner: usize, legacy: bool) {
+    fn learn(&mut self, task: &str, owner: usize, v2025: bool) {
         let known = Known {
-            legacy,
+            v2025,
             owner,
             status: None,
             keys: Vec::new(),
@@ -520,7 +520,7 @@ impl Harness {
     }
 
     /// Schema, isolation and status checks of one answer on a 2026 session.
-    fn check_modern(&mut self, k: usize, method: &str, answer: &Value) {
+    fn check_v2026(&mut self, k: usize, method: &str, answer: &Value) {
         let owner = self.slots[k].owner;
         if let Some(error) = answer.get("error") {
             if self.validate {
@@ -578,7 +578,7 @@ impl Harness {
             );
         }
         if method == "tasks/get" {
-            if known.legacy {
+            if known.v2025 {
                 count(3);
             }
             if result.get("result").is_some() || result.get("error").is_some() {

@@ -1,7 +1,7 @@
 //! Body 5: our client in 2026-07-28 against our server, over a wire that mangles what the
 //! server says.
 //!
-//! A client host opens with `server/discover` (under `Auto` or `Modern`) against a server
+//! A client host opens with `server/discover` (under `Auto` or `Only(Era::V2026_07_28)`) against a server
 //! host with the fuzz tools. The input picks client commands (`call_tool`,
 //! `call_tool_as_task`, `get_task`, `cancel_task`, answering or failing the input the server
 //! asks for), server commands (answers, tool errors, JSON-RPC errors, status messages, input
@@ -31,7 +31,7 @@ use super::{
     add_tools, assert_no_busy_loop, config, drain, dump_on_panic, line, twice, Drained, Record,
     Transcript, EPOCH,
 };
-use crate::schema::{check_in, modern_request_definition, CORE_2026};
+use crate::schema::{check_in, v2026_request_definition, CORE_2026};
 
 /// Operations per run at most.
 const MAX_OPS: usize = 120;
@@ -378,12 +378,12 @@ impl Harness {
     }
 
     fn check_client(&mut self, out: &Drained) {
-        let modern = self.client.protocol_version(self.cs) == Some("2026-07-28");
+        let v2026 = self.client.protocol_version(self.cs) == Some("2026-07-28");
         for sent in out.sends() {
             let msg = &sent.msg;
             let value = msg.value();
             let method = msg.method().unwrap_or_default();
-            if modern {
+            if v2026 {
                 // Errors about unreadable input are fine; a result would answer a request,
                 // and the server sends none in this era.
                 assert!(
@@ -393,7 +393,7 @@ impl Harness {
                 );
             }
             let opening = method == "server/discover";
-            if (modern || opening) && msg.is_request() {
+            if (v2026 || opening) && msg.is_request() {
                 assert!(
                     !matches!(method, "tasks/result" | "tasks/list"),
                     "invariant: {method} in 2026-07-28"
@@ -408,7 +408,7 @@ impl Harness {
                 if method != "tools/call" {
                     assert!(declares, "invariant: {method} declares the extension");
                 }
-                if let Some((file, definition)) = modern_request_definition(method) {
+                if let Some((file, definition)) = v2026_request_definition(method) {
                     check_in(file, definition, value).unwrap_or_else(|e| panic!("invariant: {e}"));
                 }
                 if method == "tasks/update" {
@@ -484,16 +484,16 @@ impl Harness {
             }
             Event::Request(request) => {
                 count(3);
-                let modern = self.client.protocol_version(self.cs) == Some("2026-07-28");
+                let v2026 = self.client.protocol_version(self.cs) == Some("2026-07-28");
                 let key = match &request.request {
                     RequestId::String(key) => key.clone(),
-                    other if modern => {
+                    other if v2026 => {
                         panic!("invariant: an input key that is not a string: {other}")
                     }
                     other => other.to_string(),
                 };
                 let task = request.related_task.as_ref().map(|t| t.to_string());
-                if let (true, Some(task)) = (modern, &task) {
+                if let (true, Some(task)) = (v2026, &task) {
                     let fresh = self
                         .asked
                         .entry(task.clone())

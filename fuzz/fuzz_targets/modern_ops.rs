@@ -1,2 +1,0 @@
-#![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| taskwire_harness::fuzz::modern_ops::run(data));
