@@ -6,11 +6,11 @@
 //! of its era by the pair.
 
 use serde_json::{json, Value};
-use taskwire_engine::{CallId, ClientEra, Event, RequestId, TaskStatus, TaskSupport};
+use taskwire_engine::{CallId, ClientEra, Event, RequestId, TaskStatus, TaskSupport, UsageError};
 use taskwire_harness::setup::{
     client_config, first_text, server_config, text_result, tool, v2026_client_config,
 };
-use taskwire_harness::{Pair, Side};
+use taskwire_harness::{Pair, Probe, Side};
 
 use crate::common::statuses;
 
@@ -433,4 +433,43 @@ fn a_v2026_error_to_discover_is_not_a_v2025_server() {
     });
     assert_eq!(failed, [-32022]);
     assert!(pair.sent_method(Side::Client, "initialize").is_empty());
+}
+
+/// What 2026-07-28 does not have is refused at once, saying what to use instead, and
+/// nothing is sent; a request from the server (which that era never sends) is -32601.
+#[test]
+fn what_the_era_lacks_is_refused_before_anything_is_sent() {
+    let mut pair = v2026_pair(TaskSupport::Optional);
+    let sent = pair.sent_by(Side::Client).count();
+    let (host, session) = pair.session(Side::Client);
+    let now = host.now();
+    for refused in [
+        host.task_result(now, session, "task-1"),
+        host.list_tasks(now, session, None),
+        host.request_as_task(now, session, "sampling/createMessage", json!({}), None),
+    ] {
+        match refused {
+            Err(UsageError::NotInEra { instead, .. }) => assert!(instead.contains("2026-07-28")),
+            other => panic!("expected NotInEra, got {other:?}"),
+        }
+    }
+    pair.deliver();
+    assert_eq!(pair.sent_by(Side::Client).count(), sent, "nothing was sent");
+}
+
+/// A server of 2026-07-28 sends no request of its own: one that does gets -32601.
+#[test]
+fn a_request_from_a_v2026_server_is_not_a_method_the_client_has() {
+    let mut d = Probe::client(v2026_client_config());
+    d.host.initialize(d.now, d.session).expect("initialize");
+    let discover = d.drain();
+    d.feed_json(
+        json!({ "jsonrpc": "2.0", "id": discover[0]["id"], "result": {
+        "resultType": "complete", "supportedVersions": ["2026-07-28"],
+        "capabilities": { "tools": {} } } }),
+    );
+    assert_eq!(d.host.protocol_version(d.session), Some("2026-07-28"));
+    let (id, out) = d.send("elicitation/create", json!({ "message": "?" }));
+    let answer = out.iter().find(|m| m["id"] == id).expect("answered");
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
 }

@@ -10,3 +10,4 @@ mod client_scripted;
 mod connections;
 mod fairness;
 mod requests;
+mod schema;
