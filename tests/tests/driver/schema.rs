@@ -64,7 +64,10 @@ fn a_tool_without_a_schema_is_listed_with_its_argument_types() {
         let schema = &tools[0].input_schema;
         assert_eq!(schema["type"], "object", "{era:?}: {schema}");
         assert_eq!(schema["properties"]["width"]["type"], "integer", "{schema}");
-        assert_eq!(schema["properties"]["keep_ratio"]["type"], "boolean", "{schema}");
+        assert_eq!(
+            schema["properties"]["keep_ratio"]["type"], "boolean",
+            "{schema}"
+        );
         assert_eq!(schema["required"], json!(["width"]), "{schema}");
         assert_eq!(
             tools[1].input_schema,
