@@ -85,6 +85,10 @@ if [ "${TASKWIRE_SKIP_INTEROP:-}" = 1 ]; then
   step "peers: skipped (TASKWIRE_SKIP_INTEROP=1); the interop tests will say so"
 else
   step "peers: Python mcp==1.30.0, TypeScript SDK 1.32.2, server-everything, Inspector 2.12, rmcp 3.11, turbomcp 4.0.0-alpha.5"
+  # CI builds the Rust peers unoptimized (the tests need them to work, not to be fast).
+  if [ "${CI:-}" = true ]; then
+    export PEERS_OPT_LEVEL="${PEERS_OPT_LEVEL:-0}"
+  fi
   bash tests/peers/setup.sh
 fi
 

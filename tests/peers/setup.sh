@@ -6,6 +6,8 @@
 #   $TARGET/peers/rmcp   cargo target dir of ./rmcp (rmcp 3.11.0 echo server, task server and task client; Cargo.lock, --locked)
 #   $TARGET/peers/turbomcp  cargo target dir of ./turbomcp (turbomcp 4.0.0-alpha.5 task server and task client; Cargo.lock, --locked)
 #
+# PEERS_OPT_LEVEL=0 builds the Rust peers unoptimized (CI does; the benchmarks need the default 3).
+#
 # TARGET defaults to <repo>/target. Idempotent: each half is skipped when its stamp file matches
 # the sha256 of its pin files (and the interpreter or toolchain version) and a smoke check passes.
 # FORCE=1 reinstalls. Exits non-zero with a message on the first failure.
@@ -21,6 +23,10 @@ venv="$peers/venv"
 nodedir="$peers/node"
 PYTHON="${PYTHON:-python3}"
 FORCE="${FORCE:-0}"
+# The Rust peers' optimization level (their `release` profile's opt-level). CI sets 0, which
+# builds them in about a third of the time; the benchmarks need 3 (the default), and the
+# install stamps record the level, so asking for the other one rebuilds.
+OPT="${PEERS_OPT_LEVEL:-3}"
 
 die() { echo "peers/setup.sh: ERROR: $*" >&2; exit 1; }
 log() { echo "peers/setup.sh: $*" >&2; }
@@ -116,7 +122,7 @@ rmcp_task_server="$rmcp_dir/release/rmcp-task-server"
 rmcp_task_client="$rmcp_dir/release/rmcp-task-client"
 # Every file under src/ counts, by path and content.
 rmcp_sources() { (cd "$rmcp_src" && find src -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum); }
-rmcp_key="$( { cat "$rmcp_src/Cargo.toml" "$rmcp_src/Cargo.lock"; rmcp_sources; cargo --version; rustc --version; } | sha256sum | cut -d' ' -f1)"
+rmcp_key="$( { cat "$rmcp_src/Cargo.toml" "$rmcp_src/Cargo.lock"; rmcp_sources; cargo --version; rustc --version; echo "opt-level $OPT"; } | sha256sum | cut -d' ' -f1)"
 rmcp_stamp="$rmcp_dir/.taskwire-peers-stamp"
 rmcp_init='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"setup.sh","version":"0"}}}'
 # The echo server answers initialize, then stops at the end of stdin; the task client runs
@@ -131,10 +137,10 @@ rmcp_smoke() {
 if [ "$FORCE" != 1 ] && [ -f "$rmcp_stamp" ] && [ "$(cat "$rmcp_stamp")" = "$rmcp_key" ] && rmcp_smoke; then
   log "rmcp peers up to date ($rmcp_dir/release)"
 else
-  log "building the rmcp 3.11 peers into $rmcp_dir (cargo build --release --locked; about 2 minutes cold)"
+  log "building the rmcp 3.11 peers into $rmcp_dir (cargo build --release --locked, opt-level $OPT; about 2 minutes cold at 3)"
   mkdir -p "$rmcp_dir"
   rm -f "$rmcp_stamp"
-  cargo build --release --locked --quiet --manifest-path "$rmcp_src/Cargo.toml" --target-dir "$rmcp_dir" 1>&2 \
+  CARGO_PROFILE_RELEASE_OPT_LEVEL="$OPT" cargo build --release --locked --quiet --manifest-path "$rmcp_src/Cargo.toml" --target-dir "$rmcp_dir" 1>&2 \
     || die "cargo build --locked of $rmcp_src failed (is crates.io reachable? does Cargo.lock still match Cargo.toml?)"
   rmcp_smoke || die "the rmcp peers built, but the smoke check failed ($rmcp_bin must answer initialize with protocol 2025-11-25, $rmcp_task_client must run a task on $rmcp_task_server)"
   echo "$rmcp_key" > "$rmcp_stamp"
@@ -147,7 +153,7 @@ turbo_task_server="$turbo_dir/release/turbomcp-task-server"
 turbo_task_client="$turbo_dir/release/turbomcp-task-client"
 # Every file under src/ counts, by path and content.
 turbo_sources() { (cd "$turbo_src" && find src -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum); }
-turbo_key="$( { cat "$turbo_src/Cargo.toml" "$turbo_src/Cargo.lock"; turbo_sources; cargo --version; rustc --version; } | sha256sum | cut -d' ' -f1)"
+turbo_key="$( { cat "$turbo_src/Cargo.toml" "$turbo_src/Cargo.lock"; turbo_sources; cargo --version; rustc --version; echo "opt-level $OPT"; } | sha256sum | cut -d' ' -f1)"
 turbo_stamp="$turbo_dir/.taskwire-peers-stamp"
 # The task client runs long_running_task on the task server (10 ms steps) to its result.
 turbo_smoke() {
@@ -158,10 +164,10 @@ turbo_smoke() {
 if [ "$FORCE" != 1 ] && [ -f "$turbo_stamp" ] && [ "$(cat "$turbo_stamp")" = "$turbo_key" ] && turbo_smoke; then
   log "turbomcp peers up to date ($turbo_dir/release)"
 else
-  log "building the turbomcp 4.0.0-alpha.5 peers into $turbo_dir (cargo build --release --locked; about 7 minutes cold)"
+  log "building the turbomcp 4.0.0-alpha.5 peers into $turbo_dir (cargo build --release --locked, opt-level $OPT; about 5 minutes cold at 3, 2 at 0)"
   mkdir -p "$turbo_dir"
   rm -f "$turbo_stamp"
-  cargo build --release --locked --quiet --manifest-path "$turbo_src/Cargo.toml" --target-dir "$turbo_dir" 1>&2 \
+  CARGO_PROFILE_RELEASE_OPT_LEVEL="$OPT" cargo build --release --locked --quiet --manifest-path "$turbo_src/Cargo.toml" --target-dir "$turbo_dir" 1>&2 \
     || die "cargo build --locked of $turbo_src failed (is crates.io reachable? does Cargo.lock still match Cargo.toml?)"
   turbo_smoke || die "the turbomcp peers built, but the smoke check failed ($turbo_task_client must run a task on $turbo_task_server)"
   echo "$turbo_key" > "$turbo_stamp"
