@@ -7,10 +7,11 @@ use serde_json::Value;
 use taskwire_engine::{CallId, LogLevel, Owner, RpcError, TaskId, TaskInfo};
 
 use crate::client::{Initialized, TaskCall};
+use crate::error::Error;
 use crate::runtime::{Reader, Writer};
 
 /// Where an answer goes.
-pub(crate) type Reply<T> = oneshot::Sender<Result<T, RpcError>>;
+pub(crate) type Reply<T> = oneshot::Sender<Result<T, Error>>;
 
 /// One thing for the driver to do.
 pub(crate) enum Command {
@@ -102,15 +103,10 @@ pub(crate) enum Command {
     Shutdown,
 }
 
-/// Converts a refused command into the error its caller sees.
-pub(crate) fn usage_error(e: taskwire_engine::UsageError) -> RpcError {
-    RpcError::internal(e.to_string())
-}
-
 /// The error every caller sees once the connection is gone.
-pub(crate) fn closed() -> RpcError {
-    RpcError::new(
+pub(crate) fn closed() -> Error {
+    Error::Rpc(RpcError::new(
         taskwire_engine::jsonrpc::code::CONNECTION_CLOSED,
         "Connection closed",
-    )
+    ))
 }

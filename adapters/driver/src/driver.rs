@@ -20,7 +20,8 @@ use taskwire_engine::{
 };
 
 use crate::client::Waits;
-use crate::command::{usage_error, Command};
+use crate::command::Command;
+use crate::error::Error;
 use crate::handler::Handlers;
 use crate::link::{Link, Read};
 use crate::runtime::{instant_of, now, BoxFuture, Reader, Runtime, Timer, Writer};
@@ -289,7 +290,7 @@ impl Driver {
                 reply,
             } => {
                 let sent = self.host.log(now, call, level, logger.as_deref(), data);
-                let _ = reply.send(sent.map_err(usage_error));
+                let _ = reply.send(sent.map_err(Error::Usage));
             }
             Command::Input {
                 call,
@@ -301,11 +302,11 @@ impl Driver {
                     self.waits.inputs.insert(input, (call, reply));
                 }
                 Err(e) => {
-                    let _ = reply.send(Err(usage_error(e)));
+                    let _ = reply.send(Err(Error::Usage(e)));
                 }
             },
             Command::StartTask { call, reply } => {
-                let started = self.host.start_task(now, call).map_err(usage_error);
+                let started = self.host.start_task(now, call).map_err(Error::Usage);
                 let _ = reply.send(started);
             }
             Command::Attach {
@@ -346,7 +347,7 @@ impl Driver {
             }
             Event::InputResponse { input, outcome, .. } => {
                 if let Some((_, reply)) = self.waits.inputs.remove(&input) {
-                    let _ = reply.send(outcome);
+                    let _ = reply.send(outcome.map_err(Error::Rpc));
                 }
             }
             other => self.waits.on_event(other),

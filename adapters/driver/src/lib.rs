@@ -25,6 +25,7 @@
 mod client;
 mod command;
 mod driver;
+mod error;
 mod handler;
 mod link;
 mod runtime;
@@ -33,6 +34,7 @@ mod server;
 pub mod stdio;
 
 pub use client::{spawn_server, Client, ClientBuilder, Initialized, TaskCall, TaskUpdate};
+pub use error::Error;
 pub use handler::Handler;
 pub use runtime::{
     now, random_task_id, BoxFuture, Child, ChildProcess, Reader, Runtime, Stdio, Timer, Writer,

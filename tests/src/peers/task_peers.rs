@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use taskwire_driver::engine::{ClientEra, Config, TaskStatus};
-use taskwire_driver::ClientBuilder;
+use taskwire_driver::{ClientBuilder, RpcError};
 
 use super::demo::{binary, RESULT};
 use super::wire::Log;
@@ -79,7 +79,7 @@ pub fn client_api_to_peer_server(server: Argv, era: ClientEra) {
             .expect("the call is accepted");
         let task = call.task.clone().expect("the peer made a task");
         client.cancel_task(&task.id).await.expect("tasks/cancel");
-        let error = call.result().await.expect_err("cancelled");
+        let error = RpcError::from(call.result().await.expect_err("cancelled"));
         assert_eq!(error.message, "Task was cancelled");
         client.close().await;
     });

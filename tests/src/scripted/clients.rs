@@ -114,14 +114,20 @@ pub fn library(server: &Path, scenario: &str, timeout_ms: Option<u64>) -> (Seen,
 }
 
 async fn steps(client: &Client, seen: &mut Seen) -> Result<(), (&'static str, RpcError)> {
-    client.initialize().await.map_err(|e| ("initialize", e))?;
-    client.list_tools().await.map_err(|e| ("tools/list", e))?;
+    client
+        .initialize()
+        .await
+        .map_err(|e| ("initialize", e.into()))?;
+    client
+        .list_tools()
+        .await
+        .map_err(|e| ("tools/list", e.into()))?;
     let start = Instant::now();
     let call = client
         .call_tool_as_task(TOOL, json!({}), Some(60_000))
         .await;
     seen.elapsed = start.elapsed();
-    let call = call.map_err(|e| ("tools/call", e))?;
+    let call = call.map_err(|e| ("tools/call", e.into()))?;
     seen.task = call.task.clone();
     seen.plain = call.plain;
     while let Ok(update) = call.updates.recv().await {

@@ -8,6 +8,7 @@ use serde_json::json;
 use taskwire_demo::tools::{STEPS, TOOL};
 use taskwire_driver::engine::jsonrpc::code;
 use taskwire_driver::engine::TaskStatus;
+use taskwire_driver::RpcError;
 use taskwire_tests::procs::{self, Rt};
 use taskwire_tests::{matrix, test_server};
 
@@ -45,12 +46,20 @@ fn cancel_demo_task(server: Rt, client: Rt) {
         );
         let got = c.get_task(&id).await.expect("tasks/get");
         assert_eq!(got.status, TaskStatus::Cancelled);
-        let error = c.task_result(&id).await.expect_err("no result");
+        let error = c
+            .task_result(&id)
+            .await
+            .map_err(RpcError::from)
+            .expect_err("no result");
         assert_eq!(
             (error.code, error.message.as_str()),
             (code::INVALID_PARAMS, "Task was cancelled")
         );
-        let again = c.cancel_task(&id).await.expect_err("already terminal");
+        let again = c
+            .cancel_task(&id)
+            .await
+            .map_err(RpcError::from)
+            .expect_err("already terminal");
         assert_eq!(again.code, code::INVALID_PARAMS);
         c.close().await;
     });

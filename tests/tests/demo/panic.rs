@@ -8,6 +8,7 @@ use serde_json::json;
 use taskwire_demo::tools::{DEMO_TASK, RESULT_TEXT, TOOL};
 use taskwire_driver::engine::jsonrpc::code;
 use taskwire_driver::engine::TaskStatus;
+use taskwire_driver::RpcError;
 use taskwire_tests::procs::{self, Rt};
 use taskwire_tests::{matrix, test_server};
 
@@ -36,7 +37,11 @@ fn panicking_tool(server: Rt, client: Rt) {
                 format!("error {}: {PANICKED}", code::INTERNAL_ERROR),
             ]
         );
-        let error = c.task_result(&id).await.expect_err("the task failed");
+        let error = c
+            .task_result(&id)
+            .await
+            .map_err(RpcError::from)
+            .expect_err("the task failed");
         assert_eq!(
             (error.code, error.message.as_str()),
             (code::INTERNAL_ERROR, PANICKED)
@@ -45,6 +50,7 @@ fn panicking_tool(server: Rt, client: Rt) {
         let error = c
             .call_tool("panic", json!({}))
             .await
+            .map_err(RpcError::from)
             .expect_err("a plain call");
         assert_eq!(
             (error.code, error.message.as_str()),

@@ -45,8 +45,8 @@ async fn exits_cleanly(child: &mut Proc, client: Rt) -> Duration {
     took
 }
 
-fn assert_closed(outcome: Result<impl std::fmt::Debug, RpcError>, what: &str) {
-    let error = outcome.expect_err(what);
+fn assert_closed(outcome: Result<impl std::fmt::Debug, taskwire_driver::Error>, what: &str) {
+    let error = RpcError::from(outcome.expect_err(what));
     assert_eq!(
         (error.code, error.message.as_str()),
         (code::CONNECTION_CLOSED, "Connection closed"),

@@ -10,6 +10,7 @@ use taskwire_demo::extra_tools::CONFIRM_TASK;
 use taskwire_demo::tools::{RESULT_TEXT, STEPS, TOOL};
 use taskwire_driver::engine::{ClientEra, Config, TaskStatus};
 use taskwire_driver::ClientBuilder;
+use taskwire_driver::RpcError;
 use taskwire_tests::matrix;
 use taskwire_tests::procs::{self, Rt};
 
@@ -53,7 +54,11 @@ fn seed_tool_as_a_task(server: Rt, client: Rt) {
         assert_eq!(procs::updates(&call).await, expected);
         let got = c.get_task(&task.id).await.expect("tasks/get");
         assert_eq!(got.status, TaskStatus::Completed);
-        let no_result = c.task_result(&task.id).await.unwrap_err();
+        let no_result = c
+            .task_result(&task.id)
+            .await
+            .map_err(RpcError::from)
+            .unwrap_err();
         assert!(
             no_result.message.contains("tasks/get carries the outcome"),
             "{no_result:?}"
@@ -118,7 +123,9 @@ fn cancel_a_task(server: Rt, client: Rt) {
         let after = c.cancel_task(&task.id).await.expect("tasks/cancel");
         assert_eq!(after.id, task.id);
         let outcome = call.result().await;
-        let error = outcome.expect_err("a cancelled task has no result");
+        let error = outcome
+            .map_err(RpcError::from)
+            .expect_err("a cancelled task has no result");
         assert_eq!(error.message, "Task was cancelled");
         c.close().await;
     });

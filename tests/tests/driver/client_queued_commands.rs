@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use futures::task::noop_waker_ref;
 use taskwire_driver::engine::Config;
-use taskwire_driver::{code, BoxFuture, Child, ClientBuilder, Runtime, Stdio, Timer};
+use taskwire_driver::{code, BoxFuture, Child, ClientBuilder, RpcError, Runtime, Stdio, Timer};
 
 /// A runtime that runs nothing itself: spawned futures are kept for the test to poll.
 #[derive(Default)]
@@ -71,10 +71,16 @@ fn a_call_queued_as_the_driver_ends_fails_at_once() {
     assert!(call.as_mut().poll(&mut cx).is_pending());
     drop(driver);
     match call.as_mut().poll(&mut cx) {
-        Poll::Ready(Err(e)) => assert_eq!(e.code, code::CONNECTION_CLOSED, "{e}"),
+        Poll::Ready(Err(e)) => {
+            let e = RpcError::from(e);
+            assert_eq!(e.code, code::CONNECTION_CLOSED, "{e}")
+        }
         other => panic!("the queued call must fail at once, not {other:?}"),
     }
     // Later calls fail at once too.
     let later = futures::executor::block_on(client.initialize());
-    assert_eq!(later.expect_err("no driver").code, code::CONNECTION_CLOSED);
+    assert_eq!(
+        later.map_err(RpcError::from).expect_err("no driver").code,
+        code::CONNECTION_CLOSED
+    );
 }

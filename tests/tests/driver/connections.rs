@@ -14,7 +14,8 @@ use smol::Async;
 use taskwire_driver::engine::jsonrpc::code;
 use taskwire_driver::engine::{ClientEra, TaskStatus};
 use taskwire_driver::{
-    CallToolResult, Client, ClientBuilder, Config, Runtime, Server, ServerHandle, TaskSupport, Tool,
+    CallToolResult, Client, ClientBuilder, Config, RpcError, Runtime, Server, ServerHandle,
+    TaskSupport, Tool,
 };
 
 #[derive(Deserialize)]
@@ -128,7 +129,11 @@ fn connections_share_tools_and_their_owners_tasks() {
         let result = alice_again.task_result(&id).await.expect("the result");
         assert_eq!(result["content"][0]["text"], "waited");
         // Another owner does not.
-        let hidden = bob.get_task(&id).await.expect_err("another owner's task");
+        let hidden = bob
+            .get_task(&id)
+            .await
+            .map_err(RpcError::from)
+            .expect_err("another owner's task");
         assert_eq!(hidden.code, code::INVALID_PARAMS);
         assert!(bob.list_tasks().await.expect("bob's list").is_empty());
         assert_eq!(alice.list_tasks().await.expect("alice's list").len(), 1);
@@ -147,6 +152,7 @@ fn bad_arguments_are_invalid_params_before_the_tool_runs() {
         let plain = c
             .call_tool("add", json!({ "a": "one", "b": 2 }))
             .await
+            .map_err(RpcError::from)
             .expect_err("a string for an i64");
         assert_eq!(plain.code, code::INVALID_PARAMS);
         assert!(
@@ -156,12 +162,14 @@ fn bad_arguments_are_invalid_params_before_the_tool_runs() {
         let missing = c
             .call_tool("add", json!({ "a": 1 }))
             .await
+            .map_err(RpcError::from)
             .expect_err("b is missing");
         assert!(missing.message.contains("missing field `b`"), "{missing:?}");
         // As a task: refused up front, no task made.
         let task = c
             .call_tool_as_task("add", json!({ "b": 2 }), None)
             .await
+            .map_err(RpcError::from)
             .expect_err("refused before a task exists");
         assert_eq!(task.code, code::INVALID_PARAMS);
         assert!(c.list_tasks().await.expect("list").is_empty());
@@ -177,6 +185,7 @@ fn an_unsendable_result_is_internal_error_and_a_failed_task() {
         let plain = c
             .call_tool("bad_structured", json!({}))
             .await
+            .map_err(RpcError::from)
             .expect_err("no silent hang");
         assert_eq!(plain.code, code::INTERNAL_ERROR);
         assert!(
@@ -188,7 +197,11 @@ fn an_unsendable_result_is_internal_error_and_a_failed_task() {
             .await
             .expect("a task");
         let id = call.task.as_ref().expect("a task").id.to_string();
-        let outcome = call.result().await.expect_err("the task failed");
+        let outcome = call
+            .result()
+            .await
+            .map_err(RpcError::from)
+            .expect_err("the task failed");
         assert_eq!(outcome.code, code::INTERNAL_ERROR);
         assert_eq!(
             c.get_task(&id).await.expect("tasks/get").status,
@@ -207,6 +220,7 @@ fn a_client_handler_answering_a_non_object_is_internal_error() {
         let error = c
             .call_tool("ask", json!({}))
             .await
+            .map_err(RpcError::from)
             .expect_err("the elicitation failed");
         assert_eq!(error.code, code::INTERNAL_ERROR);
         assert!(

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::json;
 use taskwire_driver::engine::TaskStatus;
+use taskwire_driver::RpcError;
 use taskwire_tests::procs::{self, Rt};
 use taskwire_tests::test_server;
 
@@ -78,7 +79,11 @@ fn expiry_fires_during_a_flood(server: Rt) {
             ran >= Duration::from_millis(900) && ran <= Duration::from_millis(1_150),
             "the 1 s task's work last wrote {ran:?} after it started"
         );
-        let gone = c.get_task(&id).await.expect_err("expired");
+        let gone = c
+            .get_task(&id)
+            .await
+            .map_err(RpcError::from)
+            .expect_err("expired");
         assert!(gone.message.contains("Task has expired"), "{gone:?}");
         c.close().await;
     });

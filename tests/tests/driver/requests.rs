@@ -10,7 +10,7 @@ use std::time::Duration;
 use futures::AsyncReadExt;
 use serde_json::{json, Value};
 use smol::Async;
-use taskwire_driver::engine::{jsonrpc::code, ClientEra};
+use taskwire_driver::engine::{jsonrpc::code, ClientEra, UsageError};
 use taskwire_driver::{Client, ClientBuilder, Config, RpcError, Runtime, Server};
 
 fn server() -> Server {
@@ -99,6 +99,7 @@ fn handled_methods_answer_in_both_eras_and_capabilities_are_declared() {
         let missing = c
             .request("resources/read", Some(json!({ "uri": "test://nope" })))
             .await
+            .map_err(RpcError::from)
             .expect_err("the handler's error");
         assert_eq!(
             (missing.code, missing.message.as_str()),
@@ -107,10 +108,36 @@ fn handled_methods_answer_in_both_eras_and_capabilities_are_declared() {
         let unknown = c
             .request("resources/list", None)
             .await
+            .map_err(RpcError::from)
             .expect_err("no handler");
         assert_eq!(unknown.code, code::METHOD_NOT_FOUND);
         let tools = c.request("tools/list", None).await.expect("the engine's");
         assert_eq!(tools["tools"], json!([]), "{era:?}");
         c.close().await;
+    });
+}
+
+/// The engine's refusals reach the caller as the engine's own error, to match on.
+#[test]
+fn what_the_engine_refuses_keeps_its_usage_error() {
+    in_each_era(async |c, era| {
+        c.initialize().await.expect("opens");
+        let refused = c.task_result("task-1").await;
+        match era {
+            ClientEra::Only(taskwire_engine::Era::V2026_07_28) => assert!(
+                matches!(
+                    refused,
+                    Err(taskwire_driver::Error::Usage(UsageError::NotInEra {
+                        method: "tasks/result",
+                        ..
+                    }))
+                ),
+                "{refused:?}"
+            ),
+            _ => assert!(
+                matches!(&refused, Err(taskwire_driver::Error::Rpc(e)) if e.code == code::INVALID_PARAMS),
+                "a 2025-11-25 server answers: {refused:?}"
+            ),
+        }
     });
 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use taskwire_driver::engine::{Config, TaskStatus, TaskSupport};
+use taskwire_driver::RpcError;
 use taskwire_driver::{Client, ClientBuilder, TaskUpdate};
 use taskwire_tests::peers;
 
@@ -274,9 +275,17 @@ fn client_api_to_everything_cancel_and_unknown_id() {
             );
             // tasks/result of a cancelled task: the server has no result to give.
             assert!(matches!(outcome, Some(Err(_))), "{outcome:?}");
-            let again = client.cancel_task(&id).await.unwrap_err();
+            let again = client
+                .cancel_task(&id)
+                .await
+                .map_err(RpcError::from)
+                .unwrap_err();
             assert_eq!(again.code, -32602, "{again:?}");
-            let unknown = client.get_task("taskwire-no-such-task").await.unwrap_err();
+            let unknown = client
+                .get_task("taskwire-no-such-task")
+                .await
+                .map_err(RpcError::from)
+                .unwrap_err();
             assert_eq!(unknown.code, -32602, "{unknown:?}");
         },
     );

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 use taskwire_driver::engine::{Config, TaskStatus, TaskSupport};
-use taskwire_driver::{ClientBuilder, TaskUpdate};
+use taskwire_driver::{ClientBuilder, RpcError, TaskUpdate};
 use taskwire_harness::Side;
 use taskwire_tests::peers::demo::{binary, DemoClient, RESULT, STEPS};
 use taskwire_tests::peers::wire::Log;
@@ -233,7 +233,11 @@ fn client_api_to_seed_server_nottl_list_cancel_unknown() {
                 client.get_task(&id).await.unwrap().status,
                 TaskStatus::Cancelled
             );
-            let again = client.cancel_task(&id).await.unwrap_err();
+            let again = client
+                .cancel_task(&id)
+                .await
+                .map_err(RpcError::from)
+                .unwrap_err();
             assert_eq!(again.code, -32602, "{again:?}");
             assert_eq!(
                 again.message,
@@ -254,14 +258,20 @@ fn client_api_to_seed_server_nottl_list_cancel_unknown() {
             }
 
             for error in [
-                client.get_task("taskwire-no-such-task").await.unwrap_err(),
+                client
+                    .get_task("taskwire-no-such-task")
+                    .await
+                    .map_err(RpcError::from)
+                    .unwrap_err(),
                 client
                     .task_result("taskwire-no-such-task")
                     .await
+                    .map_err(RpcError::from)
                     .unwrap_err(),
                 client
                     .cancel_task("taskwire-no-such-task")
                     .await
+                    .map_err(RpcError::from)
                     .unwrap_err(),
             ] {
                 assert_eq!(error.code, -32602, "{error:?}");

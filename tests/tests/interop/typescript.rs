@@ -12,7 +12,7 @@
 
 use serde_json::{json, Value};
 use taskwire_driver::engine::{Config, TaskStatus};
-use taskwire_driver::{Client, ClientBuilder, TaskUpdate};
+use taskwire_driver::{Client, ClientBuilder, RpcError, TaskUpdate};
 use taskwire_harness::Side;
 use taskwire_tests::peers::demo::{binary, DemoClient, RESULT, STEPS};
 use taskwire_tests::peers::wire::Log;
@@ -300,13 +300,21 @@ fn client_api_to_ts_server_list_cancel_unknown() {
                 cancelled.status_message.as_deref(),
                 Some("Client cancelled task execution.")
             );
-            let again = client.cancel_task(&id).await.unwrap_err();
+            let again = client
+                .cancel_task(&id)
+                .await
+                .map_err(RpcError::from)
+                .unwrap_err();
             assert_eq!(again.code, -32602);
             assert_eq!(
                 again.message,
                 "MCP error -32602: Cannot cancel task in terminal status: cancelled"
             );
-            let unknown = client.get_task("taskwire-no-such-task").await.unwrap_err();
+            let unknown = client
+                .get_task("taskwire-no-such-task")
+                .await
+                .map_err(RpcError::from)
+                .unwrap_err();
             assert_eq!(unknown.code, -32602, "{unknown:?}");
             let mut statuses = Vec::new();
             while let Ok(update) = call.updates.recv().await {

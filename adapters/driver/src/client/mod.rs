@@ -14,8 +14,9 @@ use taskwire_engine::{
     ClientFeatures, Config, Host, Owner, PlainReason, RpcError, SessionId, TaskInfo, Tool,
 };
 
-use crate::command::{closed, usage_error, Command, Reply};
+use crate::command::{closed, Command, Reply};
 use crate::driver::{App, Driver, Until};
+use crate::error::Error;
 use crate::handler::Handlers;
 use crate::runtime::{now, random_task_id, ChildProcess, Reader, Runtime, Writer};
 
@@ -60,10 +61,10 @@ pub struct TaskCall {
 
 impl TaskCall {
     /// Waits for the outcome, skipping status updates.
-    pub async fn result(self) -> Result<Value, RpcError> {
+    pub async fn result(self) -> Result<Value, Error> {
         while let Ok(update) = self.updates.recv().await {
             if let TaskUpdate::Result(outcome) = update {
-                return outcome;
+                return outcome.map_err(Error::Rpc);
             }
         }
         Err(closed())
@@ -192,13 +193,13 @@ impl Client {
     /// server's: `server/discover` for 2026-07-28, falling back to `initialize` and
     /// `notifications/initialized` for 2025-11-25); [`Initialized::protocol_version`] says
     /// which. Call it first.
-    pub async fn initialize(&self) -> Result<Initialized, RpcError> {
+    pub async fn initialize(&self) -> Result<Initialized, Error> {
         self.ask(Command::Initialize).await
     }
 
     /// Every tool, following `nextCursor` pages. The tools' task support is remembered:
     /// [`Client::call_tool_as_task`] honours it.
-    pub async fn list_tools(&self) -> Result<Vec<Tool>, RpcError> {
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
         let mut tools = Vec::new();
         let mut cursor = None;
         loop {
@@ -219,7 +220,7 @@ impl Client {
     /// A plain `tools/call`; returns the `CallToolResult`. In 2026-07-28, input the server
     /// asks for by MRTR (`InputRequiredResult`) is answered by this client's handlers and the
     /// call sent again, transparently.
-    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, RpcError> {
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, Error> {
         let name = name.to_owned();
         self.ask(|reply| Command::CallTool {
             name,
@@ -241,7 +242,7 @@ impl Client {
         name: &str,
         arguments: Value,
         ttl_ms: Option<u64>,
-    ) -> Result<TaskCall, RpcError> {
+    ) -> Result<TaskCall, Error> {
         let name = name.to_owned();
         self.ask(|reply| Command::CallToolAsTask {
             name,
@@ -253,28 +254,28 @@ impl Client {
     }
 
     /// `tasks/get`.
-    pub async fn get_task(&self, task: &str) -> Result<TaskInfo, RpcError> {
+    pub async fn get_task(&self, task: &str) -> Result<TaskInfo, Error> {
         let task = task.to_owned();
         self.ask(|reply| Command::GetTask { task, reply }).await
     }
 
     /// `tasks/result`: waits until the task is terminal. 2025-11-25 only (2026-07-28 has
     /// none: [`Client::get_task`] and [`TaskCall`] carry the outcome).
-    pub async fn task_result(&self, task: &str) -> Result<Value, RpcError> {
+    pub async fn task_result(&self, task: &str) -> Result<Value, Error> {
         let task = task.to_owned();
         self.ask(|reply| Command::TaskResult { task, reply }).await
     }
 
     /// `tasks/cancel`: the task as it stands after the cancel (in 2026-07-28, where the
     /// cancel is an ack, as a `tasks/get` right after it shows it).
-    pub async fn cancel_task(&self, task: &str) -> Result<TaskInfo, RpcError> {
+    pub async fn cancel_task(&self, task: &str) -> Result<TaskInfo, Error> {
         let task = task.to_owned();
         self.ask(|reply| Command::CancelTask { task, reply }).await
     }
 
     /// Every task, following `nextCursor` pages (2025-11-25 only; 2026-07-28 has no
     /// `tasks/list`).
-    pub async fn list_tasks(&self) -> Result<Vec<TaskInfo>, RpcError> {
+    pub async fn list_tasks(&self) -> Result<Vec<TaskInfo>, Error> {
         let mut tasks = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
@@ -301,7 +302,7 @@ impl Client {
     }
 
     /// Any request; returns the raw result.
-    pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, RpcError> {
+    pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, Error> {
         let method = method.to_owned();
         self.ask(|reply| Command::Request {
             method,
@@ -316,7 +317,7 @@ impl Client {
         let _ = self.inner.commands.send(Command::Shutdown).await;
     }
 
-    async fn ask<T>(&self, command: impl FnOnce(Reply<T>) -> Command) -> Result<T, RpcError> {
+    async fn ask<T>(&self, command: impl FnOnce(Reply<T>) -> Command) -> Result<T, Error> {
         let (reply, answer) = oneshot::channel();
         self.inner
             .commands
@@ -374,7 +375,7 @@ pub(crate) fn on_command(
         Command::Initialize(reply) => match host.initialize(now, session) {
             Ok(_) => waits.initialized = Some(reply),
             Err(e) => {
-                let _ = reply.send(Err(usage_error(e)));
+                let _ = reply.send(Err(Error::Usage(e)));
             }
         },
         Command::Request {

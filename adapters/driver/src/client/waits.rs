@@ -11,7 +11,8 @@ use taskwire_engine::{
 };
 
 use super::{Initialized, TaskCall, TaskUpdate};
-use crate::command::{usage_error, Command, Reply};
+use crate::command::{Command, Reply};
+use crate::error::Error;
 
 /// A caller waiting for the answer to one request of ours.
 enum Pending {
@@ -50,7 +51,7 @@ impl Waits {
             Ok(id) => {
                 self.replies.insert(id, pending);
             }
-            Err(e) => answer(pending, Err(usage_error(e)), None),
+            Err(e) => answer(pending, Err(Error::Usage(e)), None),
         }
     }
 
@@ -114,7 +115,7 @@ impl Waits {
             }
             Event::InitializeFailed { error, .. } => {
                 if let Some(reply) = self.initialized.take() {
-                    let _ = reply.send(Err(error));
+                    let _ = reply.send(Err(Error::Rpc(error)));
                 }
             }
             _ => {}
@@ -123,7 +124,8 @@ impl Waits {
 }
 
 /// Delivers an answer to whoever waits for it.
-fn answer(pending: Pending, outcome: Result<Value, RpcError>, plain: Option<PlainReason>) {
+fn answer(pending: Pending, outcome: Result<Value, impl Into<Error>>, plain: Option<PlainReason>) {
+    let outcome = outcome.map_err(Into::into);
     match pending {
         Pending::Value(reply) => {
             let _ = reply.send(outcome);
@@ -133,7 +135,7 @@ fn answer(pending: Pending, outcome: Result<Value, RpcError>, plain: Option<Plai
             let _ = reply.send(outcome.map(|result| TaskCall::answered(result, plain)));
         }
         Pending::Info(reply) => {
-            let _ = reply.send(outcome.and_then(task_info));
+            let _ = reply.send(outcome.and_then(|v| task_info(v).map_err(Error::Rpc)));
         }
     }
 }
@@ -147,7 +149,7 @@ fn task_info(value: Value) -> Result<TaskInfo, RpcError> {
 }
 
 /// Answers a command that cannot run with `error`.
-pub(crate) fn refuse(command: Command, error: RpcError) {
+pub(crate) fn refuse(command: Command, error: Error) {
     match command {
         Command::Initialize(reply) => {
             let _ = reply.send(Err(error));

@@ -10,9 +10,10 @@ use std::time::Duration;
 use async_channel::Sender;
 use futures::channel::oneshot;
 use serde_json::Value;
-use taskwire_engine::{CallId, LogLevel, RpcError, TaskId};
+use taskwire_engine::{CallId, LogLevel, TaskId, UsageError};
 
 use crate::command::{closed, Command};
+use crate::error::Error;
 use crate::runtime::Runtime;
 
 /// The handle a tool runs with. Cancellation (`tasks/cancel`, expiry, shutdown) drops the
@@ -74,14 +75,12 @@ impl ToolContext {
     ///
     /// Errors when the client did not ask for a task (the call stays plain: go on and
     /// return the result), or when no task can be created (a quota; the call is over).
-    pub async fn start_task(&self) -> Result<&str, RpcError> {
+    pub async fn start_task(&self) -> Result<&str, Error> {
         if let Some(task) = self.task.get() {
             return Ok(task.as_str());
         }
         if !self.offered {
-            return Err(RpcError::invalid_request(
-                "this call was not offered a task: the request did not ask for one",
-            ));
+            return Err(Error::Usage(UsageError::NotATaskOffer(self.call)));
         }
         let (reply, answer) = oneshot::channel();
         self.send(Command::StartTask {
@@ -127,7 +126,7 @@ impl ToolContext {
         level: LogLevel,
         logger: Option<&str>,
         data: Value,
-    ) -> Result<(), RpcError> {
+    ) -> Result<(), Error> {
         let (reply, answer) = oneshot::channel();
         self.send(Command::Log {
             call: self.call,
@@ -141,13 +140,13 @@ impl ToolContext {
 
     /// Asks the client for input with `elicitation/create` (a task shows `input_required`
     /// meanwhile); returns the client's `ElicitResult`.
-    pub async fn elicit(&self, params: Value) -> Result<Value, RpcError> {
+    pub async fn elicit(&self, params: Value) -> Result<Value, Error> {
         self.ask_input("elicitation/create", params).await
     }
 
     /// Asks the client's model with `sampling/createMessage` (a task shows `input_required`
     /// meanwhile); returns the `CreateMessageResult`.
-    pub async fn create_message(&self, params: Value) -> Result<Value, RpcError> {
+    pub async fn create_message(&self, params: Value) -> Result<Value, Error> {
         self.ask_input("sampling/createMessage", params).await
     }
 
@@ -156,7 +155,7 @@ impl ToolContext {
         self.runtime.sleep(duration).await;
     }
 
-    async fn ask_input(&self, method: &'static str, params: Value) -> Result<Value, RpcError> {
+    async fn ask_input(&self, method: &'static str, params: Value) -> Result<Value, Error> {
         let (reply, answer) = oneshot::channel();
         self.send(Command::Input {
             call: self.call,
