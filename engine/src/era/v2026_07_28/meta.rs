@@ -223,6 +223,34 @@ impl RequestMeta {
     }
 }
 
+/// A visitor's answer to any number or boolean: `$answer` (the value is read).
+macro_rules! other_scalars {
+    ($de:lifetime, $value:ty, $answer:expr) => {
+        fn visit_bool<E>(self, _: bool) -> Result<$value, E> {
+            Ok($answer)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<$value, E> {
+            Ok($answer)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<$value, E> {
+            Ok($answer)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<$value, E> {
+            Ok($answer)
+        }
+    };
+}
+
+/// A visitor's answer to any array: `$answer` (the array is read and dropped).
+macro_rules! any_array {
+    ($de:lifetime, $value:ty, $answer:expr) => {
+        fn visit_seq<A: SeqAccess<$de>>(self, mut seq: A) -> Result<$value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok($answer)
+        }
+    };
+}
+
 impl<'de: 'a, 'a> Deserialize<'de> for Seen<Cow<'a, str>> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct Text;
@@ -240,22 +268,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Seen<Cow<'a, str>> {
             fn visit_unit<E>(self) -> Result<Self::Value, E> {
                 Ok(Seen::Absent)
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Seen::Mistyped)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Seen::Mistyped)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Seen::Mistyped)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Seen::Mistyped)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Seen::Mistyped)
-            }
+            other_scalars!('de, Self::Value, Seen::Mistyped);
+            any_array!('de, Self::Value, Seen::Mistyped);
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
                 Ok(Seen::Mistyped)
@@ -291,25 +305,11 @@ impl<'de> Deserialize<'de> for Seen<Capabilities> {
             fn visit_unit<E>(self) -> Result<Self::Value, E> {
                 Ok(Seen::Absent)
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Seen::Mistyped)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Seen::Mistyped)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Seen::Mistyped)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Seen::Mistyped)
-            }
+            other_scalars!('de, Self::Value, Seen::Mistyped);
             fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
                 Ok(Seen::Mistyped)
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Seen::Mistyped)
-            }
+            any_array!('de, Self::Value, Seen::Mistyped);
         }
         d.deserialize_any(Caps)
     }
@@ -330,25 +330,11 @@ impl<'de> Deserialize<'de> for IsObject {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
                 Ok(IsObject(true))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<IsObject, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(IsObject(false))
-            }
+            any_array!('de, IsObject, IsObject(false));
             fn visit_unit<E>(self) -> Result<IsObject, E> {
                 Ok(IsObject(false))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<IsObject, E> {
-                Ok(IsObject(false))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<IsObject, E> {
-                Ok(IsObject(false))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<IsObject, E> {
-                Ok(IsObject(false))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<IsObject, E> {
-                Ok(IsObject(false))
-            }
+            other_scalars!('de, IsObject, IsObject(false));
             fn visit_str<E>(self, _: &str) -> Result<IsObject, E> {
                 Ok(IsObject(false))
             }
@@ -379,25 +365,11 @@ impl<'de> Deserialize<'de> for Extensions {
                 }
                 Ok(Extensions(tasks))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Extensions, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Extensions(false))
-            }
+            any_array!('de, Extensions, Extensions(false));
             fn visit_unit<E>(self) -> Result<Extensions, E> {
                 Ok(Extensions(false))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Extensions, E> {
-                Ok(Extensions(false))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Extensions, E> {
-                Ok(Extensions(false))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Extensions, E> {
-                Ok(Extensions(false))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Extensions, E> {
-                Ok(Extensions(false))
-            }
+            other_scalars!('de, Extensions, Extensions(false));
             fn visit_str<E>(self, _: &str) -> Result<Extensions, E> {
                 Ok(Extensions(false))
             }
