@@ -86,13 +86,6 @@ impl Call {
             slots: Slots::default(),
         }
     }
-
-    /// Adds a follower (once).
-    pub fn follow(&mut self, follower: Follower) {
-        if !self.followers.contains(&follower) {
-            self.followers.push(follower);
-        }
-    }
 }
 
 /// `params` of `notifications/message`.

@@ -115,12 +115,18 @@ impl State {
 
     /// A session hears about a task's changes from now on (while its work runs).
     pub fn follow(&mut self, session: SessionId, era: Era, task: &TaskId) {
-        let Some(&call) = self.work.get(task) else {
+        let follower = Follower { session, era };
+        let Some(state) = self
+            .work
+            .get(task)
+            .and_then(|&c| self.calls.get_mut(c.index, c.generation))
+        else {
             return;
         };
-        if let Some(state) = self.call_mut(call) {
-            state.follow(Follower { session, era });
+        if state.followers.contains(&follower) {
+            return;
         }
+        state.followers.push(follower);
         if let Some(s) = self.session_mut(session) {
             s.following.insert(task.clone());
         }
