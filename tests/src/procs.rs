@@ -1,5 +1,5 @@
 //! Real processes for the process suites (`tests/tests/{demo,driver,conformance}/`): the
-//! release `task-server` and `task-client`, and the `test-server` bin of this crate (the demo
+//! `task-server` and `task-client` (dev profile), and the `test-server` bin of this crate (the demo
 //! server plus test-only tools), driven through our client API under smol or tokio, or byte by
 //! byte over raw pipes.
 //!
@@ -10,7 +10,7 @@
 //! - [`matrix!`](crate::matrix): one test per (server runtime, client runtime) pair.
 //!
 //! The demo binaries are built once per test process by [`crate::peers::demo::binary`]
-//! (`cargo build --release -p taskwire-demo`, honouring `CARGO_TARGET_DIR`).
+//! (`cargo build -p taskwire-demo`, honouring `CARGO_TARGET_DIR`).
 
 use std::future::Future;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -26,12 +26,12 @@ use serde_json::{json, Value};
 use taskwire_driver::engine::{ClientEra, Config};
 use taskwire_driver::{ChildProcess, Client, ClientBuilder, Runtime};
 
-/// The release `task-server`.
+/// The demo `task-server`.
 pub fn task_server() -> PathBuf {
     crate::peers::demo::binary("task-server")
 }
 
-/// The release `task-client`.
+/// The demo `task-client`.
 pub fn task_client() -> PathBuf {
     crate::peers::demo::binary("task-client")
 }
@@ -110,8 +110,8 @@ impl Rt {
     /// Runs `body` on a fresh runtime; panics (failing the test) if it takes longer than
     /// `limit`, so a hang fails instead of blocking the suite.
     pub fn block_on<T>(self, limit: Duration, body: impl Future<Output = T>) -> T {
-        // The release build of the demo (once per process, a minute or more on a cold CI
-        // machine) happens before the clock starts: `limit` is for the body alone.
+        // The build of the demo (once per process) happens before the clock starts: `limit`
+        // is for the body alone.
         task_server();
         let guarded = async move {
             match self.timeout(limit, body).await {

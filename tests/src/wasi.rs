@@ -86,7 +86,8 @@ fn cargo_build(args: &[&str], what: &str, host_flags: bool) -> Result<(), String
 }
 
 /// The release `task-server.wasm`, built once per test process with
-/// `cargo build --release --target wasm32-wasip1 -p taskwire-demo --bin task-server`.
+/// `cargo build --release --target wasm32-wasip1 -p taskwire-demo --bin task-server` (the
+/// dev-profile module is too slow under wasmtime for the timing of the status lines).
 /// Panics (failing the test) when it cannot be built, e.g. without the target.
 pub fn module() -> PathBuf {
     static MODULE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
@@ -113,14 +114,14 @@ pub fn module() -> PathBuf {
     built.clone().unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The native release `task-client`, built once per test process (a no-op when fresh).
+/// The native `task-client` (dev profile), built once per test process (a no-op when fresh).
 pub fn task_client() -> PathBuf {
     static CLIENT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let built = CLIENT.get_or_init(|| {
-        let args = ["--release", "-p", "taskwire-demo", "--bin", "task-client"];
+        let args = ["-p", "taskwire-demo", "--bin", "task-client"];
         cargo_build(&args, "the native task-client", true)?;
         let name = format!("task-client{}", std::env::consts::EXE_SUFFIX);
-        Ok(peers::target_dir().join("release").join(name))
+        Ok(peers::target_dir().join("debug").join(name))
     });
     built.clone().unwrap_or_else(|e| panic!("{e}"))
 }

@@ -1,7 +1,6 @@
 //! The servers the benchmark drives, and where their programs are.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::peers::{self, Argv};
 
@@ -97,13 +96,15 @@ impl Programs {
         let task_server = match task_server {
             Some(path) => path,
             None if needs(ServerId::Smol) || needs(ServerId::Tokio) => {
-                release_binary("taskwire-demo", "task-server")?
+                peers::demo::release_binary("taskwire-demo", "task-server")?
             }
             None => PathBuf::new(),
         };
         let null_server = match null_server {
             Some(path) => path,
-            None if needs(ServerId::Limit) => release_binary("taskwire-tests", "null-server")?,
+            None if needs(ServerId::Limit) => {
+                peers::demo::release_binary("taskwire-tests", "null-server")?
+            }
             None => PathBuf::new(),
         };
         let programs = Programs {
@@ -165,23 +166,4 @@ impl Programs {
             )),
         }
     }
-}
-
-/// `cargo build --release -p PACKAGE --bin BIN` into the workspace's target directory, and
-/// the binary's path.
-fn release_binary(package: &str, bin: &str) -> Result<PathBuf, String> {
-    let target = peers::target_dir();
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let build = peers::run(
-        &Argv::new(cargo)
-            .args(&["build", "--release", "-p", package, "--bin", bin])
-            .arg("--target-dir")
-            .arg(&target),
-        Duration::from_secs(900),
-    );
-    if build.code != Some(0) {
-        return Err(format!("cannot build {bin}\n{build}"));
-    }
-    let name = format!("{bin}{}", std::env::consts::EXE_SUFFIX);
-    Ok(target.join("release").join(name))
 }

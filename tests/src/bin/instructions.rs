@@ -68,9 +68,10 @@ fn main() {
         .next()
         .map(|a| a.parse().expect("N is a count"))
         .unwrap_or(20_000);
-    let server = args
-        .next()
-        .map_or_else(|| demo::binary("task-server"), std::path::PathBuf::from);
+    let server = args.next().map_or_else(
+        || demo::release_binary("taskwire-demo", "task-server").unwrap_or_else(|e| panic!("{e}")),
+        std::path::PathBuf::from,
+    );
     let scratch = target_dir().join("tmp").join("instructions");
     std::fs::create_dir_all(&scratch).expect("scratch dir");
     println!(

@@ -71,8 +71,10 @@ impl DemoClient {
     }
 }
 
-/// The path of a demo binary (`task-server`, `task-client`), built once per test process with
-/// `cargo build --release -p taskwire-demo`; panics with cargo's output if the build fails.
+/// The path of a demo binary (`task-server`, `task-client`, `conformance-server`), built once
+/// per test process with `cargo build -p taskwire-demo` (the dev profile, whose dependencies the
+/// test build already compiled); panics with cargo's output if the build fails. Measurements
+/// use [`release_binary`] instead.
 pub fn binary(name: &str) -> std::path::PathBuf {
     use std::sync::OnceLock;
     static BUILT: OnceLock<Result<std::path::PathBuf, String>> = OnceLock::new();
@@ -81,12 +83,12 @@ pub fn binary(name: &str) -> std::path::PathBuf {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let build = super::run(
             &super::Argv::new(cargo)
-                .args(&["build", "--release", "-p", "taskwire-demo", "--target-dir"])
+                .args(&["build", "-p", "taskwire-demo", "--target-dir"])
                 .arg(&target),
             std::time::Duration::from_secs(900),
         );
         match build.code {
-            Some(0) => Ok(target.join("release")),
+            Some(0) => Ok(target.join("debug")),
             _ => Err(format!("cannot build the demo binaries\n{build}")),
         }
     });
@@ -94,4 +96,22 @@ pub fn binary(name: &str) -> std::path::PathBuf {
         Ok(dir) => dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX)),
         Err(why) => panic!("{why}"),
     }
+}
+
+/// The path of `bin` of `package` built with `cargo build --release` (for the benchmarks).
+pub fn release_binary(package: &str, bin: &str) -> Result<std::path::PathBuf, String> {
+    let target = super::target_dir();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let build = super::run(
+        &super::Argv::new(cargo)
+            .args(&["build", "--release", "-p", package, "--bin", bin])
+            .arg("--target-dir")
+            .arg(&target),
+        std::time::Duration::from_secs(900),
+    );
+    if build.code != Some(0) {
+        return Err(format!("cannot build {bin}\n{build}"));
+    }
+    let name = format!("{bin}{}", std::env::consts::EXE_SUFFIX);
+    Ok(target.join("release").join(name))
 }
