@@ -42,6 +42,10 @@ count() {
 summary() {
   local status=$? now
   now=$(date +%s)
+  # A background peer install still running when a step failed is not needed any more.
+  if [ -n "${peers_pid:-}" ] && kill -0 "$peers_pid" 2>/dev/null; then
+    kill "$peers_pid" 2>/dev/null || true
+  fi
   if [ -n "$step_name" ]; then
     [ "$status" = 0 ] || step_name="$step_name: FAILED"
     steps+=("$step_name ($((now - step_start)) s)")
@@ -81,15 +85,21 @@ trap summary EXIT
 step "toolchain: wasm32-wasip1 and wasm32-unknown-unknown targets"
 rustup target add wasm32-wasip1 wasm32-unknown-unknown
 
+# The peers install in the background (network waits, and cargo builds of their own) while
+# the workspace is checked and built; the tests wait for them.
+peers_pid=""
+peers_log="$target/run-all/peers.log"
+mkdir -p "$(dirname "$peers_log")"
 if [ "${TASKWIRE_SKIP_INTEROP:-}" = 1 ]; then
   step "peers: skipped (TASKWIRE_SKIP_INTEROP=1); the interop tests will say so"
 else
-  step "peers: Python mcp==1.30.0, TypeScript SDK 1.32.2, server-everything, Inspector 2.12, rmcp 3.11, turbomcp 4.0.0-alpha.5"
+  step "peers: started in the background (Python mcp==1.30.0, TypeScript SDK 1.32.2, server-everything, Inspector 2.12, rmcp 3.11, turbomcp 4.0.0-alpha.5; log in $peers_log)"
   # CI builds the Rust peers unoptimized (the tests need them to work, not to be fast).
   if [ "${CI:-}" = true ]; then
     export PEERS_OPT_LEVEL="${PEERS_OPT_LEVEL:-0}"
   fi
-  bash tests/peers/setup.sh
+  bash tests/peers/setup.sh > "$peers_log" 2>&1 &
+  peers_pid=$!
 fi
 
 step "format"
@@ -99,6 +109,19 @@ step "lint (native, the WASI adapter for wasm32-wasip1, the engine for browsers)
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy -p taskwire-wasi --target wasm32-wasip1 -- -D warnings
 cargo clippy -p taskwire-engine --target wasm32-unknown-unknown -- -D warnings
+
+step "test build"
+cargo test --workspace --no-run
+
+if [ -n "$peers_pid" ]; then
+  step "peers: waiting for the background install"
+  if ! wait "$peers_pid"; then
+    cat "$peers_log"
+    echo "run-all.sh: installing the peers failed (log above)" >&2
+    exit 1
+  fi
+  tail -n 12 "$peers_log"
+fi
 
 step "tests"
 rm -rf "$skipped_dir"
