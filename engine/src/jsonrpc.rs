@@ -370,11 +370,38 @@ pub(crate) fn parse(line: &[u8], max_depth: usize) -> Result<Message<'_>, Box<Ma
 }
 
 /// The fast path for the shape clients write, `{"jsonrpc":"2.0","id":…,"method":"…"}` with
-/// optional `"params":…` last, compact or with whitespace between tokens (Python's
-/// `json.dumps` writes `": "` and `", "`): read without a general JSON parse of the envelope
-/// (params are still checked to be exactly one JSON value). Anything else, including any
-/// escape in the id or method, gets `None` and takes the general path.
+/// optional `"params":…` last: read without a general JSON parse of the envelope (params are
+/// still checked to be exactly one JSON value). The compact form is matched literally; the
+/// same members with whitespace between tokens (Python's `json.dumps` writes `": "` and
+/// `", "`) token by token. Anything else, including any escape in the id or method, gets
+/// `None` and takes the general path.
 fn parse_canonical(text: &str) -> Option<Message<'_>> {
+    match text.strip_prefix(r#"{"jsonrpc":"2.0","#) {
+        Some(rest) => parse_compact(rest),
+        None => parse_spaced(text),
+    }
+}
+
+/// The compact form, past `{"jsonrpc":"2.0",`.
+#[inline]
+fn parse_compact(rest: &str) -> Option<Message<'_>> {
+    let (id, rest) = match rest.strip_prefix(r#""id":"#) {
+        Some(rest) => {
+            let (id, rest) = canonical_id(rest)?;
+            (Some(id), rest.strip_prefix(',')?)
+        }
+        None => (None, rest),
+    };
+    let (method, rest) = plain_string(rest.strip_prefix(r#""method":"#)?)?;
+    let params = match rest {
+        "}" => None,
+        tail => params_value(tail.strip_prefix(r#","params":"#)?.strip_suffix('}')?)?,
+    };
+    Some(message(id, method, params))
+}
+
+/// The same members with whitespace between tokens.
+fn parse_spaced(text: &str) -> Option<Message<'_>> {
     let rest = member(token(text, '{')?, "jsonrpc")?;
     let rest = token(rest.strip_prefix(r#""2.0""#)?, ',')?;
     let (id, rest) = match member(rest, "id") {
@@ -385,42 +412,62 @@ fn parse_canonical(text: &str) -> Option<Message<'_>> {
         None => (None, rest),
     };
     let (method, rest) = plain_string(member(rest, "method")?)?;
-    let method = Cow::Borrowed(method);
-    let rest = rest.trim_start_matches(WHITESPACE);
+    let rest = skip_whitespace(rest);
     let params = match rest.strip_prefix('}') {
-        Some(end) if end.trim_matches(WHITESPACE).is_empty() => None,
+        Some(end) if skip_whitespace(end).is_empty() => None,
         Some(_) => return None,
         None => {
             let raw = member(token(rest, ',')?, "params")?
-                .trim_end_matches(WHITESPACE)
+                .trim_end_matches([' ', '\t', '\n', '\r'])
                 .strip_suffix('}')?;
-            let params: &RawValue = serde_json::from_str(raw).ok()?;
-            Some(params).filter(|p| p.get() != "null")
+            params_value(raw)?
         }
     };
-    Some(match id {
-        Some(id) => Message::Request { id, method, params },
-        None => Message::Notification { method, params },
-    })
+    Some(message(id, method, params))
 }
 
-/// JSON's whitespace.
-const WHITESPACE: [char; 4] = [' ', '\t', '\n', '\r'];
+/// `params` checked to be one JSON value; `Some(None)` for `null`.
+fn params_value(raw: &str) -> Option<Option<&RawValue>> {
+    let params: &RawValue = serde_json::from_str(raw).ok()?;
+    Some(Some(params).filter(|p| p.get() != "null"))
+}
+
+fn message<'a>(
+    id: Option<RequestId>,
+    method: &'a str,
+    params: Option<&'a RawValue>,
+) -> Message<'a> {
+    let method = Cow::Borrowed(method);
+    match id {
+        Some(id) => Message::Request { id, method, params },
+        None => Message::Notification { method, params },
+    }
+}
+
+/// `text` past its leading JSON whitespace.
+fn skip_whitespace(text: &str) -> &str {
+    let blank = text
+        .bytes()
+        .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        .count();
+    &text[blank..]
+}
 
 /// `text` past whitespace and then `c`.
 fn token(text: &str, c: char) -> Option<&str> {
-    text.trim_start_matches(WHITESPACE).strip_prefix(c)
+    skip_whitespace(text).strip_prefix(c)
 }
 
 /// `text` past `"name"`, its colon and the whitespace before the value.
 fn member<'a>(text: &'a str, name: &str) -> Option<&'a str> {
-    let rest = text.trim_start_matches(WHITESPACE).strip_prefix('"')?;
+    let rest = skip_whitespace(text).strip_prefix('"')?;
     let rest = rest.strip_prefix(name)?.strip_prefix('"')?;
-    Some(token(rest, ':')?.trim_start_matches(WHITESPACE))
+    Some(skip_whitespace(token(rest, ':')?))
 }
 
 /// A JSON string without escapes at the start of `text` (which starts with its quote):
 /// its contents and what follows it.
+#[inline]
 pub(crate) fn plain_string(text: &str) -> Option<(&str, &str)> {
     let body = text.strip_prefix('"')?;
     let end = json::plain_prefix(body.as_bytes());
@@ -428,6 +475,7 @@ pub(crate) fn plain_string(text: &str) -> Option<(&str, &str)> {
 }
 
 /// A request id at the start of `text`: an integer, or a string without escapes.
+#[inline]
 fn canonical_id(text: &str) -> Option<(RequestId, &str)> {
     if text.starts_with('"') {
         let (id, rest) = plain_string(text)?;
@@ -529,7 +577,7 @@ pub(crate) fn lenient_ms<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>,
     }
 }
 
-const HEAD: &str = r#"{"jsonrpc":"2.0","#;
+const HEAD: &[u8] = br#"{"jsonrpc":"2.0","#;
 
 /// Appends a request id (a number or a string).
 pub(crate) fn push_id(buf: &mut Buf, id: &RequestId) {
@@ -542,13 +590,13 @@ pub(crate) fn push_id(buf: &mut Buf, id: &RequestId) {
 /// `{"jsonrpc":"2.0","id":…,"result":…}` with the result written by `body`.
 pub(crate) fn reply_with(id: &RequestId, capacity: usize, body: impl FnOnce(&mut Buf)) -> String {
     let mut buf = Buf::with_capacity(capacity);
-    buf.push_str(HEAD);
-    buf.push_str(r#""id":"#);
+    buf.extend_from_slice(HEAD);
+    buf.extend_from_slice(br#""id":"#);
     push_id(&mut buf, id);
-    buf.push_str(r#","result":"#);
+    buf.extend_from_slice(br#","result":"#);
     body(&mut buf);
-    buf.push('}');
-    buf
+    buf.push(b'}');
+    json::finish(buf)
 }
 
 /// A reply carrying any serializable result.
@@ -559,29 +607,29 @@ pub(crate) fn result_line<T: Serialize + ?Sized>(id: &RequestId, result: &T) -> 
 /// `{"jsonrpc":"2.0","id":…,"error":…}`; the id is omitted when unknown.
 pub(crate) fn error_line(id: Option<&RequestId>, error: &RpcError) -> String {
     let mut buf = Buf::with_capacity(96 + error.message.len());
-    buf.push_str(HEAD);
+    buf.extend_from_slice(HEAD);
     if let Some(id) = id {
-        buf.push_str(r#""id":"#);
+        buf.extend_from_slice(br#""id":"#);
         push_id(&mut buf, id);
-        buf.push(',');
+        buf.push(b',');
     }
-    buf.push_str(r#""error":"#);
+    buf.extend_from_slice(br#""error":"#);
     push_error(&mut buf, error);
-    buf.push('}');
-    buf
+    buf.push(b'}');
+    json::finish(buf)
 }
 
 /// An error object: `{"code":…,"message":…,"data"?:…}`.
 pub(crate) fn push_error(buf: &mut Buf, error: &RpcError) {
-    buf.push_str(r#"{"code":"#);
+    buf.extend_from_slice(br#"{"code":"#);
     json::push_i64(buf, error.code);
-    buf.push_str(r#","message":"#);
+    buf.extend_from_slice(br#","message":"#);
     json::push_str(buf, &error.message);
     if let Some(data) = &error.data {
-        buf.push_str(r#","data":"#);
+        buf.extend_from_slice(br#","data":"#);
         json::push_serialized(buf, data);
     }
-    buf.push('}');
+    buf.push(b'}');
 }
 
 /// A request line.
@@ -591,31 +639,31 @@ pub(crate) fn request_line<P: Serialize>(
     params: Option<P>,
 ) -> String {
     let mut buf = Buf::with_capacity(128);
-    buf.push_str(HEAD);
-    buf.push_str(r#""id":"#);
+    buf.extend_from_slice(HEAD);
+    buf.extend_from_slice(br#""id":"#);
     push_id(&mut buf, id);
-    buf.push_str(r#","method":"#);
+    buf.extend_from_slice(br#","method":"#);
     json::push_str(&mut buf, method);
     if let Some(params) = params {
-        buf.push_str(r#","params":"#);
+        buf.extend_from_slice(br#","params":"#);
         json::push_serialized(&mut buf, &params);
     }
-    buf.push('}');
-    buf
+    buf.push(b'}');
+    json::finish(buf)
 }
 
 /// A notification line with params written by `body` (or none).
 pub(crate) fn notification_with(method: &str, body: Option<&dyn Fn(&mut Buf)>) -> String {
     let mut buf = Buf::with_capacity(192);
-    buf.push_str(HEAD);
-    buf.push_str(r#""method":"#);
+    buf.extend_from_slice(HEAD);
+    buf.extend_from_slice(br#""method":"#);
     json::push_str(&mut buf, method);
     if let Some(body) = body {
-        buf.push_str(r#","params":"#);
+        buf.extend_from_slice(br#","params":"#);
         body(&mut buf);
     }
-    buf.push('}');
-    buf
+    buf.push(b'}');
+    json::finish(buf)
 }
 
 /// A notification line with serializable params.

@@ -92,7 +92,7 @@ impl Host {
             );
         }
         if method == "ping" {
-            let line = jsonrpc::reply_with(&id, 48, |buf| buf.push_str("{}"));
+            let line = jsonrpc::reply_with(&id, 48, |buf| buf.extend_from_slice(b"{}"));
             return st.reply(session, &id, None, line);
         }
         if let Err(reject) = era::route_request(st, session, &id, &method, params) {

@@ -61,6 +61,7 @@ impl Host {
 
     /// The next message to send, event to handle or change to store. Drain to `None` after
     /// every call that takes `&mut self`, then read [`Host::poll_timeout`].
+    #[inline]
     pub fn poll_output(&mut self) -> Option<Output> {
         self.state.poll_output()
     }

@@ -242,7 +242,10 @@ impl State {
     /// then gets [`UsageError::TaskFinished`]), else it is done.
     pub fn after_settle(&mut self, task: &TaskId, stop: Option<StopReason>) {
         let call = self.work.get(task).copied();
-        let followers = self.followers(task);
+        let followers = call
+            .and_then(|c| self.call(c))
+            .map(|c| c.followers.clone())
+            .unwrap_or_default();
         for f in &followers {
             self.protocol(f.era).tell(self, f.session, task);
         }

@@ -27,6 +27,7 @@ pub(crate) mod tasks;
 mod tools;
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 use serde_json::value::RawValue;
 
@@ -47,6 +48,7 @@ pub(crate) use outbound::{CancelledParams, Purpose};
 pub(crate) use protocol::Protocol;
 pub(crate) use sessions::{PeerRequest, Phase, Session};
 pub(crate) use tasks::{CreateError, NewTask, Record, StoredOutcome};
+use tasks::IdHasher;
 pub(crate) use tools::ToolRegistry;
 
 /// Source of ids for the tasks the host creates; ids must be unique and unguessable
@@ -75,6 +77,7 @@ pub(crate) enum Timer {
 }
 
 impl Timer {
+    /// The session it belongs to.
     fn session(&self) -> SessionId {
         match self {
             Timer::Poll(session, _) | Timer::Request(session, _) => *session,
@@ -94,8 +97,9 @@ pub(crate) struct State {
     pub sessions: Slab<Session>,
     pub tasks: TaskTable,
     pub calls: Slab<Call>,
-    /// The call doing each task's work, until the application answers it or the task goes.
-    pub work: HashMap<TaskId, CallId>,
+    /// The call doing each task's work, until the application answers it or the task goes
+    /// (keyed by hosted task ids, which are ours or the application's: hashed cheaply).
+    pub work: HashMap<TaskId, CallId, BuildHasherDefault<IdHasher>>,
     timers: Deadlines<Timer>,
     out: Queue,
     journal: Journal,
@@ -126,7 +130,7 @@ impl State {
             shut_down: false,
             sessions: Slab::default(),
             calls: Slab::default(),
-            work: HashMap::new(),
+            work: HashMap::default(),
             timers: Deadlines::new(),
             out: Queue::default(),
             next_input: 0,
@@ -235,45 +239,29 @@ impl State {
         let Some(timer) = self.timers.pop_due(self.now) else {
             return;
         };
-        if let Some(s) = self.session_mut(timer.session()) {
-            s.timers.remove(&timer);
-        }
+        // A timer of a session closed since finds nothing to do.
         match timer {
             Timer::Poll(session, task) => self.poll_remote_task(session, &task),
             Timer::Request(session, id) => self.time_out(session, id),
         }
     }
 
-    /// Sets (or moves) a session's deadline.
+    /// Sets (or moves) a session's deadline. Closing the session does not look for its
+    /// deadlines (that would cost a walk of them all): each fires on time and, its session
+    /// gone, does nothing.
     pub fn set_timer(&mut self, timer: Timer, at: Millis) {
-        let Some(s) = self.session_mut(timer.session()) else {
-            return;
-        };
-        s.timers.insert(timer.clone());
-        self.timers.set(timer, at);
+        if self.session(timer.session()).is_some() {
+            self.timers.set(timer, at);
+        }
     }
 
     /// Clears a session's deadline, if set.
     pub fn clear_timer(&mut self, timer: &Timer) {
-        if let Some(s) = self.session_mut(timer.session()) {
-            s.timers.remove(timer);
-        }
         self.timers.clear(timer);
     }
 
     pub fn has_timer(&self, timer: &Timer) -> bool {
         self.timers.contains(timer)
-    }
-
-    /// Clears every deadline of a session (it is closing).
-    fn clear_timers_of(&mut self, session: SessionId) {
-        let timers = self
-            .session_mut(session)
-            .map(|s| std::mem::take(&mut s.timers))
-            .unwrap_or_default();
-        for timer in &timers {
-            self.timers.clear(timer);
-        }
     }
 
     /// Forgets every deadline (the host shut down).

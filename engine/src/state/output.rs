@@ -19,14 +19,17 @@ pub(super) struct Queue {
 
 impl State {
     /// The next output, in order.
+    #[inline]
     pub fn poll_output(&mut self) -> Option<Output> {
         self.out.items.pop_front()
     }
 
+    #[inline]
     pub(super) fn push_output(&mut self, output: Output) {
         self.out.items.push_back(output);
     }
 
+    #[inline]
     pub fn event(&mut self, event: Event) {
         self.out.items.push_back(Output::Event(event));
     }
@@ -92,6 +95,7 @@ impl State {
     }
 
     /// The answer to the peer's request `id`.
+    #[inline]
     pub fn reply(
         &mut self,
         session: SessionId,

@@ -3,14 +3,15 @@
 //! opening, closing, and shutting the host down. Tasks belong to the host, not to a session.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::BuildHasherDefault;
 
 use serde_json::Value;
 
 use super::following::RemoteTask;
 use super::outbound::Outbound;
 use super::slots::Slots;
-use super::tasks::OwnerIdx;
-use super::{Sent, State, Timer};
+use super::tasks::{IdHasher, OwnerIdx};
+use super::{Sent, State};
 use crate::event::{Event, StopReason, Transmit};
 use crate::framing::LineFramer;
 use crate::ids::{CallId, Owner, SessionId, TaskId};
@@ -54,9 +55,7 @@ pub(crate) struct Session {
     /// Messages waiting for the journal (each with the entry it waits for), in order.
     pub held: VecDeque<(u64, Transmit)>,
     /// Hosted tasks whose changes this session hears (so closing it costs only its own).
-    pub following: HashSet<TaskId>,
-    /// This session's deadlines (so closing it costs only its own).
-    pub timers: HashSet<Timer>,
+    pub following: HashSet<TaskId, BuildHasherDefault<IdHasher>>,
     /// Closing: nothing more is sent to it.
     pub closing: bool,
     /// What each era keeps on it.
@@ -76,8 +75,7 @@ impl Session {
             outbound: Outbound::default(),
             remote: HashMap::new(),
             held: VecDeque::new(),
-            following: HashSet::new(),
-            timers: HashSet::new(),
+            following: HashSet::default(),
             closing: false,
             slots: Slots::default(),
         }
@@ -118,7 +116,6 @@ impl State {
         };
         s.closing = true;
         let pending = s.outbound.drain_sorted();
-        self.clear_timers_of(session);
         let closed = RpcError::new(code::CONNECTION_CLOSED, "Connection closed");
         for (id, sent) in pending {
             match sent {

@@ -98,19 +98,19 @@ pub(super) fn on_tasks_list(
         st.config.tasks.page_size.max(1),
     );
     let line = jsonrpc::reply_with(id, 64 + 200 * tasks.len(), |buf| {
-        buf.push_str(r#"{"tasks":["#);
+        buf.extend_from_slice(br#"{"tasks":["#);
         for (i, task) in tasks.iter().enumerate() {
             if i > 0 {
-                buf.push(',');
+                buf.push(b',');
             }
             encode::push_task(buf, task);
         }
-        buf.push(']');
+        buf.push(b']');
         if let (true, Some(last)) = (more, tasks.last()) {
-            buf.push_str(r#","nextCursor":"#);
+            buf.extend_from_slice(br#","nextCursor":"#);
             push_cursor(buf, last.created_at, &last.id);
         }
-        buf.push('}');
+        buf.push(b'}');
     });
     st.reply(session, id, None, line);
     Ok(())
@@ -292,7 +292,7 @@ pub(super) fn answer_plain(st: &mut State, call: CallId, outcome: Answer) {
                 Some(task) => jsonrpc::reply_with(&request, text.len() + 128, |buf| {
                     encode::push_with_related_task(buf, &result, task.as_str())
                 }),
-                None => jsonrpc::reply_with(&request, text.len() + 48, |buf| buf.push_str(text)),
+                None => jsonrpc::reply_with(&request, text.len() + 48, |buf| buf.extend_from_slice(text.as_bytes())),
             };
             st.reply(session, &request, None, line);
         }

@@ -17,26 +17,26 @@ use crate::status::TaskStatus;
 /// The task fields (no braces): status as stored, so an `isError: true` result reads as
 /// `completed`; `ttlMs` always written (`null` is unlimited).
 fn push_task_fields(buf: &mut Buf, task: &Record) {
-    buf.push_str(r#""taskId":"#);
+    buf.extend_from_slice(br#""taskId":"#);
     json::push_str(buf, task.id.as_str());
-    buf.push_str(r#","status":""#);
-    buf.push_str(task.status.as_str());
-    buf.push('"');
+    buf.extend_from_slice(br#","status":""#);
+    buf.extend_from_slice(task.status.as_str().as_bytes());
+    buf.push(b'"');
     if let Some(message) = task.message() {
-        buf.push_str(r#","statusMessage":"#);
+        buf.extend_from_slice(br#","statusMessage":"#);
         json::push_str(buf, message);
     }
-    buf.push_str(r#","createdAt":"#);
+    buf.extend_from_slice(br#","createdAt":"#);
     json::push_time(buf, task.created_at);
-    buf.push_str(r#","lastUpdatedAt":"#);
+    buf.extend_from_slice(br#","lastUpdatedAt":"#);
     json::push_time(buf, task.last_updated_at);
-    buf.push_str(r#","ttlMs":"#);
+    buf.extend_from_slice(br#","ttlMs":"#);
     match task.ttl_ms() {
         Some(ttl) => json::push_u64(buf, ttl),
-        None => buf.push_str("null"),
+        None => buf.extend_from_slice(b"null"),
     }
     if let Some(poll) = task.poll_interval_ms().filter(|&p| p > 0) {
-        buf.push_str(r#","pollIntervalMs":"#);
+        buf.extend_from_slice(br#","pollIntervalMs":"#);
         json::push_u64(buf, poll);
     }
 }
@@ -44,28 +44,28 @@ fn push_task_fields(buf: &mut Buf, task: &Record) {
 /// `,"_meta":{"io.modelcontextprotocol/serverInfo":{…}}`, `info` being our `Implementation`
 /// as JSON text (the state's `info_json`).
 fn push_server_info(buf: &mut Buf, info: &str) {
-    buf.push_str(r#","_meta":{"io.modelcontextprotocol/serverInfo":"#);
-    buf.push_str(info);
-    buf.push('}');
+    buf.extend_from_slice(br#","_meta":{"io.modelcontextprotocol/serverInfo":"#);
+    buf.extend_from_slice(info.as_bytes());
+    buf.push(b'}');
 }
 
 /// The flat `CreateTaskResult`: `resultType: "task"` beside the task fields.
 pub(super) fn create_task_result(id: &RequestId, task: &Record, info: &str) -> String {
     jsonrpc::reply_with(id, 320, |buf| {
-        buf.push_str(r#"{"resultType":"task","#);
+        buf.extend_from_slice(br#"{"resultType":"task","#);
         push_task_fields(buf, task);
         push_server_info(buf, info);
-        buf.push('}');
+        buf.push(b'}');
     })
 }
 
 /// `GetTaskResult`: `resultType` and the [`push_detailed`] task.
 pub(super) fn get_task_result(id: &RequestId, task: &Record, asks: &[Ask], info: &str) -> String {
     jsonrpc::reply_with(id, detailed_size(task, asks), |buf| {
-        buf.push_str(r#"{"resultType":"complete","#);
+        buf.extend_from_slice(br#"{"resultType":"complete","#);
         push_detailed(buf, task, asks);
         push_server_info(buf, info);
-        buf.push('}');
+        buf.push(b'}');
     })
 }
 
@@ -73,10 +73,10 @@ pub(super) fn get_task_result(id: &RequestId, task: &Record, asks: &[Ask], info:
 /// as `tasks/get` would show it now.
 pub(super) fn task_notification(subscription: &RequestId, task: &Record, asks: &[Ask]) -> String {
     let body = |buf: &mut Buf| {
-        buf.push('{');
+        buf.push(b'{');
         push_detailed(buf, task, asks);
         push_subscription(buf, subscription);
-        buf.push('}');
+        buf.push(b'}');
     };
     jsonrpc::notification_with("notifications/tasks", Some(&body))
 }
@@ -84,16 +84,16 @@ pub(super) fn task_notification(subscription: &RequestId, task: &Record, asks: &
 /// `notifications/subscriptions/acknowledged`: the task ids we agreed to report on.
 pub(super) fn listen_acknowledged(subscription: &RequestId, tasks: &[TaskId]) -> String {
     let body = |buf: &mut Buf| {
-        buf.push_str(r#"{"notifications":{"taskIds":["#);
+        buf.extend_from_slice(br#"{"notifications":{"taskIds":["#);
         for (i, task) in tasks.iter().enumerate() {
             if i > 0 {
-                buf.push(',');
+                buf.push(b',');
             }
             json::push_str(buf, task.as_str());
         }
-        buf.push_str("]}");
+        buf.extend_from_slice(b"]}");
         push_subscription(buf, subscription);
-        buf.push('}');
+        buf.push(b'}');
     };
     jsonrpc::notification_with("notifications/subscriptions/acknowledged", Some(&body))
 }
@@ -101,17 +101,17 @@ pub(super) fn listen_acknowledged(subscription: &RequestId, tasks: &[TaskId]) ->
 /// The graceful end of a listen stream: its request's result.
 pub(super) fn listen_ended(subscription: &RequestId) -> String {
     jsonrpc::reply_with(subscription, 128, |buf| {
-        buf.push_str(r#"{"resultType":"complete""#);
+        buf.extend_from_slice(br#"{"resultType":"complete""#);
         push_subscription(buf, subscription);
-        buf.push('}');
+        buf.push(b'}');
     })
 }
 
 /// `,"_meta":{"io.modelcontextprotocol/subscriptionId":<id>}`.
 fn push_subscription(buf: &mut Buf, subscription: &RequestId) {
-    buf.push_str(r#","_meta":{"io.modelcontextprotocol/subscriptionId":"#);
+    buf.extend_from_slice(br#","_meta":{"io.modelcontextprotocol/subscriptionId":"#);
     jsonrpc::push_id(buf, subscription);
-    buf.push('}');
+    buf.push(b'}');
 }
 
 fn detailed_size(task: &Record, asks: &[Ask]) -> usize {
@@ -132,26 +132,26 @@ fn push_detailed(buf: &mut Buf, task: &Record, asks: &[Ask]) {
     push_task_fields(buf, task);
     match (task.status, task.outcome()) {
         (TaskStatus::Completed, Some(StoredOutcome::Result { raw, .. })) => {
-            buf.push_str(r#","result":"#);
+            buf.extend_from_slice(br#","result":"#);
             push_complete(buf, raw);
         }
         (TaskStatus::Failed, Some(StoredOutcome::Error(raw))) => {
-            buf.push_str(r#","error":"#);
-            buf.push_str(raw.get());
+            buf.extend_from_slice(br#","error":"#);
+            buf.extend_from_slice(raw.get().as_bytes());
         }
         // Always present in this status (the schema requires it); empty for a task of
         // the 2025-11-25 era, whose input requests went to its own client as requests.
         (TaskStatus::InputRequired, _) => {
-            buf.push_str(r#","inputRequests":{"#);
+            buf.extend_from_slice(br#","inputRequests":{"#);
             for (i, ask) in asks.iter().enumerate() {
                 if i > 0 {
-                    buf.push(',');
+                    buf.push(b',');
                 }
                 json::push_str(buf, &ask.key);
-                buf.push(':');
-                buf.push_str(ask.request.get());
+                buf.push(b':');
+                buf.extend_from_slice(ask.request.get().as_bytes());
             }
-            buf.push('}');
+            buf.push(b'}');
         }
         _ => {}
     }
@@ -160,9 +160,9 @@ fn push_detailed(buf: &mut Buf, task: &Record, asks: &[Ask]) {
 /// The empty acknowledgement of `tasks/update` and `tasks/cancel`.
 pub(super) fn ack(id: &RequestId, info: &str) -> String {
     jsonrpc::reply_with(id, 160, |buf| {
-        buf.push_str(r#"{"resultType":"complete""#);
+        buf.extend_from_slice(br#"{"resultType":"complete""#);
         push_server_info(buf, info);
-        buf.push('}');
+        buf.push(b'}');
     })
 }
 
@@ -214,11 +214,11 @@ fn push_complete(buf: &mut Buf, raw: &RawValue) {
         return;
     }
     let body = text.strip_prefix('{').unwrap_or(text).trim_start();
-    buf.push_str(r#"{"resultType":"complete""#);
+    buf.extend_from_slice(br#"{"resultType":"complete""#);
     if !body.starts_with('}') {
-        buf.push(',');
+        buf.push(b',');
     }
-    buf.push_str(body);
+    buf.extend_from_slice(body.as_bytes());
 }
 
 #[cfg(test)]
@@ -230,17 +230,17 @@ mod tests {
         let raw = RawValue::from_string(raw.into()).unwrap();
         let mut buf = Buf::new();
         push_complete(&mut buf, &raw);
-        serde_json::from_str(&buf).unwrap()
+        serde_json::from_slice(&buf).unwrap()
     }
 
     #[test]
     fn server_info_goes_under_its_key() {
         let mut buf = Buf::new();
-        buf.push('{');
-        buf.push_str(r#""x":1"#);
+        buf.push(b'{');
+        buf.extend_from_slice(br#""x":1"#);
         push_server_info(&mut buf, r#"{"name":"n","version":"1"}"#);
-        buf.push('}');
-        let parsed: Value = serde_json::from_str(&buf).unwrap();
+        buf.push(b'}');
+        let parsed: Value = serde_json::from_slice(&buf).unwrap();
         assert_eq!(
             parsed["_meta"][SERVER_INFO_KEY],
             json!({ "name": "n", "version": "1" })

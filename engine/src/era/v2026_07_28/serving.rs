@@ -6,7 +6,7 @@
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use super::meta::{read, MetaOnly, Read, RequestMeta, Stateless};
+use super::meta::{names_version, read, MetaOnly, Read, RequestMeta, Stateless};
 use super::state as kept;
 use super::{encode, listen, tasks, tools, CACHE_TTL_MS, EXTENSION, VERSION};
 use crate::ids::SessionId;
@@ -25,6 +25,11 @@ pub(super) fn serve(
 ) -> Option<Result<(), Reject>> {
     if st.session(session)?.role == Role::Client {
         return Some(Err(unknown(method)));
+    }
+    // Most requests of a 2025-11-25 session never name this era's version: let them go at
+    // once, before anything else is read.
+    if method != "server/discover" && !names_version(params) {
+        return None;
     }
     match method {
         "server/discover" => with::<MetaOnly>(params, true, |_, _| on_discover(st, session, id)),
