@@ -8,7 +8,7 @@
 //!
 //! Each era implements the host's `Protocol` trait in its own module ([`v2025_11_25`],
 //! [`v2026_07_28`]); neither imports the other. This file is the one place that names them
-//! all: [`protocol`] maps an [`Era`] to its rules, and [`route_request`] says which era reads
+//! all: `protocol` maps an [`Era`] to its rules, and `route_request` says which era reads
 //! a request on a session. A new era is a new module, its [`Era`] variant, and its arms here.
 
 pub mod v2025_11_25;
