@@ -189,7 +189,7 @@ fn write_seed_corpus() {
     for (i, d) in pick(
         24,
         500,
-        |d| v2026_client::drive(d, Record::Text).into_text(),
+        |d| v2026_client::drive(d, Schema::Structural, Record::Text).into_text(),
         features_client,
     )
     .iter()

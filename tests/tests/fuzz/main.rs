@@ -7,6 +7,7 @@
 //! `TASKWIRE_FUZZ_SEED=<n>` picks another seed.
 
 mod corpus;
+mod digests;
 mod regressions;
 
 use std::path::PathBuf;

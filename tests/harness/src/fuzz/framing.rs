@@ -80,7 +80,7 @@ pub fn run_with(data: &[u8], schema: Schema) {
         let mut total = 0;
         let pass = |host: &mut Host, t: &mut Transcript, oracle: &mut Oracle| {
             let open = |id: SessionId| id == s || id == other;
-            let out = drain(host, "server", usize::MAX, &open, t);
+            let out = drain(host, "server", usize::MAX, &open, t, true);
             for sent in out.sends() {
                 oracle
                     .check(&sent.msg, None)

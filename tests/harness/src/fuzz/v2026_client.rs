@@ -25,7 +25,7 @@ use taskwire_engine::{
     CallId, ClientEra, ClientFeatures, Event, Host, Millis, RequestId, Role, RpcError, SessionId,
 };
 
-use super::check::{request_id_key, IdKey, Schema};
+use super::check::{request_id_key, Class, IdKey, Msg, Schema};
 use super::reader::Reader;
 use super::{
     add_tools, assert_no_busy_loop, config, drain, dump_on_panic, line, twice, Drained, Record,
@@ -81,13 +81,15 @@ pub fn run(data: &[u8]) {
 
 /// Runs the body on one input (and twice, as `schema` says, comparing the runs).
 pub fn run_with(data: &[u8], schema: Schema) {
-    twice(data, schema, drive);
+    twice(data, schema, |d, record| drive(d, schema, record));
 }
 
 /// One run; returns its transcript.
-pub fn drive(data: &[u8], record: Record) -> Transcript {
+pub fn drive(data: &[u8], schema: Schema, record: Record) -> Transcript {
     let mut r = Reader::new(data);
-    let Some(mut h) = Harness::new(&mut r, record) else {
+    let deep = super::deep(schema, data);
+    let validate = deep && schema != Schema::Structural;
+    let Some(mut h) = Harness::new(&mut r, deep, validate, record) else {
         return Transcript::new(record);
     };
     for _ in 0..MAX_OPS {
@@ -126,6 +128,10 @@ struct Harness {
     /// The server application's calls.
     work: Vec<CallId>,
     closed: bool,
+    /// Every message is checked structurally (otherwise taken as labelled).
+    deep: bool,
+    /// The client's requests are validated against their schema definitions.
+    validate: bool,
     transcript: Transcript,
 }
 
@@ -136,7 +142,7 @@ impl Drop for Harness {
 }
 
 impl Harness {
-    fn new(r: &mut Reader, record: Record) -> Option<Harness> {
+    fn new(r: &mut Reader, deep: bool, validate: bool, record: Record) -> Option<Harness> {
         let mode = r.u8()?;
         let mut ccfg = config("fuzz-client");
         ccfg.client_era = [
@@ -183,6 +189,8 @@ impl Harness {
             tasks: Vec::new(),
             work: Vec::new(),
             closed: false,
+            deep,
+            validate,
             transcript: Transcript::new(record),
         };
         h.client
@@ -355,6 +363,7 @@ impl Harness {
             bound,
             &|_| true,
             &mut self.transcript,
+            self.deep,
         );
         for sent in server.sends() {
             self.to_client.push_back(sent.msg.line.clone().into_bytes());
@@ -373,6 +382,7 @@ impl Harness {
             bound,
             &|_| open,
             &mut self.transcript,
+            self.deep,
         );
         self.check_client(&client);
     }
@@ -381,60 +391,67 @@ impl Harness {
         let v2026 = self.client.protocol_version(self.cs) == Some("2026-07-28");
         for sent in out.sends() {
             let msg = &sent.msg;
-            let value = msg.value();
-            let method = msg.method().unwrap_or_default();
             if v2026 {
                 // Errors about unreadable input are fine; a result would answer a request,
                 // and the server sends none in this era.
                 assert!(
-                    msg.result().is_none(),
+                    msg.class != Class::Result,
                     "invariant: the client answered a request in 2026-07-28: {}",
                     msg.line
                 );
             }
-            let opening = method == "server/discover";
-            if (v2026 || opening) && msg.is_request() {
-                assert!(
-                    !matches!(method, "tasks/result" | "tasks/list"),
-                    "invariant: {method} in 2026-07-28"
-                );
-                let meta = &value["params"]["_meta"];
-                assert_eq!(
-                    meta[VERSION_KEY], "2026-07-28",
-                    "invariant: _meta: {}",
-                    msg.line
-                );
-                let declares = meta[CAPS_KEY]["extensions"].get(EXT).is_some();
-                if method != "tools/call" {
-                    assert!(declares, "invariant: {method} declares the extension");
+            if msg.is_request() {
+                let method = msg.method().unwrap_or_default();
+                if v2026 || method == "server/discover" {
+                    self.check_request(method, msg);
+                } else if self.validate {
+                    check_in(CORE_2026, "JSONRPCMessage", msg.value())
+                        .unwrap_or_else(|e| panic!("invariant: {e}"));
                 }
-                if let Some((file, definition)) = v2026_request_definition(method) {
-                    check_in(file, definition, value).unwrap_or_else(|e| panic!("invariant: {e}"));
-                }
-                if method == "tasks/update" {
-                    count(4);
-                    let task = value["params"]["taskId"].as_str().unwrap_or_default();
-                    let asked = self.asked.get(task);
-                    for key in value["params"]["inputResponses"]
-                        .as_object()
-                        .into_iter()
-                        .flatten()
-                        .map(|(k, _)| k)
-                    {
-                        assert!(
-                            asked.is_some_and(|a| a.contains(key)),
-                            "invariant: tasks/update answers {key:?}, which task {task} never asked"
-                        );
-                    }
-                }
-            } else if msg.is_request() {
-                check_in(CORE_2026, "JSONRPCMessage", value)
-                    .unwrap_or_else(|e| panic!("invariant: {e}"));
             }
             self.to_server.push_back(msg.line.clone().into_bytes());
         }
         for event in out.events() {
             self.follow(event);
+        }
+    }
+
+    /// A 2026-07-28 request of the client: its `_meta`, what it may ask, its definition.
+    fn check_request(&mut self, method: &str, msg: &Msg) {
+        assert!(
+            !matches!(method, "tasks/result" | "tasks/list"),
+            "invariant: {method} in 2026-07-28"
+        );
+        let params = msg.params().unwrap_or(&Value::Null);
+        let meta = &params["_meta"];
+        assert_eq!(
+            meta[VERSION_KEY], "2026-07-28",
+            "invariant: _meta: {}",
+            msg.line
+        );
+        let declares = meta[CAPS_KEY]["extensions"].get(EXT).is_some();
+        if method != "tools/call" {
+            assert!(declares, "invariant: {method} declares the extension");
+        }
+        if let (true, Some((file, definition))) = (self.validate, v2026_request_definition(method))
+        {
+            check_in(file, definition, msg.value()).unwrap_or_else(|e| panic!("invariant: {e}"));
+        }
+        if method == "tasks/update" {
+            count(4);
+            let task = params["taskId"].as_str().unwrap_or_default();
+            let asked = self.asked.get(task);
+            for key in params["inputResponses"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, _)| k)
+            {
+                assert!(
+                    asked.is_some_and(|a| a.contains(key)),
+                    "invariant: tasks/update answers {key:?}, which task {task} never asked"
+                );
+            }
         }
     }
 

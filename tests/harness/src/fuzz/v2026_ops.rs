@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{json, Value};
 use taskwire_engine::{CallId, Event, Host, Millis, RpcError, SessionId};
 
-use super::check::{id_key, output_bound, Class, IdKey, Schema};
+use super::check::{id_key, output_bound, Class, IdKey, Msg, Schema};
 use super::reader::Reader;
 use super::{add_tools, config, drain, dump_on_panic, task_ids, twice, Record, Transcript};
 use super::{tline, EPOCH};
@@ -121,6 +121,8 @@ struct Harness {
     tasks: BTreeMap<String, Known>,
     calls: Vec<(CallId, bool)>,
     now: u64,
+    /// Every check runs (otherwise only the cheap ones: see the [module docs](self)).
+    deep: bool,
     validate: bool,
     transcript: Transcript,
 }
@@ -140,17 +142,15 @@ impl Harness {
         cfg.tasks.max_tasks_per_owner = 1 + usize::from(mode >> 2 & 7);
         let mut host = Host::new(cfg, task_ids(mode >> 5), Millis(EPOCH));
         add_tools(&mut host);
-        let validate = match schema {
-            Schema::Full => true,
-            Schema::Sampled => super::fnv(data) % super::check::KINDS_ONE_IN == 0,
-            Schema::Structural => false,
-        };
+        let deep = super::deep(schema, data);
+        let validate = deep && schema != Schema::Structural;
         let mut h = Harness {
             host,
             slots: Vec::new(),
             tasks: BTreeMap::new(),
             calls: Vec::new(),
             now: EPOCH,
+            deep,
             validate,
             transcript: Transcript::new(record),
         };
@@ -428,6 +428,7 @@ impl Harness {
             bound,
             &|_| true,
             &mut self.transcript,
+            self.deep,
         );
         for event in out.events() {
             match event {
@@ -445,7 +446,7 @@ impl Harness {
             let msg = &sent.msg;
             if matches!(msg.class, Class::Request | Class::Notification) {
                 if self.slots[k].v2026 {
-                    self.check_stream(k, msg.value());
+                    self.check_stream(k, msg);
                 }
                 continue;
             }
@@ -457,7 +458,7 @@ impl Harness {
                 .remove(&key)
                 .unwrap_or_else(|| panic!("invariant: an answer no request is owed: {}", msg.line));
             if self.slots[k].v2026 {
-                self.check_v2026(k, method, msg.value());
+                self.check_v2026(k, method, msg);
             } else if let (Some(result), "tools/call") = (msg.result(), method) {
                 if let Some(id) = result["task"]["taskId"].as_str() {
                     self.learn(id, 0, true);
@@ -479,14 +480,16 @@ impl Harness {
 
     /// A 2026 session hears notifications only on a listen stream it opened, about its
     /// owner's tasks, valid against the schemas.
-    fn check_stream(&mut self, k: usize, message: &Value) {
-        let method = message["method"].as_str().unwrap_or("");
-        let stream = &message["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"];
+    fn check_stream(&mut self, k: usize, msg: &Msg) {
+        let method = msg.method().unwrap_or("");
+        let params = msg.params().unwrap_or(&Value::Null);
+        let stream = &params["_meta"]["io.modelcontextprotocol/subscriptionId"];
         let open = id_key(stream)
             .is_some_and(|key| self.slots[k].pending.get(&key) == Some(&"subscriptions/listen"));
         assert!(
-            open && message.get("id").is_none(),
-            "invariant: a 2026 session was sent a request or a notification off a listen stream: {message}"
+            open && msg.class == Class::Notification,
+            "invariant: a 2026 session was sent a request or a notification off a listen stream: {}",
+            msg.line
         );
         let (file, definition) = match method {
             "notifications/subscriptions/acknowledged" => {
@@ -496,15 +499,15 @@ impl Harness {
                 count(4);
                 (TASKS_2026, "TaskStatusNotification")
             }
-            other => panic!("invariant: {other} on a listen stream: {message}"),
+            other => panic!("invariant: {other} on a listen stream: {}", msg.line),
         };
         if self.validate {
-            check_in(file, definition, message).unwrap_or_else(|e| panic!("invariant: {e}"));
+            check_in(file, definition, msg.value()).unwrap_or_else(|e| panic!("invariant: {e}"));
         }
         let owner = self.slots[k].owner;
         let named: Vec<&str> = match method {
-            "notifications/tasks" => message["params"]["taskId"].as_str().into_iter().collect(),
-            _ => message["params"]["notifications"]["taskIds"]
+            "notifications/tasks" => params["taskId"].as_str().into_iter().collect(),
+            _ => params["notifications"]["taskIds"]
                 .as_array()
                 .map(|ids| ids.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default(),
@@ -513,28 +516,29 @@ impl Harness {
             assert_eq!(
                 self.tasks.get(task).map(|t| t.owner),
                 Some(owner),
-                "invariant: a listen stream of {} named task {task}: {message}",
-                OWNERS[owner]
+                "invariant: a listen stream of {} named task {task}: {}",
+                OWNERS[owner],
+                msg.line
             );
         }
     }
 
     /// Schema, isolation and status checks of one answer on a 2026 session.
-    fn check_v2026(&mut self, k: usize, method: &str, answer: &Value) {
+    fn check_v2026(&mut self, k: usize, method: &str, answer: &Msg) {
         let owner = self.slots[k].owner;
-        if let Some(error) = answer.get("error") {
+        if let Class::Error { code } = answer.class {
             if self.validate {
-                let definition = match error["code"].as_i64() {
-                    Some(-32021) => "MissingRequiredClientCapabilityError",
-                    Some(-32022) => "UnsupportedProtocolVersionError",
+                let definition = match code {
+                    -32021 => "MissingRequiredClientCapabilityError",
+                    -32022 => "UnsupportedProtocolVersionError",
                     _ => "JSONRPCErrorResponse",
                 };
-                check_in(CORE_2026, definition, answer)
+                check_in(CORE_2026, definition, answer.value())
                     .unwrap_or_else(|e| panic!("invariant: {e}"));
             }
             return;
         }
-        let result = &answer["result"];
+        let result = answer.result().expect("a result");
         let (file, definition) = match (method, result["resultType"].as_str()) {
             ("server/discover", _) => (CORE_2026, "DiscoverResult"),
             ("tools/list", _) => (CORE_2026, "ListToolsResult"),
@@ -545,10 +549,10 @@ impl Harness {
             ("tasks/cancel", _) => (TASKS_2026, "CancelTaskResult"),
             ("tasks/update", _) => (TASKS_2026, "UpdateTaskResult"),
             ("subscriptions/listen", _) => (CORE_2026, "SubscriptionsListenResult"),
-            (other, _) => panic!("invariant: {other} answered with a result: {answer}"),
+            (other, _) => panic!("invariant: {other} answered with a result: {}", answer.line),
         };
         if self.validate {
-            check_in(CORE_2026, "JSONRPCResultResponse", answer)
+            check_in(CORE_2026, "JSONRPCResultResponse", answer.value())
                 .and_then(|()| check_in(file, definition, result))
                 .unwrap_or_else(|e| panic!("invariant: {e}"));
         }
@@ -560,14 +564,16 @@ impl Harness {
             self.learn(task, owner, false);
             return;
         }
-        let known = self
-            .tasks
-            .get_mut(task)
-            .unwrap_or_else(|| panic!("invariant: an answer names a task never created: {answer}"));
+        let known = self.tasks.get_mut(task).unwrap_or_else(|| {
+            panic!(
+                "invariant: an answer names a task never created: {}",
+                answer.line
+            )
+        });
         assert_eq!(
             known.owner, owner,
-            "invariant: owner {} read a task of owner {}: {answer}",
-            OWNERS[owner], OWNERS[known.owner]
+            "invariant: owner {} read a task of owner {}: {}",
+            OWNERS[owner], OWNERS[known.owner], answer.line
         );
         let status = result["status"].as_str().expect("a status").to_owned();
         if let Some(before) = &known.status {
@@ -595,7 +601,8 @@ impl Harness {
         assert_eq!(
             inputs.is_some(),
             status == "input_required",
-            "invariant: inputRequests exactly while input_required: {answer}"
+            "invariant: inputRequests exactly while input_required: {}",
+            answer.line
         );
         known.keys = inputs
             .and_then(Value::as_object)

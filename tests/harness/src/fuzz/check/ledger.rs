@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use super::message::{id_key, IdKey, Msg};
+use super::message::{id_key, Class, IdKey, Msg};
 
 /// Exactly-one-response accounting for the requests one session received.
 ///
@@ -94,10 +94,16 @@ impl Ledger {
         }
     }
 
-    /// Records a message another engine emitted (trusted, already checked) about to be
-    /// fed to the session.
+    /// Records a message another engine emitted (trusted, already checked or taken as
+    /// labelled) about to be fed to the session. A request's method is recorded as known
+    /// without reading the line ([`Msg::known_method`]; empty otherwise).
     pub fn inbound_msg(&mut self, msg: &Msg) -> Inbound {
-        match (msg.method(), msg.id().and_then(id_key)) {
+        let method = match msg.class {
+            Class::Request => Some(msg.known_method().unwrap_or("")),
+            Class::Notification => msg.method(),
+            Class::Result | Class::Error { .. } => None,
+        };
+        match (method, msg.id().and_then(id_key)) {
             (Some(method), Some(id)) => {
                 let entry = self
                     .pending

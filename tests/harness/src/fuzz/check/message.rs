@@ -46,9 +46,13 @@ pub enum Class {
     },
 }
 
-/// One emitted message: the line, what kind of message it is, and its members. The
-/// envelope is read once (cheaply, as raw slices); `params`, `result` and the whole
-/// message are parsed into [`Value`]s only when a check asks for them.
+/// One emitted message: the line, what kind of message it is, and its members.
+///
+/// A message read by [`parse_output`] is checked: its envelope is read at once (cheaply,
+/// as raw slices). A message built by [`Msg::labelled`] is taken at its
+/// [`MessageKind`]'s word (its class and id come from the label) and its envelope is read
+/// only when a member past the id is asked for. Either way `params`, `result` and the
+/// whole message are parsed into [`Value`]s only when a check asks for them.
 #[derive(Clone, Debug)]
 pub struct Msg {
     /// The line as sent.
@@ -56,20 +60,69 @@ pub struct Msg {
     /// Its kind.
     pub class: Class,
     id: Option<Value>,
-    method: Option<String>,
-    error: Option<Value>,
-    params_at: Option<(usize, usize)>,
-    result_at: Option<(usize, usize)>,
+    /// A notification's method, from its label.
+    labelled_method: Option<&'static str>,
+    rest: OnceCell<Rest>,
     params: OnceCell<Option<Value>>,
     result: OnceCell<Option<Value>>,
     value: OnceCell<Value>,
 }
 
+/// The members of a message past its class and id.
+#[derive(Clone, Debug)]
+struct Rest {
+    method: Option<String>,
+    error: Option<Value>,
+    params_at: Option<(usize, usize)>,
+    result_at: Option<(usize, usize)>,
+}
+
 impl Msg {
+    /// A message as its label says it is, unchecked (the runs that check everything use
+    /// [`parse_output`] and [`check_kind`]).
+    pub fn labelled(line: String, kind: &MessageKind) -> Msg {
+        let id = |id: &RequestId| match id {
+            RequestId::Number(n) => Value::from(*n),
+            RequestId::String(s) => Value::String(s.clone()),
+        };
+        let (class, id, labelled_method) = match kind {
+            MessageKind::Reply { to, error } => (
+                match error {
+                    Some(code) => Class::Error { code: *code },
+                    None => Class::Result,
+                },
+                to.as_ref().map(id),
+                None,
+            ),
+            MessageKind::Notification { method, .. } => (Class::Notification, None, Some(*method)),
+            MessageKind::Request { id: request } => (Class::Request, Some(id(request)), None),
+            other => panic!("a message kind this harness does not know: {other:?}"),
+        };
+        Msg {
+            line,
+            class,
+            id,
+            labelled_method,
+            rest: OnceCell::new(),
+            params: OnceCell::new(),
+            result: OnceCell::new(),
+            value: OnceCell::new(),
+        }
+    }
+
     /// The whole message, parsed.
     pub fn value(&self) -> &Value {
         self.value
             .get_or_init(|| serde_json::from_str(&self.line).expect("checked JSON"))
+    }
+
+    fn rest(&self) -> &Rest {
+        self.rest.get_or_init(|| {
+            let members = envelope(&self.line)
+                .unwrap_or_else(|e| panic!("invariant: an invalid message: {e}"));
+            read_rest(&self.line, &members)
+                .unwrap_or_else(|e| panic!("invariant: an invalid message: {e}"))
+        })
     }
 
     fn member<'a>(
@@ -104,22 +157,47 @@ impl Msg {
 
     /// The method of a request or notification.
     pub fn method(&self) -> Option<&str> {
-        self.method.as_deref()
+        match self.class {
+            Class::Result | Class::Error { .. } => None,
+            _ => self
+                .labelled_method
+                .or_else(|| self.rest().method.as_deref()),
+        }
+    }
+
+    /// The method when it is known without reading the line: a checked message's, or a
+    /// labelled notification's (a labelled request's is `None` until its envelope is read).
+    pub fn known_method(&self) -> Option<&str> {
+        match self.class {
+            Class::Result | Class::Error { .. } => None,
+            _ => self
+                .labelled_method
+                .or_else(|| self.rest.get().and_then(|r| r.method.as_deref())),
+        }
     }
 
     /// The `params` object, if any.
     pub fn params(&self) -> Option<&Value> {
-        self.member(self.params_at, &self.params)
+        match self.class {
+            Class::Result | Class::Error { .. } => None,
+            _ => self.member(self.rest().params_at, &self.params),
+        }
     }
 
     /// The `result` object of a success response.
     pub fn result(&self) -> Option<&Value> {
-        self.member(self.result_at, &self.result)
+        match self.class {
+            Class::Result => self.member(self.rest().result_at, &self.result),
+            _ => None,
+        }
     }
 
     /// The `error` object of an error response.
     pub fn error(&self) -> Option<&Value> {
-        self.error.as_ref()
+        match self.class {
+            Class::Error { .. } => self.rest().error.as_ref(),
+            _ => None,
+        }
     }
 
     /// The code of an error response.
@@ -217,20 +295,45 @@ pub fn parse_output(line: String) -> Result<Msg, String> {
             "neither request, notification nor response: {line}"
         ));
     };
-    let params_at = get("params").map(at);
-    let result_at = get("result").map(at);
+    let rest = Rest {
+        method,
+        error,
+        params_at: get("params").map(at),
+        result_at: get("result").map(at),
+    };
     drop(members);
     Ok(Msg {
         line,
         class,
         id,
-        method,
-        error,
-        params_at,
-        result_at,
+        labelled_method: None,
+        rest: OnceCell::from(rest),
         params: OnceCell::new(),
         result: OnceCell::new(),
         value: OnceCell::new(),
+    })
+}
+
+/// The members past the id of a message read without checking it ([`Msg::labelled`]).
+fn read_rest(line: &str, members: &[(Cow<'_, str>, &RawValue)]) -> Result<Rest, String> {
+    let at = |raw: &RawValue| {
+        let start = raw.get().as_ptr() as usize - line.as_ptr() as usize;
+        (start, start + raw.get().len())
+    };
+    let get = |key: &str| members.iter().find(|(k, _)| k == key).map(|(_, v)| *v);
+    let method = match get("method") {
+        Some(m) => Some(serde_json::from_str(m.get()).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let error = match get("error") {
+        Some(e) => Some(serde_json::from_str(e.get()).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    Ok(Rest {
+        method,
+        error,
+        params_at: get("params").map(at),
+        result_at: get("result").map(at),
     })
 }
 

@@ -20,8 +20,8 @@ pub use ledger::{Inbound, Ledger};
 pub use message::{check_kind, id_key, parse_output, request_id_key, Class, IdKey, Msg};
 pub use oracle::{result_definition, Oracle, Schema, FULL_ONE_IN, KINDS_ONE_IN, PER_KIND};
 pub use tasks::{
-    allowed, expired, is_timestamp, mentioned_tasks, shown_status, strip_meta, tasks_in, terminal,
-    timestamp_ms, wire_info, wire_snapshot, wire_task, TaskWatch,
+    allowed, expired, is_timestamp, mentioned_tasks, named_ids, shown_status, strip_meta, tasks_in,
+    terminal, timestamp_ms, wire_info, wire_snapshot, wire_task, TaskWatch,
 };
 
 /// A bound on the outputs one input may produce, given how much state it could flush.

@@ -15,10 +15,14 @@ pub enum Schema {
     Full,
     /// Every message of one input in [`FULL_ONE_IN`] (by the input's hash); otherwise, on
     /// one input in [`KINDS_ONE_IN`], the first [`PER_KIND`] messages of each kind in the
-    /// run; otherwise none.
+    /// run; otherwise none. The input's hash also decides whether the run checks in depth
+    /// (as [`Schema::Full`] does, see [`deep`](crate::fuzz::deep)) or as [`Schema::Lean`].
     Sampled,
-    /// Structural JSON-RPC 2.0 checks only.
+    /// Structural JSON-RPC 2.0 checks only (and every other check in depth).
     Structural,
+    /// What the runs outside the depth sample of [`Schema::Sampled`] check: no schema, no
+    /// second run, and of the per-message and per-operation checks only the cheap ones.
+    Lean,
 }
 
 /// With [`Schema::Sampled`], one input in this many (by FNV-1a hash) is validated fully.
@@ -49,12 +53,12 @@ impl Oracle {
             every: match schema {
                 Schema::Full => true,
                 Schema::Sampled => crate::fuzz::fnv(input) % FULL_ONE_IN == 0,
-                Schema::Structural => false,
+                Schema::Structural | Schema::Lean => false,
             },
             none: match schema {
                 Schema::Full => false,
                 Schema::Sampled => crate::fuzz::fnv(input) % KINDS_ONE_IN != 0,
-                Schema::Structural => true,
+                Schema::Structural | Schema::Lean => true,
             },
             seen: Vec::new(),
             validated: 0,
@@ -90,6 +94,9 @@ impl Oracle {
     /// request or notification definition, and a result as what it answers (`answered`:
     /// the method of the request, when known).
     pub fn check(&mut self, msg: &Msg, answered: Option<&str>) -> Result<(), String> {
+        if self.none {
+            return Ok(());
+        }
         let method = msg.method().unwrap_or("");
         let (envelope, specific) = match msg.class {
             Class::Request => ("request", crate::schema::request_definition(method)),

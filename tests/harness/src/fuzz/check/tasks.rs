@@ -228,6 +228,29 @@ impl TaskWatch {
         Ok(())
     }
 
+    /// Takes in a brand-new task's view without checking it (the lean runs, see
+    /// [`Schema::Lean`](super::Schema::Lean)): the watch then knows its id, as
+    /// [`TaskWatch::observe`] would have made it.
+    pub fn admit(&mut self, task: &Value) {
+        let Some(id) = task.get("taskId").and_then(Value::as_str) else {
+            return;
+        };
+        let born = task
+            .get("createdAt")
+            .and_then(Value::as_str)
+            .and_then(timestamp_ms)
+            .unwrap_or(0);
+        let ttl = task.get("ttl").and_then(Value::as_u64);
+        self.seen.insert(
+            id.to_owned(),
+            Seen {
+                view: task.clone(),
+                born,
+                ttl,
+            },
+        );
+    }
+
     /// Whether the task the watch knows as `id` has outlived its ttl at `now`.
     pub fn is_expired(&self, id: &str, now: u64) -> bool {
         self.seen
@@ -329,6 +352,38 @@ pub fn tasks_in(msg: &Msg, answered_method: Option<&str>) -> Vec<(Value, bool)> 
             .unwrap_or_default(),
         _ => Vec::new(),
     }
+}
+
+/// Every task id a compact line names as a `"taskId"` member, wherever it is: the cheap
+/// isolation check of the lean runs (it reads no JSON but those strings).
+pub fn named_ids(line: &str) -> Vec<String> {
+    const KEY: &str = "\"taskId\":\"";
+    let mut ids = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find(KEY) {
+        // The string starts at its opening quote; it ends at the first quote that no
+        // backslash escapes.
+        let start = at + KEY.len() - 1;
+        let bytes = rest.as_bytes();
+        let mut end = start + 1;
+        let mut escaped = false;
+        while end < bytes.len() {
+            match bytes[end] {
+                b'\\' => escaped = !escaped,
+                b'"' if !escaped => break,
+                _ => escaped = false,
+            }
+            end += 1;
+        }
+        let Some(quoted) = rest.get(start..=end) else {
+            break;
+        };
+        if let Ok(id) = serde_json::from_str::<String>(quoted) {
+            ids.push(id);
+        }
+        rest = &rest[(end + 1).min(rest.len())..];
+    }
+    ids
 }
 
 /// Every task id a message names: a flat task (`tasks/get`, `tasks/cancel`, status

@@ -45,7 +45,7 @@ pub(super) fn with_meta(mut result: Value, task: &str) -> Value {
 }
 
 impl World {
-    pub(super) fn new(r: &mut Reader, oracle: Oracle, record: Record) -> Option<Self> {
+    pub(super) fn new(r: &mut Reader, oracle: Oracle, deep: bool, record: Record) -> Option<Self> {
         let (b0, b1, b2, b3) = (r.u8()?, r.u8()?, r.u8()?, r.u8()?);
         let faults = Faults {
             drop: b0 & 1 != 0,
@@ -104,6 +104,7 @@ impl World {
             other,
             os,
             oracle,
+            deep,
             faults,
             lossy: false,
             cn: 0,

@@ -200,7 +200,7 @@ pub(super) fn mutate_envelope(mut msg: Value, r: &mut Reader) -> Option<Vec<u8>>
 }
 
 impl Harness {
-    pub(super) fn new(r: &mut Reader, oracle: Oracle, record: Record) -> Option<Self> {
+    pub(super) fn new(r: &mut Reader, oracle: Oracle, deep: bool, record: Record) -> Option<Self> {
         let (b0, b1, b2, b3, b4) = (r.u8()?, r.u8()?, r.u8()?, r.u8()?, r.u8()?);
         let mut cfg = config("fuzz-server");
         cfg.tasks.enabled = b0 & 7 != 0;
@@ -251,6 +251,7 @@ impl Harness {
             fz,
             now: EPOCH,
             oracle,
+            deep,
             slots,
             watch: TaskWatch::receiver(),
             task_owner: BTreeMap::new(),

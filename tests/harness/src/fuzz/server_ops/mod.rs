@@ -74,7 +74,8 @@ pub fn run_with(data: &[u8], schema: Schema) {
 /// Runs the body once and returns its transcript, recorded as `record` says.
 pub fn drive(data: &[u8], schema: Schema, record: Record) -> Transcript {
     let mut r = Reader::new(data);
-    let Some(mut h) = Harness::new(&mut r, Oracle::new(schema, data), record) else {
+    let deep = super::deep(schema, data);
+    let Some(mut h) = Harness::new(&mut r, Oracle::new(schema, data), deep, record) else {
         return Transcript::new(record);
     };
     let mut steps = 0;
