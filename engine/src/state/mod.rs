@@ -47,8 +47,8 @@ pub(crate) use lifecycle::{error_outcome, Begin};
 pub(crate) use outbound::{CancelledParams, Purpose};
 pub(crate) use protocol::Protocol;
 pub(crate) use sessions::{PeerRequest, Phase, Session};
-pub(crate) use tasks::{CreateError, NewTask, Record, StoredOutcome};
 use tasks::IdHasher;
+pub(crate) use tasks::{CreateError, NewTask, Record, StoredOutcome};
 pub(crate) use tools::ToolRegistry;
 
 /// Source of ids for the tasks the host creates; ids must be unique and unguessable

@@ -292,7 +292,9 @@ pub(super) fn answer_plain(st: &mut State, call: CallId, outcome: Answer) {
                 Some(task) => jsonrpc::reply_with(&request, text.len() + 128, |buf| {
                     encode::push_with_related_task(buf, &result, task.as_str())
                 }),
-                None => jsonrpc::reply_with(&request, text.len() + 48, |buf| buf.extend_from_slice(text.as_bytes())),
+                None => jsonrpc::reply_with(&request, text.len() + 48, |buf| {
+                    buf.extend_from_slice(text.as_bytes())
+                }),
             };
             st.reply(session, &request, None, line);
         }
