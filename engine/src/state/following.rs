@@ -268,7 +268,6 @@ impl State {
             self.clear_timer(&Timer::Request(session, request));
         }
         self.let_go(session, id);
-        self.clear_timer(&Timer::Poll(session, id.clone()));
         self.event(Event::TaskResult {
             session,
             task: id.clone(),
@@ -330,6 +329,7 @@ impl State {
         if let Some(s) = self.session_mut(session) {
             s.remote.remove(id);
         }
+        self.clear_timer(&Timer::Poll(session, id.clone()));
     }
 
     /// A closing session: every task of ours it followed ends with `error` (once).

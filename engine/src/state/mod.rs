@@ -239,16 +239,14 @@ impl State {
         let Some(timer) = self.timers.pop_due(self.now) else {
             return;
         };
-        // A timer of a session closed since finds nothing to do.
         match timer {
             Timer::Poll(session, task) => self.poll_remote_task(session, &task),
             Timer::Request(session, id) => self.time_out(session, id),
         }
     }
 
-    /// Sets (or moves) a session's deadline. Closing the session does not look for its
-    /// deadlines (that would cost a walk of them all): each fires on time and, its session
-    /// gone, does nothing.
+    /// Sets (or moves) a session's deadline. Closing the session clears its deadlines as it
+    /// ends its requests and the tasks it follows (its own work, no walk of every timer).
     pub fn set_timer(&mut self, timer: Timer, at: Millis) {
         if self.session(timer.session()).is_some() {
             self.timers.set(timer, at);

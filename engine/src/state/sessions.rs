@@ -11,7 +11,7 @@ use super::following::RemoteTask;
 use super::outbound::Outbound;
 use super::slots::Slots;
 use super::tasks::{IdHasher, OwnerIdx};
-use super::{Sent, State};
+use super::{Sent, State, Timer};
 use crate::event::{Event, StopReason, Transmit};
 use crate::framing::LineFramer;
 use crate::ids::{CallId, Owner, SessionId, TaskId};
@@ -118,6 +118,7 @@ impl State {
         let pending = s.outbound.drain_sorted();
         let closed = RpcError::new(code::CONNECTION_CLOSED, "Connection closed");
         for (id, sent) in pending {
+            self.clear_timer(&Timer::Request(session, id.clone()));
             match sent {
                 Sent::App => self.event(Event::Response {
                     session,
