@@ -19,31 +19,35 @@
 //!   drops, duplicates and reorders messages, either side restarting, plus a second client
 //!   host of another owner on the same server whose traffic never reaches the first.
 //!
-//! # What is checked on every message, and what on a sample
+//! # What is checked in depth, and what on a sample
 //!
-//! Every message of every run gets the cheap checks: one line of JSON, JSON-RPC 2.0
-//! structure ([`check::parse_output`]), its [`MessageKind`](taskwire_engine::MessageKind)
-//! matching its content ([`check::check_kind`]), the session it goes to being open,
-//! exactly-one-response accounting, task views against the transition table, owner
-//! isolation, and every other invariant listed in each body's docs, after every
-//! operation. Two things are sampled in the libFuzzer targets; both samples depend only
-//! on the input's 64-bit FNV-1a hash `h` ([`fnv`]), so a crash replays, and a replay in
-//! `cargo test` ([`check::Schema::Full`]) checks a superset:
+//! A run in depth checks every message: one line of JSON, JSON-RPC 2.0 structure
+//! ([`check::parse_output`]), its [`MessageKind`] matching its
+//! content ([`check::check_kind`]), the session it goes to being open, exactly-one-response
+//! accounting, task views against the transition table, owner isolation, and every other
+//! invariant listed in each body's docs, after every operation. The seeded loop and
+//! `replay` in `cargo test` ([`check::Schema::Full`]) run every input in depth. The
+//! libFuzzer targets ([`check::Schema::Sampled`]) sample by the input's 64-bit FNV-1a hash
+//! `h` ([`fnv`]), so a crash replays and a replay in `cargo test` checks a superset:
 //!
+//! - Depth ([`deep`]): inputs with `h % 8 == 0` ([`DEEP_ONE_IN`]) run in depth; the others
+//!   run lean: each message is taken as its `MessageKind` labels it ([`check::Msg::labelled`];
+//!   its envelope is read only when a check asks for a member past the id, and then an
+//!   invalid one still panics), and of the per-operation checks only those the model needs to
+//!   stay in step with the host run (response accounting, owner isolation, statuses against
+//!   the transition table); the whole-host snapshots, the views other sessions would see and
+//!   the quota recounts are skipped. `tests/tests/fuzz/digests.rs` shows that lean and deep
+//!   runs decode every seed input alike, so a lean run explores the same states.
 //! - The JSON-Schema oracle (the MCP 2025-11-25 schema through `jsonschema`: a message as
 //!   a `JSONRPCMessage`, as its request or notification definition, and a success result
 //!   as the result definition of the method it answers, or `CreateTaskResult`), by
-//!   [`check::Oracle`]:
-//!   - [`check::Schema::Full`] (the seeded loop and `replay` in `cargo test`): every
-//!     message of every input;
-//!   - [`check::Schema::Sampled`] (the libFuzzer targets): every message when
-//!     `h % 64 == 0` ([`check::FULL_ONE_IN`]); otherwise, when `h % 8 == 0`
-//!     ([`check::KINDS_ONE_IN`]), the first message ([`check::PER_KIND`]) of each kind in
-//!     the run, a kind being the envelope (request, notification, result, error) and the
-//!     specific definition it is checked against (the first `tasks/get` answer, the first
-//!     `notifications/tasks/status`, the first `CreateTaskResult`, the first error, …);
-//!     otherwise none;
-//!   - [`check::Schema::Structural`] (the seed-corpus writer): none.
+//!   [`check::Oracle`]: every message when `h % 64 == 0` ([`check::FULL_ONE_IN`]);
+//!   otherwise, when `h % 8 == 0` ([`check::KINDS_ONE_IN`]), the first message
+//!   ([`check::PER_KIND`]) of each kind in the run, a kind being the envelope (request,
+//!   notification, result, error) and the specific definition it is checked against (the
+//!   first `tasks/get` answer, the first `notifications/tasks/status`, the first
+//!   `CreateTaskResult`, the first error, …); otherwise none. ([`check::Schema::Structural`],
+//!   the seed-corpus writer: in depth, no schema.)
 //! - The determinism check (the body runs twice and the transcripts' digests must be
 //!   equal): every input with `Full`; with `Sampled`, the inputs with `h % 8 == 1`
 //!   ([`TWICE_ONE_IN`]). Framing always compares its three feeds.
