@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::slots::Slots;
 use super::{PeerRequest, State};
-use crate::event::{AppRequest, Event, MessageKind};
+use crate::event::{AppRequest, Event, MessageKind, Stream};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{self, RequestId};
 use crate::log_level::LogLevel;
@@ -100,10 +100,19 @@ struct LogParams<'a> {
 }
 
 impl State {
+    /// The stream of what a call sends before its answer: its request's while it is a
+    /// plain call, the session's once it is a task.
+    pub fn call_stream(&self, call: CallId) -> Stream {
+        let to = self.call(call).and_then(|c| c.reply_to.as_ref());
+        Stream::of_reply(to)
+    }
+
     /// `notifications/progress` on a call's session, when its request gave a progress token.
+    #[allow(clippy::too_many_arguments)]
     pub fn send_progress(
         &mut self,
         call: CallId,
+        stream: Stream,
         task: Option<&TaskId>,
         progress: f64,
         total: Option<f64>,
@@ -129,13 +138,15 @@ impl State {
             method: "notifications/progress",
             task: task.cloned(),
         };
-        self.send(session, kind, task, line);
+        self.send(session, stream, kind, task, line);
     }
 
     /// `notifications/message` on `session`.
+    #[allow(clippy::too_many_arguments)]
     pub fn send_log(
         &mut self,
         session: SessionId,
+        stream: Stream,
         task: Option<&TaskId>,
         level: LogLevel,
         logger: Option<&str>,
@@ -153,7 +164,7 @@ impl State {
             method: "notifications/message",
             task: task.cloned(),
         };
-        self.send(session, kind, task, line);
+        self.send(session, stream, kind, task, line);
     }
 
     /// A request the application answers itself ([`Config::app_methods`](crate::Config)),

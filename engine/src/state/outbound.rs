@@ -7,7 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use super::{Sent, State, Timer};
-use crate::event::{Event, MessageKind};
+use crate::event::{Event, MessageKind, Stream};
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{self, RequestId};
 
@@ -72,11 +72,14 @@ impl Outbound {
 }
 
 impl State {
-    /// Sends a request of ours on `session` and remembers why; with `times_out`, the
-    /// request gets the configured local timeout. `None` when the session is closed.
+    /// Sends a request of ours on `session` (on `stream`) and remembers why; with
+    /// `times_out`, the request gets the configured local timeout. `None` when the session
+    /// is closed.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn send_request<P: Serialize>(
         &mut self,
         session: SessionId,
+        stream: Stream,
         method: &str,
         params: Option<P>,
         sent: Sent,
@@ -91,6 +94,7 @@ impl State {
         }
         self.send(
             session,
+            stream,
             MessageKind::Request { id: id.clone() },
             about,
             line,
@@ -98,20 +102,33 @@ impl State {
         Some(id)
     }
 
-    /// Forgets a pending request and tells the peer to stop working on it.
-    pub(crate) fn abandon_request(&mut self, session: SessionId, id: &RequestId, reason: &str) {
+    /// Forgets a pending request and tells the peer to stop working on it (on `stream`,
+    /// the one the request went on).
+    pub(crate) fn abandon_request(
+        &mut self,
+        session: SessionId,
+        stream: Stream,
+        id: &RequestId,
+        reason: &str,
+    ) {
         let pending = self
             .session_mut(session)
             .and_then(|s| s.outbound.take(id))
             .is_some();
         if pending {
-            self.abandoned(session, id, reason);
+            self.abandoned(session, stream, id, reason);
         }
     }
 
     /// A request no longer pending is given up: its timer goes, the peer is told to stop
     /// (`notifications/cancelled`), and its late answer will pass quietly.
-    pub(crate) fn abandoned(&mut self, session: SessionId, id: &RequestId, reason: &str) {
+    pub(crate) fn abandoned(
+        &mut self,
+        session: SessionId,
+        stream: Stream,
+        id: &RequestId,
+        reason: &str,
+    ) {
         self.clear_timer(&Timer::Request(session, id.clone()));
         let Some(s) = self.session_mut(session) else {
             return;
@@ -126,7 +143,7 @@ impl State {
             method: "notifications/cancelled",
             task: None,
         };
-        self.send(session, kind, None, line);
+        self.send(session, stream, kind, None, line);
     }
 
     /// A request's local timeout fired: the application's own request is given up and
@@ -137,7 +154,7 @@ impl State {
         };
         match sent {
             Sent::App => {
-                self.abandoned(session, &id, "Request timed out");
+                self.abandoned(session, Stream::Session, &id, "Request timed out");
                 self.event(Event::TimedOut {
                     session,
                     request: id,

@@ -32,6 +32,7 @@ mod logging;
 mod progress;
 mod retention;
 mod status_notifications;
+mod streams;
 mod tasks_cancel;
 mod tasks_list;
 mod tasks_result;

@@ -88,7 +88,11 @@ impl Protocol for V2025_11_25 {
         message: Option<String>,
     ) {
         let meta = task.map(|t| related_task_meta(t.as_str()));
-        st.send_progress(call, task, progress, total, message, meta);
+        let Some(session) = st.call(call).and_then(|c| c.session) else {
+            return;
+        };
+        let stream = receiver::call_stream(st, session, call);
+        st.send_progress(call, stream, task, progress, total, message, meta);
     }
 
     fn request_input(

@@ -7,7 +7,7 @@ use super::encode;
 use super::input::asks_of;
 use super::meta::{stateless, tasks_required, Meta, RequestMeta};
 use super::state as kept;
-use crate::event::MessageKind;
+use crate::event::{MessageKind, Stream};
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId};
 use crate::model::Era;
@@ -59,7 +59,7 @@ pub(super) fn on_listen(
         method: "notifications/subscriptions/acknowledged",
         task: None,
     };
-    st.send(session, kind, None, line);
+    st.send(session, Stream::Request(id.clone()), kind, None, line);
     let mut live = Vec::new();
     for task in agreed {
         // Each task as it stands first, so nothing between its creation and the
@@ -139,5 +139,11 @@ fn notify_listener(st: &mut State, session: SessionId, stream: &RequestId, task:
         method: "notifications/tasks",
         task: Some(task.clone()),
     };
-    st.send(session, kind, Some(task), line);
+    st.send(
+        session,
+        Stream::Request(stream.clone()),
+        kind,
+        Some(task),
+        line,
+    );
 }

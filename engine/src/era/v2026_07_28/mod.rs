@@ -113,7 +113,8 @@ impl Protocol for V2026_07_28 {
     ) {
         // This era has no progress for tasks: the task's status message carries it.
         if task.is_none() {
-            st.send_progress(call, None, progress, total, message, None);
+            let stream = st.call_stream(call);
+            st.send_progress(call, stream, None, progress, total, message, None);
         }
     }
 

@@ -225,6 +225,7 @@ pub(super) fn log(
         return;
     };
     if minimum.is_some_and(|min| level >= min) {
-        st.send_log(session, None, level, logger, data, None);
+        let stream = st.call_stream(call);
+        st.send_log(session, stream, None, level, logger, data, None);
     }
 }

@@ -70,8 +70,8 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 use taskwire_engine::{
-    Config, Event, Host, MessageKind, Output, SessionId, TaskDecision, TaskIdSource, TaskSupport,
-    Tool, ToolDef, UsageError,
+    Config, Event, Host, MessageKind, Output, RequestId, SessionId, Stream, TaskDecision,
+    TaskIdSource, TaskSupport, Tool, ToolDef, UsageError,
 };
 
 use check::{Msg, Schema};
@@ -346,6 +346,7 @@ pub fn drain(
 ) -> Drained {
     let mut out = Drained::default();
     let mut closed: Vec<SessionId> = Vec::new();
+    let mut answered: Vec<(SessionId, RequestId)> = Vec::new();
     while let Some(output) = host.poll_output() {
         assert!(
             out.items.len() < bound,
@@ -371,6 +372,7 @@ pub fn drain(
                     t.session,
                     msg.line
                 );
+                check_stream(who, t.session, &t.kind, &t.stream, &mut answered, &msg.line);
                 out.items.push(Out::Send(Sent {
                     session: t.session,
                     kind: t.kind,
@@ -391,6 +393,36 @@ pub fn drain(
         }
     }
     out
+}
+
+/// A message's stream: a reply rides the request it answers (the session's stream when
+/// the id could not be read); nothing rides a request after its reply (`answered`: the
+/// replies of this drain).
+fn check_stream(
+    who: &str,
+    session: SessionId,
+    kind: &MessageKind,
+    stream: &Stream,
+    answered: &mut Vec<(SessionId, RequestId)>,
+    line: &str,
+) {
+    match (kind, stream) {
+        (MessageKind::Reply { to, .. }, stream) => {
+            let expected = to.clone().map_or(Stream::Session, Stream::Request);
+            assert_eq!(
+                stream, &expected,
+                "invariant: {who} put a reply on another stream: {line}"
+            );
+            if let Some(to) = to {
+                answered.push((session, to.clone()));
+            }
+        }
+        (_, Stream::Request(id)) => assert!(
+            !answered.contains(&(session, id.clone())),
+            "invariant: {who} sent on the stream of {id} after answering it: {line}"
+        ),
+        _ => {}
+    }
 }
 
 /// Checks an input's answer: taken, or refused with `UsageError::ShutDown` exactly when the
