@@ -29,38 +29,10 @@ pub enum Output {
 pub struct Transmit {
     /// The session whose peer gets it.
     pub session: SessionId,
-    /// Which of the session's streams it belongs to.
-    pub stream: Stream,
     /// What the message is (so a transport can route it without parsing it).
     pub kind: MessageKind,
     /// One compact JSON text (no newline); a stream transport appends `\n`.
     pub message: String,
-}
-
-/// Which of a session's streams a message belongs to, so that a transport with several
-/// (Streamable HTTP: one response stream per request of the peer's, and the session's own)
-/// routes it without parsing it. A byte stream (stdio) has one and ignores this.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Stream {
-    /// The session's own stream (Streamable HTTP 2025-11-25: the `GET` stream): what
-    /// belongs to no open request of the peer's (2025-11-25 status notifications, a task's
-    /// messages while no `tasks/result` waits for it, our own requests and notifications as
-    /// a client). An error about a message whose id could not be read goes here too; a
-    /// transport that fed one message at a time (an HTTP body) answers that message with it.
-    Session,
-    /// The response to the peer's request with this id: its reply, and what belongs to it
-    /// before the reply (a plain call's progress, log messages and our requests for its
-    /// input; a task's messages while a `tasks/result` for it waits; the notifications of a
-    /// `subscriptions/listen`).
-    Request(RequestId),
-}
-
-impl Stream {
-    /// The stream of the answer to `to` (the session's when the id could not be read).
-    pub(crate) fn of_reply(to: Option<&RequestId>) -> Stream {
-        to.map_or(Stream::Session, |id| Stream::Request(id.clone()))
-    }
 }
 
 /// What an outgoing message is.
@@ -82,12 +54,41 @@ pub enum MessageKind {
         method: &'static str,
         /// The task it is about.
         task: Option<TaskId>,
+        /// The peer's request whose response carries it ([`MessageKind::stream`]).
+        stream: Option<RequestId>,
     },
     /// A request of ours; its answer comes back with this id.
     Request {
         /// Our request id.
         id: RequestId,
+        /// The peer's request whose response carries it ([`MessageKind::stream`]).
+        stream: Option<RequestId>,
     },
+}
+
+impl MessageKind {
+    /// Which of its session's streams the message belongs to, so that a transport with
+    /// several (Streamable HTTP: a response stream per request of the peer's, and the
+    /// session's own) routes it without parsing it; a byte stream (stdio) has one and
+    /// ignores this.
+    ///
+    /// `Some(id)`: the response to the peer's request `id`: its reply, and what rides it
+    /// before the reply (a plain call's progress, log messages and our requests for its
+    /// input; a task's messages while a `tasks/result` for it waits; the notifications of
+    /// a `subscriptions/listen`; the `notifications/cancelled` that withdraws a request
+    /// that rode it). `None`: the session's own stream (Streamable HTTP 2025-11-25: the
+    /// `GET` stream): 2025-11-25 status notifications, a task's messages while no
+    /// `tasks/result` waits, a client's own requests and notifications, and the error about
+    /// a message whose id could not be read (a transport that fed one message at a time,
+    /// such as an HTTP body, answers that message with it).
+    pub fn stream(&self) -> Option<&RequestId> {
+        match self {
+            MessageKind::Reply { to, .. } => to.as_ref(),
+            MessageKind::Notification { stream, .. } | MessageKind::Request { stream, .. } => {
+                stream.as_ref()
+            }
+        }
+    }
 }
 
 /// Why hosted work must stop.

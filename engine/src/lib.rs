@@ -123,8 +123,7 @@ pub mod time;
 pub use config::{ClientEra, ClientFeatures, Config, Durability, Limits, PollConfig, TaskConfig};
 pub use error::{Quota, UsageError};
 pub use event::{
-    AppRequest, Change, Event, JournalEntry, MessageKind, Output, StopReason, Stream, ToolCall,
-    Transmit,
+    AppRequest, Change, Event, JournalEntry, MessageKind, Output, StopReason, ToolCall, Transmit,
 };
 pub use host::Host;
 pub use ids::{CallId, InputId, Owner, SessionId, TaskId};

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::slots::Slots;
 use super::{PeerRequest, State};
-use crate::event::{AppRequest, Event, MessageKind, Stream};
+use crate::event::{AppRequest, Event, MessageKind};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{self, RequestId};
 use crate::log_level::LogLevel;
@@ -100,11 +100,10 @@ struct LogParams<'a> {
 }
 
 impl State {
-    /// The stream of what a call sends before its answer: its request's while it is a
-    /// plain call, the session's once it is a task.
-    pub fn call_stream(&self, call: CallId) -> Stream {
-        let to = self.call(call).and_then(|c| c.reply_to.as_ref());
-        Stream::of_reply(to)
+    /// The stream ([`MessageKind::stream`]) of what a call sends before its answer: its
+    /// request's while it is a plain call, the session's (`None`) once it is a task.
+    pub fn call_stream(&self, call: CallId) -> Option<RequestId> {
+        self.call(call).and_then(|c| c.reply_to.clone())
     }
 
     /// `notifications/progress` on a call's session, when its request gave a progress token.
@@ -112,7 +111,7 @@ impl State {
     pub fn send_progress(
         &mut self,
         call: CallId,
-        stream: Stream,
+        stream: Option<RequestId>,
         task: Option<&TaskId>,
         progress: f64,
         total: Option<f64>,
@@ -137,8 +136,9 @@ impl State {
         let kind = MessageKind::Notification {
             method: "notifications/progress",
             task: task.cloned(),
+            stream,
         };
-        self.send(session, stream, kind, task, line);
+        self.send(session, kind, task, line);
     }
 
     /// `notifications/message` on `session`.
@@ -146,7 +146,7 @@ impl State {
     pub fn send_log(
         &mut self,
         session: SessionId,
-        stream: Stream,
+        stream: Option<RequestId>,
         task: Option<&TaskId>,
         level: LogLevel,
         logger: Option<&str>,
@@ -163,8 +163,9 @@ impl State {
         let kind = MessageKind::Notification {
             method: "notifications/message",
             task: task.cloned(),
+            stream,
         };
-        self.send(session, stream, kind, task, line);
+        self.send(session, kind, task, line);
     }
 
     /// A request the application answers itself ([`Config::app_methods`](crate::Config)),

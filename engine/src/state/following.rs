@@ -4,7 +4,7 @@
 //! fetch is written is the session's era's.
 
 use super::{State, Timer};
-use crate::event::{Event, Stream};
+use crate::event::Event;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{RequestId, RpcError};
 use crate::model::{Era, TaskInfo};
@@ -310,7 +310,7 @@ impl State {
         self.let_go(session, id);
         self.clear_timer(&Timer::Poll(session, id.clone()));
         if let Some(request) = fetch {
-            self.abandon_request(session, Stream::Session, &request, "Task given up");
+            self.abandon_request(session, None, &request, "Task given up");
         }
         if ours && !reported {
             self.event(Event::TaskResult {

@@ -7,7 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use super::{Sent, State, Timer};
-use crate::event::{Event, MessageKind, Stream};
+use crate::event::{Event, MessageKind};
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{self, RequestId};
 
@@ -79,7 +79,7 @@ impl State {
     pub(crate) fn send_request<P: Serialize>(
         &mut self,
         session: SessionId,
-        stream: Stream,
+        stream: Option<RequestId>,
         method: &str,
         params: Option<P>,
         sent: Sent,
@@ -92,13 +92,11 @@ impl State {
         if let (true, Some(ms)) = (times_out, self.config.request_timeout_ms) {
             self.set_timer(Timer::Request(session, id.clone()), self.now.plus(ms));
         }
-        self.send(
-            session,
+        let kind = MessageKind::Request {
+            id: id.clone(),
             stream,
-            MessageKind::Request { id: id.clone() },
-            about,
-            line,
-        );
+        };
+        self.send(session, kind, about, line);
         Some(id)
     }
 
@@ -107,7 +105,7 @@ impl State {
     pub(crate) fn abandon_request(
         &mut self,
         session: SessionId,
-        stream: Stream,
+        stream: Option<RequestId>,
         id: &RequestId,
         reason: &str,
     ) {
@@ -125,7 +123,7 @@ impl State {
     pub(crate) fn abandoned(
         &mut self,
         session: SessionId,
-        stream: Stream,
+        stream: Option<RequestId>,
         id: &RequestId,
         reason: &str,
     ) {
@@ -142,8 +140,9 @@ impl State {
         let kind = MessageKind::Notification {
             method: "notifications/cancelled",
             task: None,
+            stream,
         };
-        self.send(session, stream, kind, None, line);
+        self.send(session, kind, None, line);
     }
 
     /// A request's local timeout fired: the application's own request is given up and
@@ -154,7 +153,7 @@ impl State {
         };
         match sent {
             Sent::App => {
-                self.abandoned(session, Stream::Session, &id, "Request timed out");
+                self.abandoned(session, None, &id, "Request timed out");
                 self.event(Event::TimedOut {
                     session,
                     request: id,

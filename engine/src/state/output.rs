@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use super::State;
-use crate::event::{Event, MessageKind, Output, StopReason, Stream, Transmit};
+use crate::event::{Event, MessageKind, Output, StopReason, Transmit};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{self, Reject, RequestId, RpcError};
 use crate::peer_error::PeerErrorKind;
@@ -43,14 +43,12 @@ impl State {
         });
     }
 
-    /// Queues a message for a session's peer, on one of its streams. A message `about` a
-    /// task with a change the store has not confirmed waits for it, and later messages of
-    /// that session queue behind it so that the order holds. A closing session gets
-    /// nothing more.
+    /// Queues a message for a session's peer. A message `about` a task with a change the
+    /// store has not confirmed waits for it, and later messages of that session queue
+    /// behind it so that the order holds. A closing session gets nothing more.
     pub fn send(
         &mut self,
         session: SessionId,
-        stream: Stream,
         kind: MessageKind,
         about: Option<&TaskId>,
         message: String,
@@ -64,7 +62,6 @@ impl State {
         }
         let transmit = Transmit {
             session,
-            stream,
             kind,
             message,
         };
@@ -110,7 +107,7 @@ impl State {
             to: Some(id.clone()),
             error: None,
         };
-        self.send(session, Stream::of_reply(Some(id)), kind, about, message);
+        self.send(session, kind, about, message);
     }
 
     /// An error answer (`id` omitted when it could not be read).
@@ -119,8 +116,7 @@ impl State {
             to: id.cloned(),
             error: Some(error.code),
         };
-        let line = jsonrpc::error_line(id, error);
-        self.send(session, Stream::of_reply(id), kind, None, line);
+        self.send(session, kind, None, jsonrpc::error_line(id, error));
     }
 
     /// Answers a refused request with its error, and reports the peer's mistake.

@@ -18,7 +18,7 @@ fn consistent(t: &Transmit) -> Value {
             assert_eq!(to.as_ref(), m.get("id").and_then(id).as_ref(), "{m}");
             assert_eq!(*error, m["error"]["code"].as_i64(), "{m}");
         }
-        MessageKind::Notification { method, task } => {
+        MessageKind::Notification { method, task, .. } => {
             assert!(m.get("id").is_none(), "{m}");
             assert_eq!(m["method"], *method);
             let named = m["params"]["taskId"].as_str().or(m["params"]["_meta"]
@@ -26,7 +26,7 @@ fn consistent(t: &Transmit) -> Value {
                 .as_str());
             assert_eq!(task.as_ref().map(TaskId::as_str), named, "{m}");
         }
-        MessageKind::Request { id: ours } => {
+        MessageKind::Request { id: ours, .. } => {
             assert!(m["method"].is_string(), "{m}");
             assert_eq!(Some(ours), id(&m["id"]).as_ref(), "{m}");
         }
@@ -80,7 +80,9 @@ fn a_server_says_what_each_message_is() {
         .map(|(k, _)| match k {
             MessageKind::Reply { to: None, error } => format!("reply ? {error:?}"),
             MessageKind::Reply { to: Some(_), error } => format!("reply {error:?}"),
-            MessageKind::Notification { method, task } => format!("{method} {}", task.is_some()),
+            MessageKind::Notification { method, task, .. } => {
+                format!("{method} {}", task.is_some())
+            }
             MessageKind::Request { .. } => "request".into(),
             _ => "other".into(),
         })

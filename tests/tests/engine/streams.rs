@@ -1,18 +1,18 @@
-//! Which of its session's streams each message belongs to (`Transmit::stream`), so that a
+//! Which of its session's streams each message belongs to (`MessageKind::stream`), so that a
 //! Streamable HTTP transport routes without parsing: a plain call's progress, logs and input
 //! requests ride its request; a task's ride a `tasks/result` waiting for it, else the
 //! session's stream; status notifications the session's; a listen's notifications the
 //! listen request; a client's own requests the session's.
 
 use serde_json::{json, Value};
-use taskwire_engine::{CallId, Config, LogLevel, RequestId, Stream, TaskSupport};
+use taskwire_engine::{CallId, Config, LogLevel, RequestId, TaskSupport};
 use taskwire_harness::setup::{server_config, text_result, tool};
 use taskwire_harness::Probe;
 
 use crate::common::last_call;
 
 /// Each message sent since `from`: its method (or `reply <id>`) and its stream.
-fn routed(d: &Probe, from: usize) -> Vec<(String, Stream)> {
+fn routed(d: &Probe, from: usize) -> Vec<(String, Option<RequestId>)> {
     d.transmits[from..]
         .iter()
         .map(|t| {
@@ -21,13 +21,14 @@ fn routed(d: &Probe, from: usize) -> Vec<(String, Stream)> {
                 Some(method) => method.to_owned(),
                 None => format!("reply {}", v["id"]),
             };
-            (what, t.stream.clone())
+            (what, t.kind.stream().cloned())
         })
         .collect()
 }
 
-fn request(id: &Value) -> Stream {
-    Stream::Request(RequestId::Number(id.as_i64().expect("a numeric id")))
+/// The stream of the response to our request `id`.
+fn request(id: &Value) -> Option<RequestId> {
+    Some(RequestId::Number(id.as_i64().expect("a numeric id")))
 }
 
 fn server() -> Probe {
@@ -102,7 +103,7 @@ fn a_tasks_messages_ride_a_waiting_tasks_result_else_the_session() {
         routed(&d, from),
         [
             (format!("reply {created}"), request(&created)),
-            ("notifications/progress".into(), Stream::Session),
+            ("notifications/progress".into(), None),
         ],
         "the CreateTaskResult rides the call; the task's progress, no request waiting, the session"
     );
@@ -116,7 +117,7 @@ fn a_tasks_messages_ride_a_waiting_tasks_result_else_the_session() {
     d.drain();
     for (what, stream) in routed(&d, from) {
         let expected = match what.as_str() {
-            "notifications/tasks/status" => Stream::Session,
+            "notifications/tasks/status" => None,
             _ => request(&waiting),
         };
         assert_eq!(stream, expected, "{what}");
@@ -161,5 +162,5 @@ fn a_clients_own_requests_ride_the_session() {
     let mut d = Probe::client(taskwire_harness::setup::client_config());
     d.host.initialize(d.now, d.session).expect("initialize");
     d.drain();
-    assert_eq!(routed(&d, 0), [("initialize".to_owned(), Stream::Session)]);
+    assert_eq!(routed(&d, 0), [("initialize".to_owned(), None)]);
 }

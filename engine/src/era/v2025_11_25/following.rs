@@ -3,7 +3,6 @@
 
 use super::requestor::task_params;
 use super::state::Asked;
-use crate::event::Stream;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RpcError};
 use crate::model::Era;
@@ -42,15 +41,7 @@ pub(super) fn follow_up(st: &mut State, session: SessionId, id: &TaskId) {
         };
         let sent = Sent::Era(Era::V2025_11_25, Box::new(asked));
         let params = Some(task_params(id));
-        let request = st.send_request(
-            session,
-            Stream::Session,
-            "tasks/result",
-            params,
-            sent,
-            false,
-            None,
-        );
+        let request = st.send_request(session, None, "tasks/result", params, sent, false, None);
         if let Some(entry) = st.session_mut(session).and_then(|s| s.remote.get_mut(id)) {
             entry.fetch = request.clone();
         }
@@ -78,7 +69,7 @@ pub(super) fn poll(st: &mut State, session: SessionId, id: &TaskId) {
     let sent = Sent::Era(Era::V2025_11_25, Box::new(asked));
     st.send_request(
         session,
-        Stream::Session,
+        None,
         "tasks/get",
         Some(task_params(id)),
         sent,

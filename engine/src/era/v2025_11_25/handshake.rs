@@ -7,7 +7,7 @@ use super::state::Asked;
 use super::types::{
     version_has_tasks, InitializeParams, InitializeResult, LATEST_VERSION, SUPPORTED_VERSIONS,
 };
-use crate::event::{Event, MessageKind, Stream};
+use crate::event::{Event, MessageKind};
 use crate::ids::SessionId;
 use crate::jsonrpc::{self, code, Reject, RequestId, RpcError};
 use crate::model::Era;
@@ -120,15 +120,7 @@ pub(super) fn send_initialize(st: &mut State, session: SessionId) -> Option<Requ
     s.phase = Phase::Initializing;
     s.era = Some(Era::V2025_11_25);
     let sent = Sent::Era(Era::V2025_11_25, Box::new(Asked::Initialize));
-    st.send_request(
-        session,
-        Stream::Session,
-        "initialize",
-        Some(params),
-        sent,
-        true,
-        None,
-    )
+    st.send_request(session, None, "initialize", Some(params), sent, true, None)
 }
 
 /// Client: the server answered `initialize`.
@@ -171,8 +163,9 @@ pub(super) fn on_initialize_response(
             let kind = MessageKind::Notification {
                 method: "notifications/initialized",
                 task: None,
+                stream: None,
             };
-            st.send(session, Stream::Session, kind, None, line);
+            st.send(session, kind, None, line);
             st.event(Event::Initialized {
                 session,
                 protocol_version: result.protocol_version,

@@ -9,7 +9,7 @@ use super::state::{self as kept, Asked, PendingInput};
 use super::tools;
 use super::types::{declares, AugmentableParams, PageParams, TaskIdRef};
 use crate::error::UsageError;
-use crate::event::{AppRequest, Event, MessageKind, StopReason, Stream};
+use crate::event::{AppRequest, Event, MessageKind, StopReason};
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{self, Reject, RequestId, RpcError};
 use crate::model::Era;
@@ -59,7 +59,7 @@ pub(super) fn on_tasks_result(
             to: Some(id.clone()),
             error,
         };
-        st.send(session, Stream::of_reply(Some(id)), kind, Some(&task), line);
+        st.send(session, kind, Some(&task), line);
         return Ok(());
     }
     st.follow(session, Era::V2025_11_25, &task);
@@ -176,27 +176,26 @@ pub(super) fn status_notification(st: &mut State, session: SessionId, task: &Tas
     let kind = MessageKind::Notification {
         method: "notifications/tasks/status",
         task: Some(task.clone()),
+        stream: None,
     };
-    st.send(session, Stream::Session, kind, Some(task), line);
+    st.send(session, kind, Some(task), line);
 }
 
-/// The stream of what a call sends on `session` before its answer: its request's while
-/// it is a plain call; for a task, a `tasks/result` of that session waiting for it (over
-/// HTTP, the stream the requestor opened to hear the task's requests), else the session's.
-pub(super) fn call_stream(st: &State, session: SessionId, call: CallId) -> Stream {
-    let Some(state) = st.call(call) else {
-        return Stream::Session;
-    };
+/// The stream ([`MessageKind::stream`]) of what a call sends on `session` before its
+/// answer: its request's while it is a plain call; for a task, a `tasks/result` of that
+/// session waiting for it (over HTTP, the stream the requestor opened to hear the task's
+/// requests), else the session's (`None`).
+pub(super) fn call_stream(st: &State, session: SessionId, call: CallId) -> Option<RequestId> {
+    let state = st.call(call)?;
     if let (Some(to), Some(from)) = (&state.reply_to, state.session) {
         if from == session {
-            return Stream::Request(to.clone());
+            return Some(to.clone());
         }
     }
-    let waiting = state.task.as_ref().and_then(|task| {
+    state.task.as_ref().and_then(|task| {
         let s = st.session(session)?.slots.get::<kept::SessionState>()?;
         s.parked.get(task)?.first().cloned()
-    });
-    waiting.map_or(Stream::Session, Stream::Request)
+    })
 }
 
 /// Answers a session's parked `tasks/result` calls for a task that is terminal, or that is
@@ -222,8 +221,7 @@ pub(super) fn release_parked(st: &mut State, session: SessionId, task: &TaskId, 
                     to: Some(waiter.clone()),
                     error,
                 };
-                let stream = Stream::of_reply(Some(&waiter));
-                st.send(session, stream, kind, Some(task), line);
+                st.send(session, kind, Some(task), line);
             }
             None => {
                 let error =

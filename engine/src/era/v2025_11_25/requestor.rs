@@ -15,7 +15,7 @@ use super::types::{
     CallToolRequest, CreateTaskResult, PageParams, Task, TaskIdParams, TaskMetadata,
 };
 use crate::error::UsageError;
-use crate::event::{Event, Stream};
+use crate::event::Event;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::{Era, PlainReason};
@@ -41,15 +41,7 @@ fn send(
 ) -> Option<RequestId> {
     let times_out = asked.times_out();
     let sent = Sent::Era(Era::V2025_11_25, Box::new(asked));
-    st.send_request(
-        session,
-        Stream::Session,
-        method,
-        params,
-        sent,
-        times_out,
-        None,
-    )
+    st.send_request(session, None, method, params, sent, times_out, None)
 }
 
 // ---- the application's requests -------------------------------------------------------------
@@ -60,15 +52,7 @@ pub(super) fn app_request(
     method: &str,
     params: Option<Value>,
 ) -> Option<RequestId> {
-    st.send_request(
-        session,
-        Stream::Session,
-        method,
-        params,
-        Sent::App,
-        true,
-        None,
-    )
+    st.send_request(session, None, method, params, Sent::App, true, None)
 }
 
 pub(super) fn list_tools(
@@ -351,11 +335,11 @@ pub(super) fn timed_out(st: &mut State, session: SessionId, id: RequestId, asked
             st.close_session(session);
         }
         Asked::TaskResult { task, auto: true } => {
-            st.abandoned(session, Stream::Session, &id, "Task given up");
+            st.abandoned(session, None, &id, "Task given up");
             following::result_timed_out(st, session, &task);
         }
         asked => {
-            st.abandoned(session, Stream::Session, &id, "Request timed out");
+            st.abandoned(session, None, &id, "Request timed out");
             // The engine's own polls are not the application's business.
             if !matches!(asked, Asked::TaskGet { auto: true, .. }) {
                 let request = match &asked {

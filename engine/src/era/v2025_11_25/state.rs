@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::negotiation::PeerTools;
-use crate::event::Stream;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::RequestId;
 use crate::log_level::LogLevel;
@@ -40,7 +39,7 @@ pub(super) struct PendingInput {
     pub session: SessionId,
     pub request: RequestId,
     /// The stream it was sent on (its withdrawal goes there too).
-    pub stream: Stream,
+    pub stream: Option<RequestId>,
 }
 
 /// Why this era sent a request: decides how its answer is read.

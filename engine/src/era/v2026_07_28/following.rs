@@ -11,7 +11,6 @@ use serde_json::{json, Map, Value};
 use super::requestor::{answerable, answering_call, input_event, respond_to, send};
 use super::state::{self as kept, Answering, Asked};
 use super::types::Task;
-use crate::event::Stream;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::Era;
@@ -283,7 +282,7 @@ pub(super) fn let_go(st: &mut State, session: SessionId, task: &TaskId) {
         st.remove_call(call);
     }
     if let Some(listen) = &following.listen {
-        st.abandon_request(session, Stream::Session, listen, "Task finished");
+        st.abandon_request(session, None, listen, "Task finished");
     }
 }
 

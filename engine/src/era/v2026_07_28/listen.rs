@@ -7,7 +7,7 @@ use super::encode;
 use super::input::asks_of;
 use super::meta::{stateless, tasks_required, Meta, RequestMeta};
 use super::state as kept;
-use crate::event::{MessageKind, Stream};
+use crate::event::MessageKind;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId};
 use crate::model::Era;
@@ -58,8 +58,9 @@ pub(super) fn on_listen(
     let kind = MessageKind::Notification {
         method: "notifications/subscriptions/acknowledged",
         task: None,
+        stream: Some(id.clone()),
     };
-    st.send(session, Stream::Request(id.clone()), kind, None, line);
+    st.send(session, kind, None, line);
     let mut live = Vec::new();
     for task in agreed {
         // Each task as it stands first, so nothing between its creation and the
@@ -138,12 +139,7 @@ fn notify_listener(st: &mut State, session: SessionId, stream: &RequestId, task:
     let kind = MessageKind::Notification {
         method: "notifications/tasks",
         task: Some(task.clone()),
+        stream: Some(stream.clone()),
     };
-    st.send(
-        session,
-        Stream::Request(stream.clone()),
-        kind,
-        Some(task),
-        line,
-    );
+    st.send(session, kind, Some(task), line);
 }

@@ -11,7 +11,7 @@ use super::state::{self as kept, Answering, Asked, Calling, Retry};
 use super::types::{InputRequest, Task};
 use super::{EXTENSION, VERSION, VERSION_KEY};
 use crate::error::UsageError;
-use crate::event::{AppRequest, Event, Stream};
+use crate::event::{AppRequest, Event};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::{Era, Implementation, PlainReason};
@@ -60,15 +60,7 @@ pub(super) fn send(
     let params = with_meta(params, request_meta(st, declare));
     let times_out = asked.times_out();
     let sent = Sent::Era(Era::V2026_07_28, Box::new(asked));
-    st.send_request(
-        session,
-        Stream::Session,
-        method,
-        Some(params),
-        sent,
-        times_out,
-        None,
-    )
+    st.send_request(session, None, method, Some(params), sent, times_out, None)
 }
 
 /// A request of the application's, with our `_meta`; its answer is `Event::Response`.
@@ -79,15 +71,7 @@ pub(super) fn app_request(
     params: Option<Value>,
 ) -> Option<RequestId> {
     let params = with_meta(params, request_meta(st, true));
-    st.send_request(
-        session,
-        Stream::Session,
-        method,
-        Some(params),
-        Sent::App,
-        true,
-        None,
-    )
+    st.send_request(session, None, method, Some(params), Sent::App, true, None)
 }
 
 /// The `_meta` a request of ours carries: our version, identity and capabilities, which
@@ -218,7 +202,7 @@ fn on_discover_answer(
 
 /// `server/discover` went unanswered.
 fn discover_timed_out(st: &mut State, session: SessionId, id: &RequestId, fallback: bool) {
-    st.abandoned(session, Stream::Session, id, "Request timed out");
+    st.abandoned(session, None, id, "Request timed out");
     if fallback {
         return st.fall_back(session);
     }
@@ -582,7 +566,7 @@ pub(super) fn timed_out(st: &mut State, session: SessionId, id: RequestId, asked
     if let Asked::Discover { fallback } = asked {
         return discover_timed_out(st, session, &id, fallback);
     }
-    st.abandoned(session, Stream::Session, &id, "Request timed out");
+    st.abandoned(session, None, &id, "Request timed out");
     let request = match &asked {
         // The engine's own requests are not the application's business.
         Asked::TaskGet { auto: true, .. } | Asked::Ack { .. } | Asked::Listen { .. } => None,

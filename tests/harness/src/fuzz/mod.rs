@@ -70,8 +70,8 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 use taskwire_engine::{
-    Config, Event, Host, MessageKind, Output, RequestId, SessionId, Stream, TaskDecision,
-    TaskIdSource, TaskSupport, Tool, ToolDef, UsageError,
+    Config, Event, Host, MessageKind, Output, RequestId, SessionId, TaskDecision, TaskIdSource,
+    TaskSupport, Tool, ToolDef, UsageError,
 };
 
 use check::{Msg, Schema};
@@ -289,8 +289,8 @@ pub struct Sent {
 /// One output, in order.
 #[derive(Debug)]
 pub enum Out {
-    /// A message.
-    Send(Sent),
+    /// A message (boxed: it is the larger variant by far).
+    Send(Box<Sent>),
     /// An event.
     Event(Event),
 }
@@ -306,7 +306,7 @@ impl Drained {
     /// The messages, in order.
     pub fn sends(&self) -> impl Iterator<Item = &Sent> {
         self.items.iter().filter_map(|o| match o {
-            Out::Send(s) => Some(s),
+            Out::Send(s) => Some(&**s),
             Out::Event(_) => None,
         })
     }
@@ -372,12 +372,12 @@ pub fn drain(
                     t.session,
                     msg.line
                 );
-                check_stream(who, t.session, &t.kind, &t.stream, &mut answered, &msg.line);
-                out.items.push(Out::Send(Sent {
+                check_stream(who, t.session, &t.kind, &mut answered, &msg.line);
+                out.items.push(Out::Send(Box::new(Sent {
                     session: t.session,
                     kind: t.kind,
                     msg,
-                }));
+                })));
             }
             Output::Event(event) => {
                 if let Event::Closed { session } = &event {
@@ -395,33 +395,25 @@ pub fn drain(
     out
 }
 
-/// A message's stream: a reply rides the request it answers (the session's stream when
-/// the id could not be read); nothing rides a request after its reply (`answered`: the
-/// replies of this drain).
+/// A message's stream ([`MessageKind::stream`]): nothing rides a request after its reply
+/// (`answered`: the replies of this drain).
 fn check_stream(
     who: &str,
     session: SessionId,
     kind: &MessageKind,
-    stream: &Stream,
     answered: &mut Vec<(SessionId, RequestId)>,
     line: &str,
 ) {
-    match (kind, stream) {
-        (MessageKind::Reply { to, .. }, stream) => {
-            let expected = to.clone().map_or(Stream::Session, Stream::Request);
-            assert_eq!(
-                stream, &expected,
-                "invariant: {who} put a reply on another stream: {line}"
-            );
-            if let Some(to) = to {
-                answered.push((session, to.clone()));
-            }
-        }
-        (_, Stream::Request(id)) => assert!(
-            !answered.contains(&(session, id.clone())),
-            "invariant: {who} sent on the stream of {id} after answering it: {line}"
-        ),
-        _ => {}
+    let Some(id) = kind.stream() else {
+        return;
+    };
+    let key = (session, id.clone());
+    assert!(
+        !answered.contains(&key),
+        "invariant: {who} sent on the stream of {id} after answering it: {line}"
+    );
+    if matches!(kind, MessageKind::Reply { .. }) {
+        answered.push(key);
     }
 }
 

@@ -95,7 +95,7 @@ impl Msg {
                 None,
             ),
             MessageKind::Notification { method, .. } => (Class::Notification, None, Some(*method)),
-            MessageKind::Request { id: request } => (Class::Request, Some(id(request)), None),
+            MessageKind::Request { id: request, .. } => (Class::Request, Some(id(request)), None),
             other => panic!("a message kind this harness does not know: {other:?}"),
         };
         Msg {
@@ -392,7 +392,7 @@ pub fn check_kind(kind: &MessageKind, msg: &Msg) -> Result<(), String> {
         (MessageKind::Reply { to, error }, Class::Error { code }) => {
             *error == Some(code) && same_id(to.as_ref(), msg.id())
         }
-        (MessageKind::Notification { method, task }, Class::Notification) => {
+        (MessageKind::Notification { method, task, .. }, Class::Notification) => {
             let params = msg.params();
             let named = params
                 .and_then(|p| p.get("taskId"))
@@ -400,7 +400,7 @@ pub fn check_kind(kind: &MessageKind, msg: &Msg) -> Result<(), String> {
                 .and_then(Value::as_str);
             msg.method() == Some(*method) && task.as_deref() == named
         }
-        (MessageKind::Request { id }, Class::Request) => same_id(Some(id), msg.id()),
+        (MessageKind::Request { id, .. }, Class::Request) => same_id(Some(id), msg.id()),
         _ => false,
     };
     if ok {

@@ -279,7 +279,7 @@ impl World {
         let now = self.host(who).now().0;
         for item in out.items {
             match item {
-                Out::Send(sent) => self.absorb_send(who, sent, now),
+                Out::Send(sent) => self.absorb_send(who, *sent, now),
                 Out::Event(event) => self.absorb_event(who, event, now),
             }
         }
