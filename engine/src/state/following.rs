@@ -308,7 +308,6 @@ impl State {
         };
         let (ours, reported, fetch) = (entry.ours, entry.result_reported, entry.fetch.clone());
         self.let_go(session, id);
-        self.clear_timer(&Timer::Poll(session, id.clone()));
         if let Some(request) = fetch {
             self.abandon_request(session, None, &request, "Task given up");
         }
@@ -321,7 +320,8 @@ impl State {
         }
     }
 
-    /// Stops following a task: its era's state for it ends, and it is forgotten.
+    /// Stops following a task: its era's state for it ends, its poll timer goes, and it is
+    /// forgotten.
     fn let_go(&mut self, session: SessionId, id: &TaskId) {
         if let Some(era) = self.remote_era(session, id) {
             self.protocol(era).let_go(self, session, id);
