@@ -6,9 +6,11 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
+use futures::FutureExt;
 use serde_json::Value;
-use taskwire_engine::RpcError;
+use taskwire_engine::{AppRequest, RpcError};
 
+use crate::driver::{Outcome, Work};
 use crate::runtime::BoxFuture;
 
 /// A handler for a request the application answers: params in (`null` when none), result
@@ -43,5 +45,29 @@ impl Handlers {
                 .max_by_key(|(prefix, _)| prefix.len())
                 .map(|(_, h)| h)
         })
+    }
+}
+
+/// The work of answering `request` with `handler`.
+pub(crate) fn request_work(handler: &Handler, request: AppRequest) -> Work {
+    let params = request
+        .params
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .unwrap_or(Value::Null);
+    let method = request.method;
+    let work = handler(params).map(move |answer| object_result(&method, answer?));
+    Work::new(request.call, work)
+}
+
+/// A handler's answer, which must be an object; anything else is -32603 for the peer
+/// instead of a reply the spec forbids.
+fn object_result(method: &str, answer: Value) -> Outcome {
+    match answer {
+        Value::Object(_) => {
+            Ok(serde_json::value::to_raw_value(&answer).expect("JSON values serialize"))
+        }
+        _ => Err(RpcError::internal(format!(
+            "Internal error: the {method} handler answered {answer}, not a JSON object"
+        ))),
     }
 }

@@ -11,6 +11,9 @@
 //!   connections over one host ([`ServerHandle::connect`]), sharing tools and tasks.
 //! - Clients: [`ClientBuilder`] and [`Client`], an async API over a client session
 //!   ([`spawn_server`] starts a server as a child process).
+//! - Connections are byte streams (stdio, child processes: [`ServerHandle::connect`]) or
+//!   message links, whose transport frames each message and routes what goes back by the
+//!   stream it names (Streamable HTTP: [`ServerHandle::open`], [`MessageSession`]).
 //! - A runtime adapter implements [`Runtime`] (spawn, a timer, stdio, child processes, the
 //!   termination signal): `taskwire-smol`, `taskwire-tokio` and `taskwire-wasi` are that and
 //!   little else.
@@ -23,17 +26,16 @@
 #![warn(missing_docs)]
 
 mod client;
-mod command;
 mod driver;
 mod error;
 mod handler;
-mod link;
 mod runtime;
 mod server;
 #[cfg(unix)]
 pub mod stdio;
 
 pub use client::{spawn_server, Client, ClientBuilder, Initialized, TaskCall, TaskUpdate};
+pub use driver::{MessageSession, Outgoing};
 pub use error::Error;
 pub use handler::Handler;
 pub use runtime::{

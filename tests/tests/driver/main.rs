@@ -9,5 +9,6 @@ mod client_queued_commands;
 mod client_scripted;
 mod connections;
 mod fairness;
+mod messages;
 mod requests;
 mod schema;

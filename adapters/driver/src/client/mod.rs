@@ -1,6 +1,7 @@
 //! The client side: an async handle over a client session whose driver runs in the
 //! background, and the server-to-client requests the application answers.
 
+mod app;
 mod waits;
 
 use std::future::Future;
@@ -10,17 +11,13 @@ use std::sync::Arc;
 use async_channel::{Receiver, Sender};
 use futures::channel::oneshot;
 use serde_json::{json, Value};
-use taskwire_engine::{
-    ClientFeatures, Config, Host, Owner, PlainReason, RpcError, SessionId, TaskInfo, Tool,
-};
+use taskwire_engine::{ClientFeatures, Config, Host, Owner, PlainReason, RpcError, TaskInfo, Tool};
 
-use crate::command::{closed, Command, Reply};
-use crate::driver::{App, Driver, Until};
+use crate::driver::{closed, Command, Driver, Reply, Until};
 use crate::error::Error;
 use crate::handler::Handlers;
 use crate::runtime::{now, random_task_id, ChildProcess, Reader, Runtime, Writer};
-
-pub(crate) use waits::Waits;
+use app::{ClientApp, ClientCommand};
 
 /// The owner of the tasks a client hosts for its server (sampling, elicitation tasks).
 const SERVER_OWNER: &str = "server";
@@ -147,7 +144,7 @@ impl ClientBuilder {
             roots: self.handlers.contains("roots/list"),
         };
         let host = Host::new(config, Box::new(random_task_id), now());
-        let app = App::Client(Arc::new(self.handlers));
+        let app = ClientApp::new(self.handlers);
         let (mut driver, commands) = Driver::new(host, runtime.clone(), app, Until::LinksEnd);
         driver.attach(Owner::from(SERVER_OWNER), reader, writer, None);
         runtime.spawn(Box::pin(driver));
@@ -179,7 +176,7 @@ pub struct Client {
 
 #[derive(Debug)]
 struct Inner {
-    commands: Sender<Command>,
+    commands: Sender<Command<ClientCommand>>,
 }
 
 impl Drop for Inner {
@@ -194,7 +191,7 @@ impl Client {
     /// `notifications/initialized` for 2025-11-25); [`Initialized::protocol_version`] says
     /// which. Call it first.
     pub async fn initialize(&self) -> Result<Initialized, Error> {
-        self.ask(Command::Initialize).await
+        self.ask(ClientCommand::Initialize).await
     }
 
     /// Every tool, following `nextCursor` pages. The tools' task support is remembered:
@@ -204,7 +201,7 @@ impl Client {
         let mut cursor = None;
         loop {
             let page = self
-                .ask(|reply| Command::ListTools { cursor, reply })
+                .ask(|reply| ClientCommand::ListTools { cursor, reply })
                 .await?;
             let (items, next): (Vec<Value>, _) = page_items(page, "tools")?;
             for item in items {
@@ -222,7 +219,7 @@ impl Client {
     /// call sent again, transparently.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, Error> {
         let name = name.to_owned();
-        self.ask(|reply| Command::CallTool {
+        self.ask(|reply| ClientCommand::CallTool {
             name,
             arguments,
             reply,
@@ -244,7 +241,7 @@ impl Client {
         ttl_ms: Option<u64>,
     ) -> Result<TaskCall, Error> {
         let name = name.to_owned();
-        self.ask(|reply| Command::CallToolAsTask {
+        self.ask(|reply| ClientCommand::CallToolAsTask {
             name,
             arguments,
             ttl_ms,
@@ -256,21 +253,24 @@ impl Client {
     /// `tasks/get`.
     pub async fn get_task(&self, task: &str) -> Result<TaskInfo, Error> {
         let task = task.to_owned();
-        self.ask(|reply| Command::GetTask { task, reply }).await
+        self.ask(|reply| ClientCommand::GetTask { task, reply })
+            .await
     }
 
     /// `tasks/result`: waits until the task is terminal. 2025-11-25 only (2026-07-28 has
     /// none: [`Client::get_task`] and [`TaskCall`] carry the outcome).
     pub async fn task_result(&self, task: &str) -> Result<Value, Error> {
         let task = task.to_owned();
-        self.ask(|reply| Command::TaskResult { task, reply }).await
+        self.ask(|reply| ClientCommand::TaskResult { task, reply })
+            .await
     }
 
     /// `tasks/cancel`: the task as it stands after the cancel (in 2026-07-28, where the
     /// cancel is an ack, as a `tasks/get` right after it shows it).
     pub async fn cancel_task(&self, task: &str) -> Result<TaskInfo, Error> {
         let task = task.to_owned();
-        self.ask(|reply| Command::CancelTask { task, reply }).await
+        self.ask(|reply| ClientCommand::CancelTask { task, reply })
+            .await
     }
 
     /// Every task, following `nextCursor` pages (2025-11-25 only; 2026-07-28 has no
@@ -304,7 +304,7 @@ impl Client {
     /// Any request; returns the raw result.
     pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, Error> {
         let method = method.to_owned();
-        self.ask(|reply| Command::Request {
+        self.ask(|reply| ClientCommand::Request {
             method,
             params,
             reply,
@@ -317,11 +317,11 @@ impl Client {
         let _ = self.inner.commands.send(Command::Shutdown).await;
     }
 
-    async fn ask<T>(&self, command: impl FnOnce(Reply<T>) -> Command) -> Result<T, Error> {
+    async fn ask<T>(&self, command: impl FnOnce(Reply<T>) -> ClientCommand) -> Result<T, Error> {
         let (reply, answer) = oneshot::channel();
         self.inner
             .commands
-            .send(command(reply))
+            .send(Command::App(command(reply)))
             .await
             .map_err(|_| closed())?;
         answer.await.unwrap_or_else(|_| Err(closed()))
@@ -357,56 +357,5 @@ fn listed_tool(mut item: Value) -> Result<Tool, RpcError> {
             Some(_) => serde_json::from_value(item).map_err(malformed),
             None => Err(malformed(e)),
         },
-    }
-}
-
-/// Runs a client command against the host's client session.
-pub(crate) fn on_command(
-    host: &mut Host,
-    session: Option<SessionId>,
-    waits: &mut Waits,
-    command: Command,
-) {
-    let Some(session) = session.filter(|s| !host.is_closed(*s)) else {
-        return waits::refuse(command, closed());
-    };
-    let now = now();
-    match command {
-        Command::Initialize(reply) => match host.initialize(now, session) {
-            Ok(_) => waits.initialized = Some(reply),
-            Err(e) => {
-                let _ = reply.send(Err(Error::Usage(e)));
-            }
-        },
-        Command::Request {
-            method,
-            params,
-            reply,
-        } => waits.value(host.request(now, session, &method, params), reply),
-        Command::ListTools { cursor, reply } => {
-            waits.value(host.list_tools(now, session, cursor), reply)
-        }
-        Command::CallTool {
-            name,
-            arguments,
-            reply,
-        } => waits.value(host.call_tool(now, session, &name, arguments), reply),
-        Command::CallToolAsTask {
-            name,
-            arguments,
-            ttl_ms,
-            reply,
-        } => {
-            let sent = host.call_tool_as_task(now, session, &name, arguments, ttl_ms);
-            waits.task(sent, reply);
-        }
-        Command::GetTask { task, reply } => waits.info(host.get_task(now, session, &task), reply),
-        Command::TaskResult { task, reply } => {
-            waits.value(host.task_result(now, session, &task), reply)
-        }
-        Command::CancelTask { task, reply } => {
-            waits.info(host.cancel_task(now, session, &task), reply)
-        }
-        other => waits::refuse(other, closed()),
     }
 }

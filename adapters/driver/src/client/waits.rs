@@ -6,12 +6,11 @@ use std::collections::HashMap;
 use async_channel::Sender;
 use serde_json::Value;
 use taskwire_engine::jsonrpc::code;
-use taskwire_engine::{
-    CallId, Event, InputId, PlainReason, RequestId, RpcError, TaskId, TaskInfo, UsageError,
-};
+use taskwire_engine::{Event, PlainReason, RequestId, RpcError, TaskId, TaskInfo, UsageError};
 
+use super::app::ClientCommand;
 use super::{Initialized, TaskCall, TaskUpdate};
-use crate::command::{Command, Reply};
+use crate::driver::Reply;
 use crate::error::Error;
 
 /// A caller waiting for the answer to one request of ours.
@@ -21,11 +20,9 @@ enum Pending {
     Info(Reply<TaskInfo>),
 }
 
-/// Everything waiting on the driver's sessions.
+/// Everything waiting on the client's session.
 #[derive(Default)]
 pub(crate) struct Waits {
-    /// Input requests of calls of ours, by input, with the call that asked.
-    pub inputs: HashMap<InputId, (CallId, Reply<Value>)>,
     pub initialized: Option<Reply<Initialized>>,
     replies: HashMap<RequestId, Pending>,
     tasks: HashMap<TaskId, Sender<TaskUpdate>>,
@@ -149,24 +146,22 @@ fn task_info(value: Value) -> Result<TaskInfo, RpcError> {
 }
 
 /// Answers a command that cannot run with `error`.
-pub(crate) fn refuse(command: Command, error: Error) {
+pub(crate) fn refuse(command: ClientCommand, error: Error) {
     match command {
-        Command::Initialize(reply) => {
+        ClientCommand::Initialize(reply) => {
             let _ = reply.send(Err(error));
         }
-        Command::Request { reply, .. }
-        | Command::ListTools { reply, .. }
-        | Command::CallTool { reply, .. }
-        | Command::TaskResult { reply, .. }
-        | Command::Input { reply, .. } => {
+        ClientCommand::Request { reply, .. }
+        | ClientCommand::ListTools { reply, .. }
+        | ClientCommand::CallTool { reply, .. }
+        | ClientCommand::TaskResult { reply, .. } => {
             let _ = reply.send(Err(error));
         }
-        Command::CallToolAsTask { reply, .. } => {
+        ClientCommand::CallToolAsTask { reply, .. } => {
             let _ = reply.send(Err(error));
         }
-        Command::GetTask { reply, .. } | Command::CancelTask { reply, .. } => {
+        ClientCommand::GetTask { reply, .. } | ClientCommand::CancelTask { reply, .. } => {
             let _ = reply.send(Err(error));
         }
-        _ => {}
     }
 }

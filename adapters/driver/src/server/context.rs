@@ -12,7 +12,8 @@ use futures::channel::oneshot;
 use serde_json::Value;
 use taskwire_engine::{CallId, LogLevel, TaskId, UsageError};
 
-use crate::command::{closed, Command};
+use super::ServerCommand;
+use crate::driver::{closed, Command};
 use crate::error::Error;
 use crate::runtime::Runtime;
 
@@ -25,7 +26,7 @@ pub struct ToolContext {
     /// The call was offered a task that it starts itself ([`ToolContext::start_task`]).
     offered: bool,
     call: CallId,
-    commands: Sender<Command>,
+    commands: Sender<Command<ServerCommand>>,
     runtime: Arc<dyn Runtime>,
     /// Reports sent since the tool last let others run.
     sent: AtomicU32,
@@ -40,7 +41,7 @@ impl ToolContext {
         name: String,
         task: Result<TaskId, bool>,
         call: CallId,
-        commands: Sender<Command>,
+        commands: Sender<Command<ServerCommand>>,
         runtime: Arc<dyn Runtime>,
     ) -> Self {
         let (task, offered) = match task {
@@ -168,7 +169,7 @@ impl ToolContext {
 
     /// Commands go on an unbounded channel: sending never waits, and the driver takes them
     /// in turns with peer input and timers, so a chatty tool cannot starve either.
-    fn send(&self, command: Command) {
+    fn send(&self, command: Command<ServerCommand>) {
         let _ = self.commands.try_send(command);
     }
 

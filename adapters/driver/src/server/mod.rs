@@ -1,6 +1,7 @@
 //! The server side: a host with tools as typed async functions, served over one connection
 //! or many.
 
+mod app;
 mod context;
 mod result;
 mod tool;
@@ -21,10 +22,14 @@ pub use context::ToolContext;
 pub use result::{CallToolResult, Content, ResourceBody, ResourceContents};
 pub use tool::{NoArgs, ToolOutcome};
 
-use crate::command::Command;
-use crate::driver::{App, Driver, Until};
+use crate::driver::{Command, Driver, MessageLinks, MessageSession, Until};
+use crate::error::Error;
 use crate::runtime::{random_task_id, BoxFuture, Reader, Runtime, Writer};
-pub(crate) use tool::ToolSet;
+use tool::ToolSet;
+
+/// A server takes no commands of its own: its tools' contexts and its connections' handles
+/// send the driver's.
+type ServerCommand = std::convert::Infallible;
 
 /// The owner of a stdio connection's tasks: the one peer on the other end of the pipe.
 pub const STDIO_OWNER: &str = "stdio";
@@ -170,12 +175,17 @@ impl Server {
     /// Starts serving in the background; connections are added with [`ServerHandle::connect`].
     pub fn start(self, runtime: Arc<dyn Runtime>) -> ServerHandle {
         let (driver, commands) = self.driver(runtime.clone(), Until::Shutdown);
+        let links = driver.message_links();
         runtime.spawn(Box::pin(driver));
-        ServerHandle { commands }
+        ServerHandle { commands, links }
     }
 
-    fn driver(self, runtime: Arc<dyn Runtime>, until: Until) -> (Driver, Sender<Command>) {
-        Driver::new(self.host, runtime, App::Server(Arc::new(self.tools)), until)
+    fn driver(
+        self,
+        runtime: Arc<dyn Runtime>,
+        until: Until,
+    ) -> (Driver<ToolSet>, Sender<Command<ServerCommand>>) {
+        Driver::new(self.host, runtime, self.tools, until)
     }
 }
 
@@ -194,7 +204,8 @@ pub async fn serve_stdio(server: Server, runtime: Arc<dyn Runtime>) -> io::Resul
 /// A running server; cheap to clone. It serves until [`ServerHandle::shutdown`].
 #[derive(Clone, Debug)]
 pub struct ServerHandle {
-    commands: Sender<Command>,
+    commands: Sender<Command<ServerCommand>>,
+    links: MessageLinks,
 }
 
 impl ServerHandle {
@@ -211,6 +222,18 @@ impl ServerHandle {
         if self.commands.send(attach).await.is_ok() {
             let _ = ended.await;
         }
+    }
+
+    /// Opens a session for `owner` served over messages its transport frames (Streamable
+    /// HTTP): hand it the peer's messages and read back what the server sends, each naming
+    /// its stream. Up to `capacity` outgoing messages wait for the transport; one more
+    /// closes the session (a reader that slow is gone). Errors once the server has stopped.
+    pub async fn open(
+        &self,
+        owner: impl Into<Owner>,
+        capacity: usize,
+    ) -> Result<MessageSession, Error> {
+        self.links.open(owner.into(), capacity).await
     }
 
     /// Closes every connection and stops all work.

@@ -46,10 +46,6 @@ impl ToolSet {
         self.handlers.get(name).or(self.fallback.as_ref())
     }
 
-    pub fn request_handler(&self, method: &str) -> Option<&crate::handler::Handler> {
-        self.requests.get(method)
-    }
-
     pub fn asks_first(&self, name: &str) -> bool {
         self.asking_first.contains(name)
     }

@@ -1,6 +1,6 @@
-//! One connection's transport as the driver sees it: a byte stream in, one out. Reading
-//! and writing happen in the driver's own task (no thread or channel hop); everything sent
-//! in one turn goes out in one write.
+//! A byte-stream connection (stdio, a child process): newline-delimited messages in and out.
+//! Reading and writing happen in the driver's own task (no thread or channel hop);
+//! everything sent in one turn goes out in one write.
 
 use std::io;
 use std::pin::Pin;
@@ -20,7 +20,7 @@ pub(crate) enum Read<'a> {
     Eof,
 }
 
-pub(crate) struct Link {
+pub(crate) struct ByteLink {
     pub session: SessionId,
     reader: Option<Reader>,
     writer: Option<Writer>,
@@ -34,9 +34,9 @@ pub(crate) struct Link {
     pub done: Option<futures::channel::oneshot::Sender<()>>,
 }
 
-impl Link {
+impl ByteLink {
     pub fn new(session: SessionId, reader: Reader, writer: Writer) -> Self {
-        Link {
+        ByteLink {
             session,
             reader: Some(reader),
             writer: Some(writer),
@@ -144,7 +144,7 @@ impl Link {
     }
 }
 
-impl Drop for Link {
+impl Drop for ByteLink {
     fn drop(&mut self) {
         if let Some(done) = self.done.take() {
             let _ = done.send(());

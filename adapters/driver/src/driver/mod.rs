@@ -1,44 +1,43 @@
 //! The driver: one future owns the host and does, in turns, what the host needs: read each
-//! connection, take commands, fire the deadline, route outputs, write. Tools that finish
-//! without waiting complete inline; the others run as spawned futures and report back over
-//! a channel. Each turn takes a bounded amount from every source, so none starves another.
+//! connection, take commands, fire the deadline, route outputs, write. What runs on the
+//! sessions (a server's tools, a client's callers) is an [`App`]; connections are byte
+//! streams ([`bytes`]: stdio, child processes) or message links ([`messages`]: Streamable
+//! HTTP), and outgoing messages reach either by their session. Each turn takes a bounded
+//! amount from every source, so none starves another.
+
+mod app;
+mod bytes;
+mod command;
+mod messages;
+mod work;
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use async_channel::{Receiver, Sender};
-use futures::future::{AbortHandle, Abortable};
-use futures::FutureExt;
-use serde_json::value::RawValue;
+use futures::future::AbortHandle;
 use serde_json::Value;
-use taskwire_engine::{
-    AppRequest, CallId, Event, Host, Millis, Output, Owner, Role, RpcError, ToolCall,
-};
+use taskwire_engine::{CallId, Event, Host, InputId, Millis, Output, Owner, SessionId};
 
-use crate::client::Waits;
-use crate::command::Command;
 use crate::error::Error;
-use crate::handler::Handlers;
-use crate::link::{Link, Read};
 use crate::runtime::{instant_of, now, BoxFuture, Reader, Runtime, Timer, Writer};
-use crate::server::{CallToolResult, ToolContext, ToolOutcome, ToolSet};
+pub(crate) use app::{App, Ctx, Work};
+use bytes::{ByteLink, Read};
+pub(crate) use command::{closed, Command, Reply};
+use messages::LinkInput;
+pub(crate) use messages::MessageLinks;
+pub use messages::{MessageSession, Outgoing};
+pub(crate) use work::Outcome;
 
-/// Commands taken per turn. Each connection gets one read per turn (up to 16 KiB, many
-/// messages): what a chunk asks for is routed before the next read, so an end of input right
-/// behind a request never overtakes that request's answer.
+/// Commands, and message-link inputs, taken per turn. Each byte stream gets one read per
+/// turn (up to 16 KiB, many messages): what a chunk asks for is routed before the next
+/// read, so an end of input right behind a request never overtakes that request's answer.
 const COMMANDS_PER_TURN: usize = 64;
 /// Turns in one poll before the driver yields to the executor.
 const TURNS_PER_POLL: usize = 16;
-
-/// The application side: tools for a server, request handlers for a client.
-pub(crate) enum App {
-    Server(Arc<ToolSet>),
-    Client(Arc<Handlers>),
-}
 
 /// When the driver stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,53 +48,70 @@ pub(crate) enum Until {
     Shutdown,
 }
 
-pub(crate) struct Driver {
+pub(crate) struct Driver<A: App> {
     host: Host,
     runtime: Arc<dyn Runtime>,
-    app: App,
-    links: Vec<Link>,
-    commands: Pin<Box<Receiver<Command>>>,
-    tx: Sender<Command>,
+    app: A,
+    /// Byte-stream connections.
+    links: Vec<ByteLink>,
+    /// Message-link connections: where each session's messages go.
+    messages: HashMap<SessionId, Sender<Outgoing>>,
+    commands: Pin<Box<Receiver<Command<A::Command>>>>,
+    tx: Sender<Command<A::Command>>,
+    link_inputs: Pin<Box<Receiver<LinkInput>>>,
+    link_tx: Sender<LinkInput>,
     timer: Box<dyn Timer>,
     armed: Option<Millis>,
     timer_fired: bool,
     terminated: Option<BoxFuture<()>>,
     workers: HashMap<CallId, AbortHandle>,
-    pub(crate) waits: Waits,
+    /// Input requests of running calls, by input, with the call that asked.
+    inputs: HashMap<InputId, (CallId, Reply<Value>)>,
     until: Until,
     stopping: bool,
 }
 
-impl Driver {
+impl<A: App> Driver<A> {
     /// A driver for `host`, and the sender of its commands.
     pub fn new(
         host: Host,
         runtime: Arc<dyn Runtime>,
-        app: App,
+        app: A,
         until: Until,
-    ) -> (Driver, Sender<Command>) {
+    ) -> (Self, Sender<Command<A::Command>>) {
         let (tx, commands) = async_channel::unbounded();
+        let (link_tx, link_inputs) = async_channel::unbounded();
         let driver = Driver {
             host,
             timer: runtime.timer(),
             runtime,
             app,
             links: Vec::new(),
+            messages: HashMap::new(),
             commands: Box::pin(commands),
             tx: tx.clone(),
+            link_inputs: Box::pin(link_inputs),
+            link_tx,
             armed: None,
             timer_fired: false,
             terminated: None,
             workers: HashMap::new(),
-            waits: Waits::default(),
+            inputs: HashMap::new(),
             until,
             stopping: false,
         };
         (driver, tx)
     }
 
-    /// Serves one more connection for `owner`; a driver that is stopping takes none (the
-    /// connection is dropped and `done` fires at once).
+    /// Opens message sessions on this driver (see [`MessageLinks`]).
+    pub fn message_links(&self) -> MessageLinks {
+        MessageLinks {
+            inputs: self.link_tx.clone(),
+        }
+    }
+
+    /// Serves one more byte-stream connection for `owner`; a driver that is stopping takes
+    /// none (the connection is dropped and `done` fires at once).
     pub fn attach(
         &mut self,
         owner: Owner,
@@ -103,16 +119,18 @@ impl Driver {
         writer: Writer,
         done: Option<futures::channel::oneshot::Sender<()>>,
     ) {
-        let role = match self.app {
-            App::Server(_) => Role::Server,
-            App::Client(_) => Role::Client,
-        };
-        let Ok(session) = self.host.open(now(), role, owner) else {
+        let Some(session) = self.open(owner) else {
             return;
         };
-        let mut link = Link::new(session, reader, writer);
+        let mut link = ByteLink::new(session, reader, writer);
         link.done = done;
         self.links.push(link);
+    }
+
+    fn open(&mut self, owner: Owner) -> Option<SessionId> {
+        let session = self.host.open(now(), A::ROLE, owner).ok()?;
+        self.app.opened(session);
+        Some(session)
     }
 
     /// Ends every connection's input when `signal` completes (SIGTERM).
@@ -123,6 +141,7 @@ impl Driver {
     /// One turn over every source. Returns whether anything happened.
     fn turn(&mut self, cx: &mut Context<'_>) -> bool {
         let mut busy = self.take_commands(cx);
+        busy |= self.take_link_inputs(cx);
         busy |= self.read_links(cx);
         if let Some(signal) = self.terminated.as_mut() {
             if signal.as_mut().poll(cx).is_ready() {
@@ -148,12 +167,47 @@ impl Driver {
     fn take_commands(&mut self, cx: &mut Context<'_>) -> bool {
         let mut busy = false;
         for _ in 0..COMMANDS_PER_TURN {
-            match self.commands.as_mut().poll_next_command(cx) {
+            match poll_next(self.commands.as_mut(), cx) {
                 Poll::Ready(command) => {
                     self.on_command(command);
                     busy = true;
                 }
                 Poll::Pending => break,
+            }
+        }
+        busy
+    }
+
+    /// What message-link handles sent: opens, messages, closes.
+    fn take_link_inputs(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut busy = false;
+        for _ in 0..COMMANDS_PER_TURN {
+            let Poll::Ready(input) = poll_next(self.link_inputs.as_mut(), cx) else {
+                break;
+            };
+            busy = true;
+            // Input is refused only once the host is shut down, when every session is
+            // closed and its input no longer matters.
+            match input {
+                LinkInput::Open {
+                    owner,
+                    outgoing,
+                    reply,
+                } => {
+                    let session = if self.stopping {
+                        None
+                    } else {
+                        self.open(owner)
+                    };
+                    if let Some(session) = session {
+                        self.messages.insert(session, outgoing);
+                    }
+                    let _ = reply.send(session);
+                }
+                LinkInput::Message { session, message } => {
+                    let _ = self.host.handle_message(now(), session, &message);
+                }
+                LinkInput::Close { session } => self.host.close(now(), session),
             }
         }
         busy
@@ -169,8 +223,7 @@ impl Driver {
             let session = link.session;
             match link.poll_read(cx) {
                 Poll::Pending => {}
-                // Input is refused only once the host is shut down, when every session is
-                // closed and its input no longer matters.
+                // Refused only once the host is shut down (see above).
                 Poll::Ready(Read::Bytes(bytes)) => {
                     busy = true;
                     let _ = host.handle_bytes(now(), session, bytes);
@@ -184,14 +237,26 @@ impl Driver {
         busy
     }
 
-    /// Drains the host: messages to their connection, events to the application.
+    /// Drains the host: messages to their connection, events to the application. A message
+    /// link whose transport cannot take a message (too slow, or gone) loses its session.
     fn route_outputs(&mut self, cx: &mut Context<'_>) -> bool {
         let mut busy = false;
         while let Some(output) = self.host.poll_output() {
             busy = true;
             match output {
                 Output::Send(t) => {
-                    if let Some(link) = self.links.iter_mut().find(|l| l.session == t.session) {
+                    if let Some(outgoing) = self.messages.get(&t.session) {
+                        let message = Outgoing {
+                            kind: t.kind,
+                            message: t.message,
+                        };
+                        if outgoing.try_send(message).is_err() {
+                            self.messages.remove(&t.session);
+                            self.host.close(now(), t.session);
+                        }
+                    } else if let Some(link) =
+                        self.links.iter_mut().find(|l| l.session == t.session)
+                    {
                         link.queue(&t.message);
                     }
                 }
@@ -225,12 +290,14 @@ impl Driver {
         }
         if self.until == Until::LinksEnd
             && !self.stopping
-            && self.links.iter().all(Link::input_ended)
+            && self.links.iter().all(ByteLink::input_ended)
+            && self.messages.is_empty()
         {
             self.stop();
         }
         if self.stopping {
             self.route_outputs(cx);
+            self.messages.clear();
         }
         let host = &self.host;
         let stopping = self.stopping;
@@ -259,9 +326,18 @@ impl Driver {
         }
     }
 
+    fn ctx(&mut self) -> (&mut A, Ctx<'_, A::Command>) {
+        let ctx = Ctx {
+            host: &mut self.host,
+            commands: &self.tx,
+            runtime: &self.runtime,
+        };
+        (&mut self.app, ctx)
+    }
+
     // ---- commands ---------------------------------------------------------------------------
 
-    fn on_command(&mut self, command: Command) {
+    fn on_command(&mut self, command: Command<A::Command>) {
         let now = now();
         match command {
             Command::Finished { call, outcome } => {
@@ -299,7 +375,7 @@ impl Driver {
                 reply,
             } => match self.host.request_input(now, call, method, params) {
                 Ok(input) => {
-                    self.waits.inputs.insert(input, (call, reply));
+                    self.inputs.insert(input, (call, reply));
                 }
                 Err(e) => {
                     let _ = reply.send(Err(Error::Usage(e)));
@@ -318,151 +394,44 @@ impl Driver {
                 self.attach(owner, reader, writer, Some(done));
             }
             Command::Shutdown => self.stop(),
-            client => {
-                let session = self.links.first().map(|l| l.session);
-                crate::client::on_command(&mut self.host, session, &mut self.waits, client);
+            Command::App(command) => {
+                let (app, ctx) = self.ctx();
+                app.on_command(command, ctx);
             }
         }
-    }
-
-    /// Answers a call with its work's outcome (always an object: [`CallToolResult`] and
-    /// [`object_result`] check). The engine refuses only a call that has already ended
-    /// (cancelled, expired, closed), whose outcome nobody waits for.
-    fn finish(&mut self, call: CallId, outcome: Outcome) {
-        let _ = self.host.respond_raw(now(), call, outcome);
     }
 
     // ---- events -----------------------------------------------------------------------------
 
     fn on_event(&mut self, event: Event, cx: &mut Context<'_>) {
         match event {
-            Event::ToolCall(call) => self.on_tool_call(call, cx),
-            Event::Request(request) => self.on_app_request(request, cx),
             Event::Stop { call, .. } => {
                 if let Some(worker) = self.workers.remove(&call) {
                     worker.abort();
                 }
                 // Its input requests will get no answer (the call is over).
-                self.waits.inputs.retain(|_, (asker, _)| *asker != call);
+                self.inputs.retain(|_, (asker, _)| *asker != call);
             }
             Event::InputResponse { input, outcome, .. } => {
-                if let Some((_, reply)) = self.waits.inputs.remove(&input) {
+                if let Some((_, reply)) = self.inputs.remove(&input) {
                     let _ = reply.send(outcome.map_err(Error::Rpc));
                 }
             }
-            other => self.waits.on_event(other),
-        }
-    }
-
-    fn on_tool_call(&mut self, call: ToolCall, cx: &mut Context<'_>) {
-        let App::Server(tools) = &self.app else {
-            return;
-        };
-        let Some(handler) = tools.handler(&call.name).cloned() else {
-            return;
-        };
-        // Arguments first: a mismatch is a -32602 answer, and no task is created for it.
-        let start = match handler(call.arguments.as_deref()) {
-            Ok(start) => start,
-            Err(error) => return self.finish(call.call, Err(error)),
-        };
-        let task = match (call.task_offered, call.task) {
-            (true, _) if tools.asks_first(&call.name) => Err(true),
-            (true, _) => match self.host.start_task(now(), call.call) {
-                Ok(id) => Ok(id),
-                // The requestor's session went away meanwhile: nothing to run for.
-                Err(_) => return,
-            },
-            (false, Some(task)) => Ok(task),
-            (false, None) => Err(false),
-        };
-        let ctx = ToolContext::new(
-            call.name,
-            task,
-            call.call,
-            self.tx.clone(),
-            self.runtime.clone(),
-        );
-        let work =
-            start(ctx).map(|outcome: ToolOutcome| outcome.and_then(CallToolResult::into_raw));
-        self.run(call.call, work, cx);
-    }
-
-    fn on_app_request(&mut self, request: AppRequest, cx: &mut Context<'_>) {
-        let handler = match &self.app {
-            App::Client(handlers) => handlers.get(&request.method),
-            App::Server(tools) => tools.request_handler(&request.method),
-        };
-        let Some(handler) = handler else {
-            return;
-        };
-        let params = request
-            .params
-            .and_then(|raw| serde_json::from_str(raw.get()).ok())
-            .unwrap_or(Value::Null);
-        let method = request.method;
-        let work = handler(params).map(move |answer| object_result(&method, answer?));
-        self.run(request.call, work, cx);
-    }
-
-    /// Runs a call's work: polled once here, so work that does not wait completes at once
-    /// (after the commands it queued, so that their order holds); otherwise spawned. A panic
-    /// fails the call with an internal error; an abort drops it silently.
-    fn run(
-        &mut self,
-        call: CallId,
-        work: impl Future<Output = Outcome> + Send + 'static,
-        cx: &mut Context<'_>,
-    ) {
-        let mut guarded = Box::pin(AssertUnwindSafe(work).catch_unwind());
-        if let Poll::Ready(result) = guarded.as_mut().poll(cx) {
-            while let Ok(command) = self.commands.try_recv() {
-                self.on_command(command);
+            event => {
+                if let Event::Closed { session } = &event {
+                    // A message link's transport sees its channel end.
+                    self.messages.remove(session);
+                }
+                let (app, ctx) = self.ctx();
+                if let Some(work) = app.on_event(event, ctx) {
+                    self.run(work, cx);
+                }
             }
-            return self.finish(call, result.unwrap_or_else(panicked));
         }
-        let (handle, registration) = AbortHandle::new_pair();
-        let commands = self.tx.clone();
-        let abortable = Abortable::new(guarded, registration);
-        self.runtime.spawn(Box::pin(async move {
-            if let Ok(result) = abortable.await {
-                let outcome = result.unwrap_or_else(panicked);
-                let _ = commands.send(Command::Finished { call, outcome }).await;
-            }
-        }));
-        self.workers.insert(call, handle);
     }
 }
 
-/// How a call's work ends: its result object as JSON text, or an error.
-type Outcome = Result<Box<RawValue>, RpcError>;
-
-/// A client handler's answer, which must be an object; anything else is -32603 for the
-/// server instead of a reply the spec forbids.
-fn object_result(method: &str, answer: Value) -> Outcome {
-    match answer {
-        Value::Object(_) => {
-            Ok(serde_json::value::to_raw_value(&answer).expect("JSON values serialize"))
-        }
-        _ => Err(RpcError::internal(format!(
-            "Internal error: the {method} handler answered {answer}, not a JSON object"
-        ))),
-    }
-}
-
-/// A tool's panic as the internal error its caller gets.
-fn panicked(panic: Box<dyn std::any::Any + Send>) -> Outcome {
-    let what = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into());
-    Err(RpcError::internal(format!(
-        "Internal error: the tool panicked: {what}"
-    )))
-}
-
-impl Future for Driver {
+impl<A: App> Future for Driver<A> {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -489,7 +458,7 @@ impl Future for Driver {
     }
 }
 
-impl Drop for Driver {
+impl<A: App> Drop for Driver<A> {
     fn drop(&mut self) {
         for (_, worker) in self.workers.drain() {
             worker.abort();
@@ -501,21 +470,19 @@ impl Drop for Driver {
         while let Ok(command) = self.commands.try_recv() {
             drop(command);
         }
+        self.link_inputs.close();
+        while let Ok(input) = self.link_inputs.try_recv() {
+            drop(input);
+        }
     }
 }
 
-/// `poll_next` for the command receiver without the `Stream` import dance.
-trait PollCommand {
-    fn poll_next_command(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Command>;
-}
-
-impl PollCommand for Receiver<Command> {
-    fn poll_next_command(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Command> {
-        use futures::Stream;
-        match self.poll_next(cx) {
-            Poll::Ready(Some(command)) => Poll::Ready(command),
-            // The driver keeps a sender itself, so the channel never ends while it runs.
-            Poll::Ready(None) | Poll::Pending => Poll::Pending,
-        }
+/// The next item of a channel the driver keeps a sender of (so it never ends while the
+/// driver runs); `Pending` registers `cx`.
+fn poll_next<T>(receiver: Pin<&mut Receiver<T>>, cx: &mut Context<'_>) -> Poll<T> {
+    use futures::Stream;
+    match receiver.poll_next(cx) {
+        Poll::Ready(Some(item)) => Poll::Ready(item),
+        Poll::Ready(None) | Poll::Pending => Poll::Pending,
     }
 }

@@ -1,31 +1,25 @@
-//! Commands to the driver task that owns the host: plain values, sent over a channel by
-//! tool contexts, client handles and connection handles.
+//! Commands to the driver task that owns the host: plain values, sent over one channel by
+//! tool contexts, connection handles and the application's own handles (a client's calls,
+//! [`App::Command`](super::App::Command)).
 
 use futures::channel::oneshot;
-use serde_json::value::RawValue;
 use serde_json::Value;
-use taskwire_engine::{CallId, LogLevel, Owner, RpcError, TaskId, TaskInfo};
+use taskwire_engine::{CallId, LogLevel, Owner, RpcError, TaskId};
 
-use crate::client::{Initialized, TaskCall};
+use super::Outcome;
 use crate::error::Error;
 use crate::runtime::{Reader, Writer};
 
 /// Where an answer goes.
 pub(crate) type Reply<T> = oneshot::Sender<Result<T, Error>>;
 
-/// One thing for the driver to do.
-pub(crate) enum Command {
+/// One thing for the driver to do; `X` is the application's own kind of command.
+pub(crate) enum Command<X> {
     // ---- from running work (tool contexts, client handlers) --------------------------------
     /// The work of a call ended with this outcome (a `CallToolResult` object or an error).
-    Finished {
-        call: CallId,
-        outcome: Result<Box<RawValue>, RpcError>,
-    },
+    Finished { call: CallId, outcome: Outcome },
     /// Set a task's status message.
-    TaskMessage {
-        call: CallId,
-        message: String,
-    },
+    TaskMessage { call: CallId, message: String },
     /// Report progress for a call.
     Progress {
         call: CallId,
@@ -42,53 +36,13 @@ pub(crate) enum Command {
         reply: Reply<()>,
     },
     /// Turn a call offered a task into it (a tool that asks first).
-    StartTask {
-        call: CallId,
-        reply: Reply<TaskId>,
-    },
+    StartTask { call: CallId, reply: Reply<TaskId> },
     /// Ask the requestor for input on behalf of a call.
     Input {
         call: CallId,
         method: &'static str,
         params: Value,
         reply: Reply<Value>,
-    },
-
-    // ---- from a client handle (on the driver's client session) ------------------------------
-    Initialize(Reply<Initialized>),
-    /// Any request; the raw result comes back.
-    Request {
-        method: String,
-        params: Option<Value>,
-        reply: Reply<Value>,
-    },
-    /// One `tools/list` page (the engine remembers each tool's task support).
-    ListTools {
-        cursor: Option<String>,
-        reply: Reply<Value>,
-    },
-    CallTool {
-        name: String,
-        arguments: Value,
-        reply: Reply<Value>,
-    },
-    CallToolAsTask {
-        name: String,
-        arguments: Value,
-        ttl_ms: Option<u64>,
-        reply: Reply<TaskCall>,
-    },
-    GetTask {
-        task: String,
-        reply: Reply<TaskInfo>,
-    },
-    TaskResult {
-        task: String,
-        reply: Reply<Value>,
-    },
-    CancelTask {
-        task: String,
-        reply: Reply<TaskInfo>,
     },
 
     // ---- connections and lifetime ------------------------------------------------------------
@@ -101,6 +55,8 @@ pub(crate) enum Command {
     },
     /// Stop: close every session and stop all work.
     Shutdown,
+    /// For the application ([`App::on_command`](super::App::on_command)).
+    App(X),
 }
 
 /// The error every caller sees once the connection is gone.

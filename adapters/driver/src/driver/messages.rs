@@ -1,0 +1,116 @@
+//! Connections whose transport frames messages itself (Streamable HTTP): the transport
+//! hands the driver each message the peer sent, and takes the session's messages from a
+//! bounded channel, each with its [`MessageKind`] (which names the stream it belongs to,
+//! [`MessageKind::stream`]). A transport that falls a whole channel behind loses the
+//! session: a slow reader is disconnected, never buffered without bound.
+
+use async_channel::{Receiver, Sender};
+use futures::channel::oneshot;
+use taskwire_engine::{MessageKind, Owner, SessionId};
+
+use super::command::closed;
+use crate::error::Error;
+
+/// One message for the peer of a message session.
+#[derive(Clone, Debug)]
+pub struct Outgoing {
+    /// What it is, and which stream it belongs to.
+    pub kind: MessageKind,
+    /// One compact JSON text.
+    pub message: String,
+}
+
+/// What a message session's handle tells the driver.
+pub(crate) enum LinkInput {
+    Open {
+        owner: Owner,
+        outgoing: Sender<Outgoing>,
+        reply: oneshot::Sender<Option<SessionId>>,
+    },
+    Message {
+        session: SessionId,
+        message: Vec<u8>,
+    },
+    Close {
+        session: SessionId,
+    },
+}
+
+/// Opens message sessions on a running driver; cheap to clone.
+#[derive(Clone, Debug)]
+pub(crate) struct MessageLinks {
+    pub inputs: Sender<LinkInput>,
+}
+
+impl MessageLinks {
+    /// Opens a session for `owner` whose outgoing messages queue up to `capacity` deep.
+    pub async fn open(&self, owner: Owner, capacity: usize) -> Result<MessageSession, Error> {
+        let (tx, outgoing) = async_channel::bounded(capacity.max(1));
+        let (reply, opened) = oneshot::channel();
+        let open = LinkInput::Open {
+            owner,
+            outgoing: tx,
+            reply,
+        };
+        self.inputs.send(open).await.map_err(|_| closed())?;
+        let id = opened.await.ok().flatten().ok_or_else(closed)?;
+        Ok(MessageSession {
+            id,
+            inputs: self.inputs.clone(),
+            outgoing,
+        })
+    }
+}
+
+/// One session served over messages: [`MessageSession::send`] what the peer sent, read what
+/// goes back with [`MessageSession::recv`]. Dropping it closes the session (its tasks live
+/// on, for another session of the same owner).
+#[derive(Debug)]
+pub struct MessageSession {
+    id: SessionId,
+    inputs: Sender<LinkInput>,
+    outgoing: Receiver<Outgoing>,
+}
+
+impl MessageSession {
+    /// The engine's session.
+    pub fn id(&self) -> SessionId {
+        self.id
+    }
+
+    /// Hands the engine one whole JSON-RPC message from the peer (bad input gets its
+    /// JSON-RPC error back like any reply). Errors once the server has stopped.
+    ///
+    /// The driver takes input as fast as it comes (the channel is unbounded): bound what a
+    /// peer may send with the transport's limits (body size, requests in flight).
+    pub fn send(&self, message: impl Into<Vec<u8>>) -> Result<(), Error> {
+        let message = LinkInput::Message {
+            session: self.id,
+            message: message.into(),
+        };
+        self.inputs.try_send(message).map_err(|_| closed())
+    }
+
+    /// The next message for the peer; `None` once the session has closed (ended by
+    /// [`MessageSession::close`], the server's shutdown, or a reader too slow to keep up)
+    /// and everything before was read.
+    pub async fn recv(&self) -> Option<Outgoing> {
+        self.outgoing.recv().await.ok()
+    }
+
+    /// The channel [`MessageSession::recv`] reads, for `select!` and streams.
+    pub fn outgoing(&self) -> &Receiver<Outgoing> {
+        &self.outgoing
+    }
+
+    /// Closes the session now (dropping the handle does too).
+    pub fn close(&self) {
+        let _ = self.inputs.try_send(LinkInput::Close { session: self.id });
+    }
+}
+
+impl Drop for MessageSession {
+    fn drop(&mut self) {
+        self.close();
+    }
+}

@@ -1,0 +1,61 @@
+//! A server on the driver: each tool call starts its tool (arguments decoded first, the task
+//! started unless the tool asks first), each other request its handler.
+
+use futures::FutureExt;
+use taskwire_engine::{Event, Role, ToolCall};
+
+use super::context::ToolContext;
+use super::result::CallToolResult;
+use super::tool::{ToolOutcome, ToolSet};
+use super::ServerCommand;
+use crate::driver::{App, Ctx, Work};
+use crate::handler::request_work;
+use crate::runtime::now;
+
+impl App for ToolSet {
+    type Command = ServerCommand;
+    const ROLE: Role = Role::Server;
+
+    fn on_event(&mut self, event: Event, ctx: Ctx<'_, ServerCommand>) -> Option<Work> {
+        match event {
+            Event::ToolCall(call) => self.tool_call(call, ctx),
+            Event::Request(request) => {
+                let handler = self.requests.get(&request.method)?;
+                Some(request_work(handler, request))
+            }
+            _ => None,
+        }
+    }
+
+    fn on_command(&mut self, command: ServerCommand, _: Ctx<'_, ServerCommand>) {
+        match command {}
+    }
+}
+
+impl ToolSet {
+    fn tool_call(&self, call: ToolCall, ctx: Ctx<'_, ServerCommand>) -> Option<Work> {
+        let handler = self.handler(&call.name)?;
+        // Arguments first: a mismatch is a -32602 answer, and no task is created for it.
+        let start = match handler(call.arguments.as_deref()) {
+            Ok(start) => start,
+            Err(error) => return Some(Work::done(call.call, Err(error))),
+        };
+        let task = match (call.task_offered, call.task) {
+            (true, _) if self.asks_first(&call.name) => Err(true),
+            // The requestor's session may have gone away meanwhile: nothing to run for.
+            (true, _) => Ok(ctx.host.start_task(now(), call.call).ok()?),
+            (false, Some(task)) => Ok(task),
+            (false, None) => Err(false),
+        };
+        let tool = ToolContext::new(
+            call.name,
+            task,
+            call.call,
+            ctx.commands.clone(),
+            ctx.runtime.clone(),
+        );
+        let work =
+            start(tool).map(|outcome: ToolOutcome| outcome.and_then(CallToolResult::into_raw));
+        Some(Work::new(call.call, work))
+    }
+}
