@@ -126,7 +126,14 @@ fi
 step "tests"
 rm -rf "$skipped_dir"
 mkdir -p "$(dirname "$test_log")"
+conformance_tallies="$target/run-all/conformance.txt"
+rm -f "$conformance_tallies"
 cargo test --workspace --no-fail-fast 2>&1 | tee "$test_log"
+# The official conformance suite's tallies (tests/tests/conformance/official_suite.rs).
+if [ -f "$conformance_tallies" ]; then
+  printf '\n== the official conformance suite against conformance-server --http\n' | tee -a "$test_log"
+  sed 's/^/   /' "$conformance_tallies" | tee -a "$test_log"
+fi
 
 # The benchmarks never rot: clippy above checks every target (`--all-targets`: the engine's
 # `cargo bench` targets and the `bench` binary), and the end-to-end `bench` binary's checks run

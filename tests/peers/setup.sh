@@ -114,6 +114,34 @@ else
   echo "$node_key" > "$node_stamp"
 fi
 
+# ---------------------------------------------------------------- the conformance suite
+# @modelcontextprotocol/conformance 0.1.16 and 0.2.0-alpha.12, and Node 22 from the npm
+# package `node` (the suite's bundle needs fs.globSync, which Node 20 lacks). The `node`
+# package's install script fetches its platform binary from the npm registry, so scripts run.
+conf_src="$here/conformance"
+conf_dir="$peers/conformance"
+conf_key="$( { cat "$conf_src/package.json" "$conf_src/package-lock.json"; node --version; } | sha256sum | cut -d' ' -f1)"
+conf_stamp="$conf_dir/.taskwire-peers-stamp"
+conf_smoke() {
+  [ "$("$conf_dir/node_modules/.bin/node" --version 2>/dev/null)" = v22.23.3 ] \
+  && for v in stable next; do
+       "$conf_dir/node_modules/.bin/node" "$conf_dir/node_modules/conformance-$v/dist/index.js" --version >/dev/null 2>&1 || return 1
+     done
+}
+if [ "$FORCE" != 1 ] && [ -f "$conf_stamp" ] && [ "$(cat "$conf_stamp")" = "$conf_key" ] && conf_smoke; then
+  log "conformance suite up to date ($conf_dir)"
+else
+  log "installing the conformance suite and Node 22 into $conf_dir"
+  mkdir -p "$conf_dir"
+  rm -f "$conf_stamp"
+  rm -rf "$conf_dir/node_modules"
+  cp "$conf_src/package.json" "$conf_src/package-lock.json" "$conf_dir/"
+  (cd "$conf_dir" && npm ci --no-audit --no-fund --loglevel=error 1>&2) \
+    || die "npm ci in $conf_dir failed (is the npm registry reachable?)"
+  conf_smoke || die "the conformance suite installed, but $conf_dir/node_modules/.bin/node is not v22.23.3 or a suite does not start"
+  echo "$conf_key" > "$conf_stamp"
+fi
+
 # ---------------------------------------------------------------- rmcp (Rust)
 rmcp_src="$here/rmcp"
 rmcp_dir="$peers/rmcp"
@@ -185,5 +213,6 @@ peers ready in ${elapsed}s
                      $rmcp_task_client [--cancel] -- SERVER_CMD [ARGS...]
   turbomcp peers:    $turbo_task_server [--step-ms N]   (turbomcp 4.0.0-alpha.5)
                      $turbo_task_client [--cancel] -- SERVER_CMD [ARGS...]
+  conformance:       $conf_dir/node_modules/.bin/node $conf_dir/node_modules/conformance-{stable,next}/dist/index.js   (0.1.16, 0.2.0-alpha.12; Node 22.23.3)
   peer scripts:      $here/{py_client.py,ts_client.mjs,ts_server.mjs,bench_server.mjs,bench_server.py,tap.py}
 EOF

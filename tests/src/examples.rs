@@ -1,5 +1,6 @@
 //! The adapters' runnable examples (`adapters/*/examples/`), built once per test process with
-//! `cargo build -p taskwire-smol -p taskwire-tokio --examples` for `tests/tests/demo/examples.rs`.
+//! `cargo build -p taskwire-smol -p taskwire-tokio -p taskwire-http --examples` for
+//! `tests/tests/demo/examples.rs` and `tests/tests/http/example.rs`.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -13,7 +14,15 @@ pub fn binary(name: &str) -> PathBuf {
     let dir = BUILT.get_or_init(|| {
         let target = target_dir();
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let args = ["build", "-p", "taskwire-smol", "-p", "taskwire-tokio"];
+        let args = [
+            "build",
+            "-p",
+            "taskwire-smol",
+            "-p",
+            "taskwire-tokio",
+            "-p",
+            "taskwire-http",
+        ];
         let build = run(
             &Argv::new(cargo)
                 .args(&args)

@@ -7,5 +7,7 @@ pub mod bench_tools;
 pub mod conformance;
 pub mod extra_tools;
 pub mod flow;
+#[cfg(not(target_os = "wasi"))]
+pub mod http;
 pub mod options;
 pub mod tools;

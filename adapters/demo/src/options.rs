@@ -93,6 +93,20 @@ impl Options {
     }
 }
 
+/// Removes `--name VALUE` from `args` and returns the value.
+pub fn take_value(args: &mut Vec<String>, name: &str) -> Result<Option<String>, String> {
+    let Some(i) = args.iter().position(|a| a == name) else {
+        return Ok(None);
+    };
+    let value = args
+        .get(i + 1)
+        .filter(|v| !v.starts_with("--"))
+        .cloned()
+        .ok_or(format!("{name} takes a value"))?;
+    args.drain(i..i + 2);
+    Ok(Some(value))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,6 +46,7 @@ impl Peers {
         Peers {
             python: target.join("peers/venv/bin/python"),
             node_dir: target.join("peers/node"),
+            conformance_dir: target.join("peers/conformance"),
             kit: repo.join("tests/peers"),
             seed: repo.join("../shared/seed"),
             target,

@@ -56,6 +56,9 @@ pub struct Peers {
     pub python: PathBuf,
     /// The npm folder (`node_modules` with the SDK, server-everything and the Inspector).
     pub node_dir: PathBuf,
+    /// The conformance suite's npm folder (0.1.16 as `conformance-stable`, 0.2.0-alpha.12 as
+    /// `conformance-next`, and Node 22).
+    pub conformance_dir: PathBuf,
     /// `tests/peers`: the peer scripts.
     pub kit: PathBuf,
     /// `../shared/seed`: the seed's Python server and client.
@@ -65,6 +68,15 @@ pub struct Peers {
 }
 
 impl Peers {
+    /// The official conformance suite, `release` `"stable"` (0.1.16) or `"next"`
+    /// (0.2.0-alpha.12), under Node 22: `conformance ARGS…`.
+    pub fn conformance(&self, release: &str, args: &[&str]) -> Argv {
+        let modules = self.conformance_dir.join("node_modules");
+        Argv::new(modules.join(".bin/node"))
+            .arg(modules.join(format!("conformance-{release}/dist/index.js")))
+            .args(args)
+    }
+
     /// The seed's Python server, unchanged.
     pub fn seed_server(&self) -> Argv {
         Argv::new(&self.python).arg(self.seed.join("task_server.py"))

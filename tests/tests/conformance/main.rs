@@ -1,11 +1,12 @@
-//! The conformance suite: `conformance-server` over real stdio, driven the way the MCP
-//! conformance suite drives a server: its 0.1.16 core scenarios (`core_scenarios`) and its
-//! tasks scenarios (`tasks_scenarios`), with their requests and assertions (all but the HTTP
-//! header checks).
+//! The conformance suite: the official suite itself against `conformance-server --http`
+//! (`official_suite`), and `conformance-server` over real stdio, driven the way the suite
+//! drives a server: its 0.1.16 core scenarios (`core_scenarios`) and its tasks scenarios
+//! (`tasks_scenarios`), with their requests and assertions (all but the HTTP header checks).
 //!
 //! `cargo test -p taskwire-tests --test conformance [FILTER]`.
 
 mod common;
 
 mod core_scenarios;
+mod official_suite;
 mod tasks_scenarios;

@@ -1,5 +1,6 @@
-//! `conformance-server [--runtime smol|tokio]`: the conformance suite's fixtures, core and
-//! tasks (`taskwire_demo::conformance`), on stdio, speaking 2026-07-28 and 2025-11-25 alike. The
+//! `conformance-server [--runtime smol|tokio | --http ADDR]`: the conformance suite's
+//! fixtures, core and tasks (`taskwire_demo::conformance`), on stdio or over Streamable HTTP
+//! at `http://ADDR/mcp`, speaking 2026-07-28 and 2025-11-25 alike. The
 //! `wasm32-wasip1` build runs on taskwire-wasi and has no `--runtime`.
 
 use std::process::ExitCode;
@@ -8,10 +9,20 @@ use taskwire_demo::options::Options;
 #[cfg(not(target_os = "wasi"))]
 use taskwire_demo::options::RuntimeChoice;
 
-const USAGE: &str = "usage: conformance-server [--runtime smol|tokio]";
+const USAGE: &str = "usage: conformance-server [--runtime smol|tokio | --http ADDR]";
 
 fn main() -> ExitCode {
-    let options = match Options::parse(std::env::args().skip(1), &[]) {
+    #[cfg_attr(target_os = "wasi", allow(unused_mut))]
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    #[cfg(not(target_os = "wasi"))]
+    let http = match taskwire_demo::options::take_value(&mut args, "--http") {
+        Ok(address) => address,
+        Err(e) => {
+            eprintln!("conformance-server: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let options = match Options::parse(args, &[]) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("conformance-server: {e}\n{USAGE}");
@@ -20,10 +31,11 @@ fn main() -> ExitCode {
     };
     let server = taskwire_demo::conformance::server();
     #[cfg(not(target_os = "wasi"))]
-    let served = match options.runtime {
-        RuntimeChoice::Smol => taskwire_smol::serve_stdio(server),
+    let served = match (http, options.runtime) {
+        (Some(address), _) => taskwire_demo::http::serve(server, &address),
+        (None, RuntimeChoice::Smol) => taskwire_smol::serve_stdio(server),
         // One thread, as on smol: the driver, stdio and the tools share it.
-        RuntimeChoice::Tokio => tokio::runtime::Builder::new_current_thread()
+        (None, RuntimeChoice::Tokio) => tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .and_then(|rt| rt.block_on(taskwire_tokio::serve_stdio(server))),

@@ -1,5 +1,6 @@
-//! `task-server [--runtime smol|tokio] [--required-tool] [--extra-tools] [--bench-tools]
-//! [--step-ms N]`: the seed's MCP task server on stdio. `--extra-tools` adds `confirm_task`
+//! `task-server [--runtime smol|tokio | --http ADDR] [--required-tool] [--extra-tools]
+//! [--bench-tools] [--step-ms N]`: the seed's MCP task server on stdio, or over Streamable
+//! HTTP at `http://ADDR/mcp` (both eras; tokio, many threads). `--extra-tools` adds `confirm_task`
 //! (asks for a confirmation mid-task) and `progress_task` (reports progress); `--bench-tools`
 //! adds the benchmark fixture's `echo` and `instant_task` and room for 200,000 tasks. The
 //! `wasm32-wasip1` build runs on taskwire-wasi and has no `--runtime`.
@@ -13,8 +14,8 @@ use taskwire_demo::options::RuntimeChoice;
 use taskwire_demo::tools::ServerOptions;
 
 #[cfg(not(target_os = "wasi"))]
-const USAGE: &str = "usage: task-server [--runtime smol|tokio] [--required-tool] [--extra-tools] \
-                     [--bench-tools] [--step-ms N]";
+const USAGE: &str = "usage: task-server [--runtime smol|tokio | --http ADDR] [--required-tool] \
+                     [--extra-tools] [--bench-tools] [--step-ms N]";
 #[cfg(target_os = "wasi")]
 const USAGE: &str =
     "usage: task-server.wasm [--required-tool] [--extra-tools] [--bench-tools] [--step-ms N]";
@@ -28,6 +29,11 @@ fn main() -> ExitCode {
     }
     let step = match take_value(&mut args, "--step-ms") {
         Ok(ms) => Duration::from_millis(ms.unwrap_or(1000)),
+        Err(e) => return usage(&e),
+    };
+    #[cfg(not(target_os = "wasi"))]
+    let http = match taskwire_demo::options::take_value(&mut args, "--http") {
+        Ok(address) => address,
         Err(e) => return usage(&e),
     };
     let flags = ["--required-tool", "--extra-tools", "--bench-tools"];
@@ -46,10 +52,11 @@ fn main() -> ExitCode {
         Err(e) => return usage(&e.to_string()),
     };
     #[cfg(not(target_os = "wasi"))]
-    let served = match options.runtime {
-        RuntimeChoice::Smol => taskwire_smol::serve_stdio(server),
+    let served = match (http, options.runtime) {
+        (Some(address), _) => taskwire_demo::http::serve(server, &address),
+        (None, RuntimeChoice::Smol) => taskwire_smol::serve_stdio(server),
         // One thread, as on smol: the driver, stdio and the tools share it.
-        RuntimeChoice::Tokio => tokio::runtime::Builder::new_current_thread()
+        (None, RuntimeChoice::Tokio) => tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .and_then(|rt| rt.block_on(taskwire_tokio::serve_stdio(server))),

@@ -1,0 +1,74 @@
+//! What an HTTP server accepts and how much of it: every limit with its default.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::HeaderMap;
+
+/// Who may reach the server, by the `Host` and `Origin` headers (DNS-rebinding protection).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AllowedHosts {
+    /// Only `localhost`, `127.0.0.1` and `[::1]`, on any port (the default: right for a
+    /// server bound to a loopback address).
+    Localhost,
+    /// Only these host names (`example.com`, `10.0.0.5`, `[::1]`), on any port.
+    Only(Vec<String>),
+    /// Any host and origin: for a server behind a proxy that checks them.
+    Any,
+}
+
+/// Names the owner of a request's tasks from its headers (e.g. a bearer token's subject), or
+/// refuses it (`401` with `WWW-Authenticate: Bearer`).
+pub type Authenticate = Arc<dyn Fn(&HeaderMap) -> Option<String> + Send + Sync>;
+
+/// How the HTTP server behaves; [`HttpConfig::default`] suits a local server.
+#[derive(Clone)]
+pub struct HttpConfig {
+    /// Which `Host` and `Origin` headers are accepted (others get `403`). Default
+    /// [`AllowedHosts::Localhost`].
+    pub allowed_hosts: AllowedHosts,
+    /// The largest request body, in bytes (larger ones get `413`). Default 4 MiB.
+    pub max_body_bytes: usize,
+    /// 2025-11-25 sessions open at once; one more `initialize` gets `503`. Default 10,000.
+    pub max_sessions: usize,
+    /// A session's requests awaiting their answer at once; one more gets `429`. Default 64.
+    pub max_requests_per_session: usize,
+    /// A session unused this long (no request, no open stream) is closed; its tasks live
+    /// on until their TTL. Default 30 minutes.
+    pub session_idle_timeout: Duration,
+    /// Messages one response stream (or a session's stream with no `GET` open) holds for a
+    /// reader; a reader that falls further behind loses the stream. Default 256.
+    pub stream_capacity: usize,
+    /// Names the owner of each request's tasks; `None` (the default) accepts everyone: a
+    /// 2025-11-25 session then owns its tasks, and stateless 2026-07-28 requests share one
+    /// anonymous owner.
+    pub authenticate: Option<Authenticate>,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            allowed_hosts: AllowedHosts::Localhost,
+            max_body_bytes: 4 * 1024 * 1024,
+            max_sessions: 10_000,
+            max_requests_per_session: 64,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            stream_capacity: 256,
+            authenticate: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_sessions", &self.max_sessions)
+            .field("max_requests_per_session", &self.max_requests_per_session)
+            .field("session_idle_timeout", &self.session_idle_timeout)
+            .field("stream_capacity", &self.stream_capacity)
+            .field("authenticate", &self.authenticate.is_some())
+            .finish()
+    }
+}

@@ -1,0 +1,213 @@
+//! The endpoint: one path answering `POST`, `GET` and `DELETE`, each request admitted first
+//! (hosts, origins, authentication), then served in the era its message asks for.
+
+use std::io;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use taskwire_driver::{Server, ServerHandle};
+
+use crate::config::HttpConfig;
+use crate::envelope::Envelope;
+use crate::guard::{admit, header_str};
+use crate::response::{accepts_sse, error, json_message};
+use crate::sessions::{self, Sessions, SESSION_HEADER};
+use crate::stateless::{self, ANONYMOUS};
+
+/// The 2025-11-25-era versions a session's `MCP-Protocol-Version` header may name.
+const SESSION_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// What every request of one endpoint shares.
+pub(crate) struct Shared {
+    pub handle: ServerHandle,
+    pub config: HttpConfig,
+    pub sessions: Sessions,
+    last_sweep: Mutex<Instant>,
+}
+
+impl Shared {
+    /// Closes idle sessions, at most every quarter of the idle timeout (and every minute).
+    fn sweep(&self) {
+        let idle = self.config.session_idle_timeout;
+        let every = (idle / 4).min(Duration::from_secs(60));
+        {
+            let mut last = self.last_sweep.lock().expect("not poisoned");
+            if last.elapsed() < every {
+                return;
+            }
+            *last = Instant::now();
+        }
+        self.sessions.close_idle(idle);
+    }
+}
+
+/// The MCP endpoint at `path` over the running server `handle`: mount it in your own axum
+/// app (`Router::merge`), or let [`serve`] run it. Both protocol eras at once: a POST with
+/// `initialize` opens a 2025-11-25 session (`Mcp-Session-Id`), a POST with 2026-07-28
+/// per-request `_meta` is served statelessly.
+pub fn router(path: &str, handle: ServerHandle, config: HttpConfig) -> Router {
+    let limit = config.max_body_bytes;
+    let shared = Arc::new(Shared {
+        handle,
+        config,
+        sessions: Sessions::default(),
+        last_sweep: Mutex::new(Instant::now()),
+    });
+    Router::new()
+        .route(path, post(post_mcp).get(get_mcp).delete(delete_mcp))
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(shared)
+}
+
+/// Serves `server` at `/mcp` on `listener` until the process is asked to stop (Ctrl-C or
+/// SIGTERM): then every session closes (running tasks end with the server) and the
+/// connections drain.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    server: Server,
+    config: HttpConfig,
+) -> io::Result<()> {
+    let handle = server.start(Arc::new(taskwire_tokio::Tokio));
+    let app = router("/mcp", handle.clone(), config);
+    tracing::info!(address = %listener.local_addr()?, "serving MCP over Streamable HTTP at /mcp");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            stop_requested().await;
+            tracing::info!("stopping: closing every session");
+            handle.shutdown().await;
+        })
+        .await
+}
+
+/// Ctrl-C, or SIGTERM where there are signals.
+async fn stop_requested() {
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("a SIGTERM handler");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+async fn post_mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    let owner = match admit(&headers, &shared.config) {
+        Ok(owner) => owner,
+        Err(refused) => return refused.into_response(),
+    };
+    shared.sweep();
+    let envelope = Envelope::read(&body);
+    match header_str(&headers, SESSION_HEADER) {
+        Some(id) => {
+            let Some(session) = shared.sessions.get(id).filter(|s| s.admits(&owner)) else {
+                return session_not_found();
+            };
+            if let Some(version) = header_str(&headers, "mcp-protocol-version") {
+                if !SESSION_VERSIONS.contains(&version) {
+                    return error(
+                        StatusCode::BAD_REQUEST,
+                        -32600,
+                        &format!("Bad Request: unsupported MCP-Protocol-Version {version:?}"),
+                    );
+                }
+            }
+            sessions::post(&shared, owner, &headers, body, envelope, Some(session)).await
+        }
+        None => {
+            let initialize = envelope
+                .as_ref()
+                .is_some_and(|e| e.method.as_deref() == Some("initialize"));
+            if initialize {
+                sessions::post(&shared, owner, &headers, body, envelope, None).await
+            } else {
+                stateless::post(&shared, owner, &headers, body, envelope).await
+            }
+        }
+    }
+}
+
+async fn get_mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    let owner = match admit(&headers, &shared.config) {
+        Ok(owner) => owner,
+        Err(refused) => return refused.into_response(),
+    };
+    shared.sweep();
+    if !accepts_sse(&headers) {
+        return error(
+            StatusCode::NOT_ACCEPTABLE,
+            -32600,
+            "Not Acceptable: the GET stream is text/event-stream",
+        );
+    }
+    let Some(id) = header_str(&headers, SESSION_HEADER) else {
+        return error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            -32600,
+            "Method Not Allowed: GET needs an Mcp-Session-Id (2026-07-28 requests are POSTs)",
+        );
+    };
+    match shared.sessions.get(id).filter(|s| s.admits(&owner)) {
+        Some(session) => sessions::get(&shared, &session),
+        None => session_not_found(),
+    }
+}
+
+async fn delete_mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    let owner = match admit(&headers, &shared.config) {
+        Ok(owner) => owner,
+        Err(refused) => return refused.into_response(),
+    };
+    let Some(id) = header_str(&headers, SESSION_HEADER) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            -32600,
+            "Bad Request: DELETE needs an Mcp-Session-Id header",
+        );
+    };
+    let admitted = shared.sessions.get(id).is_some_and(|s| s.admits(&owner));
+    if admitted && shared.sessions.close(id) {
+        tracing::info!(session = %id, "session deleted by the client");
+        StatusCode::OK.into_response()
+    } else {
+        session_not_found()
+    }
+}
+
+fn session_not_found() -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        -32600,
+        "Session not found: it expired, was deleted or never existed (send initialize again)",
+    )
+}
+
+/// The engine's error about a body the transport could not read, from a session of its
+/// own (the error does not depend on any session).
+pub(crate) async fn unreadable(shared: &Shared, body: Bytes) -> Response {
+    let Ok(session) = shared.handle.open(ANONYMOUS, 1).await else {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            -32603,
+            "Service unavailable: the server is shutting down",
+        );
+    };
+    let _ = session.send(body.to_vec());
+    match session.recv().await {
+        Some(out) => json_message(StatusCode::BAD_REQUEST, out.message),
+        None => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            -32603,
+            "Service unavailable: the server is shutting down",
+        ),
+    }
+}

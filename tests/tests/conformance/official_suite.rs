@@ -1,0 +1,178 @@
+//! The official conformance suite itself (`@modelcontextprotocol/conformance`, pinned in
+//! `tests/peers/conformance`, under Node 22) against `conformance-server --http`: 0.1.16's
+//! active server scenarios, 0.2.0-alpha.12's scenarios required by 2025-11-25, and its ten
+//! tasks scenarios (the 2026-07-28 extension). Each suite's tally goes to
+//! `<target>/run-all/conformance.txt`, which `tests/run-all.sh` prints.
+
+use std::io::Write;
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use taskwire_tests::peers::{self, Run};
+
+/// `conformance-server --http` on a free local port, killed when dropped.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start() -> HttpServer {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let address = format!("127.0.0.1:{port}");
+        let child = Command::new(peers::demo::binary("conformance-server"))
+            .args(["--http", &address])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("conformance-server starts");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(&address).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "conformance-server --http {address} did not listen within 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        HttpServer {
+            child,
+            url: format!("http://{address}/mcp"),
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs one suite invocation against a fresh server.
+fn suite(test: &str, release: &str, args: &[&str]) -> Option<(Run, String)> {
+    let peers = peers::ready(test)?;
+    let server = HttpServer::start();
+    let mut argv = vec!["server", "--url", &server.url];
+    argv.extend_from_slice(args);
+    let run = peers::run(&peers.conformance(release, &argv), Duration::from_secs(300));
+    Some((run, server.url.clone()))
+}
+
+/// The last line of `run` starting with `prefix`, or a failure showing the whole run.
+fn tally<'a>(run: &'a Run, prefix: &str) -> &'a str {
+    run.stdout
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with(prefix))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("no {prefix:?} line\n{run}"))
+}
+
+/// `Total: N passed, M failed` → (N, M).
+fn counts(line: &str) -> (u32, u32) {
+    let numbers: Vec<u32> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    match numbers[..] {
+        [passed, failed, ..] => (passed, failed),
+        _ => panic!("cannot read {line:?}"),
+    }
+}
+
+/// Appends `line` to the tallies `tests/run-all.sh` prints.
+fn record(line: &str) {
+    let path = peers::target_dir().join("run-all/conformance.txt");
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+    let _ = writeln!(file, "{line}");
+}
+
+#[test]
+fn suite_0_1_16_passes_every_active_server_scenario() {
+    let Some((run, _)) = suite("conformance 0.1.16", "stable", &[]) else {
+        return;
+    };
+    let total = tally(&run, "Total:");
+    record(&format!(
+        "conformance 0.1.16, active server scenarios: {total}"
+    ));
+    let (passed, failed) = counts(total);
+    assert_eq!(failed, 0, "{run}");
+    assert!(
+        passed >= 39,
+        "fewer checks than the 39 of 0.1.16: {total}\n{run}"
+    );
+    assert_eq!(run.code, Some(0), "{run}");
+}
+
+#[test]
+fn suite_0_2_0_alpha_12_passes_every_check_2025_11_25_requires() {
+    let Some((run, _)) = suite(
+        "conformance 0.2.0-alpha.12",
+        "next",
+        &["--requirements", "2025-11-25"],
+    ) else {
+        return;
+    };
+    let total = tally(&run, "Total:");
+    record(&format!(
+        "conformance 0.2.0-alpha.12 --requirements 2025-11-25: {total}"
+    ));
+    let (passed, failed) = counts(total);
+    assert_eq!(failed, 0, "{run}");
+    assert!(
+        passed >= 77,
+        "fewer checks than the 77 seen: {total}\n{run}"
+    );
+    assert_eq!(run.code, Some(0), "{run}");
+}
+
+#[test]
+fn suite_0_2_0_alpha_12_passes_every_tasks_scenario() {
+    let scenarios = [
+        "tasks-lifecycle",
+        "tasks-capability-negotiation",
+        "tasks-wire-fields",
+        "tasks-request-state-removal",
+        "tasks-mrtr-input",
+        "tasks-request-headers",
+        "tasks-dispatch-and-envelope",
+        "tasks-status-notifications",
+        "tasks-required-task-error",
+        "tasks-mrtr-composition",
+    ];
+    let (mut passed, mut checks) = (0, 0);
+    for scenario in scenarios {
+        let Some((run, _)) = suite(
+            "conformance 0.2.0-alpha.12 tasks",
+            "next",
+            &["--scenario", scenario],
+        ) else {
+            return;
+        };
+        let line = tally(&run, "Passed:");
+        let (ok, of) = counts(line);
+        assert_eq!(ok, of, "{scenario}: {line}\n{run}");
+        assert_eq!(run.code, Some(0), "{scenario}\n{run}");
+        passed += ok;
+        checks += of;
+    }
+    record(&format!(
+        "conformance 0.2.0-alpha.12, the ten tasks scenarios: {passed}/{checks} checks passed"
+    ));
+    assert!(
+        checks >= 44,
+        "fewer checks than the 44 seen: {passed}/{checks}"
+    );
+}

@@ -1,0 +1,16 @@
+//! The Streamable HTTP suite: `taskwire-http` serving the demo server (with its extra tools)
+//! in process, driven by a real HTTP client (reqwest) the way MCP clients use it: 2025-11-25
+//! sessions (`sessions`), 2026-07-28 stateless requests (`stateless`), what every request
+//! passes first and the faults a network brings (`guard`, `faults`), many sessions at once
+//! (`load`), and the README's mounting example (`example`).
+//!
+//! `cargo test -p taskwire-tests --test http [FILTER]`.
+
+mod common;
+
+mod example;
+mod faults;
+mod guard;
+mod load;
+mod sessions;
+mod stateless;
