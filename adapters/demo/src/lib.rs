@@ -9,5 +9,7 @@ pub mod extra_tools;
 pub mod flow;
 #[cfg(not(target_os = "wasi"))]
 pub mod http;
+#[cfg(not(target_os = "wasi"))]
+pub mod logs;
 pub mod options;
 pub mod tools;

@@ -17,10 +17,12 @@
 //! admitted first: `Host` and `Origin` are checked (DNS-rebinding protection), bodies are
 //! limited, and [`HttpConfig::authenticate`] may name the owner.
 //!
-//! Mount [`router`] in your own axum app, or run [`serve`].
+//! Mount [`router`] in your own axum app, or run [`serve`]. [`HttpClient`] connects a
+//! [`taskwire_driver::Client`] to any Streamable HTTP endpoint, in either era.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod client;
 mod config;
 mod envelope;
 mod guard;
@@ -29,5 +31,6 @@ mod service;
 mod sessions;
 mod stateless;
 
+pub use client::HttpClient;
 pub use config::{AllowedHosts, Authenticate, HttpConfig};
 pub use service::{router, serve};

@@ -1,5 +1,6 @@
 //! The Streamable HTTP suite: `taskwire-http` serving the demo server (with its extra tools)
-//! in process, driven by a real HTTP client (reqwest) the way MCP clients use it: 2025-11-25
+//! in process, driven by a real HTTP client (reqwest) the way MCP clients use it, and by our
+//! own client over HTTP (`client`): 2025-11-25
 //! sessions (`sessions`), 2026-07-28 stateless requests (`stateless`), what every request
 //! passes first and the faults a network brings (`guard`, `faults`), many sessions at once
 //! (`load`), and the README's mounting example (`example`).
@@ -8,6 +9,7 @@
 
 mod common;
 
+mod client;
 mod example;
 mod faults;
 mod guard;

@@ -1,6 +1,7 @@
 //! `task-client [--runtime smol|tokio] [--era auto|2026-07-28|2025-11-25]
-//! [--request-timeout-ms N] [-- CMD ARGS...]`: the seed's client flow against the
-//! `task-server` built beside this binary, or against any stdio MCP server. The era is the
+//! [--request-timeout-ms N] [--url URL | -- CMD ARGS...]`: the seed's client flow against the
+//! `task-server` built beside this binary, against any stdio MCP server, or against a
+//! Streamable HTTP endpoint (`--url http://127.0.0.1:3000/mcp`, on tokio). The era is the
 //! server's choice by default (`server/discover`, falling back to `initialize`). Input the
 //! server asks for (`elicitation/create`, in either era) is answered unattended: accepted
 //! with the form's defaults, or declined.
@@ -14,7 +15,7 @@ use {
     std::path::PathBuf,
     std::time::{Duration, Instant},
     taskwire_demo::flow,
-    taskwire_demo::options::{Options, RuntimeChoice},
+    taskwire_demo::options::{take_value, Options, RuntimeChoice},
     taskwire_driver::engine::{ClientEra, Config},
     taskwire_driver::ClientBuilder,
 };
@@ -27,15 +28,19 @@ fn main() -> ExitCode {
 
 #[cfg(not(target_os = "wasi"))]
 fn main() -> ExitCode {
-    let parsed = era_option(std::env::args().skip(1).collect()).and_then(|(era, args)| {
-        Options::parse_with(args, &[], &[TIMEOUT]).map(|options| (era, options))
+    let parsed = era_option(std::env::args().skip(1).collect()).and_then(|(era, mut args)| {
+        let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
+        let mut before: Vec<String> = args.drain(..end).collect();
+        let url = take_value(&mut before, "--url")?;
+        before.extend(args);
+        Options::parse_with(before, &[], &[TIMEOUT]).map(|options| (era, url, options))
     });
-    let (era, options) = match parsed {
+    let (era, url, options) = match parsed {
         Ok(parsed) => parsed,
         Err(e) => {
             eprintln!(
                 "task-client: {e}\nusage: task-client [--runtime smol|tokio] \
-                 [--era auto|2026-07-28|2025-11-25] [{TIMEOUT} N] [-- CMD ARGS...]"
+                 [--era auto|2026-07-28|2025-11-25] [{TIMEOUT} N] [--url URL | -- CMD ARGS...]"
             );
             return ExitCode::from(2);
         }
@@ -53,6 +58,7 @@ fn main() -> ExitCode {
             }
         },
     };
+    taskwire_demo::logs::init("warn");
     let start = Instant::now();
     let mut config = Config::new("task-client", env!("CARGO_PKG_VERSION"));
     config.client_era = era;
@@ -64,6 +70,9 @@ fn main() -> ExitCode {
         print(flow::stamped(start, &flow::input_line(&params, &answer)));
         async move { Ok(answer) }
     });
+    if let Some(url) = url {
+        return over_http(&url, builder, start);
+    }
     let mut command = std::process::Command::new(&program);
     command.args(&args);
     let outcome = match options.runtime {
@@ -123,6 +132,37 @@ fn era_option(mut args: Vec<String>) -> Result<(ClientEra, Vec<String>), String>
     };
     args.drain(at..at + 2);
     Ok((era, args))
+}
+
+/// The flow against the Streamable HTTP endpoint `url`.
+#[cfg(not(target_os = "wasi"))]
+fn over_http(url: &str, builder: ClientBuilder, start: Instant) -> ExitCode {
+    let outcome = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map(|rt| {
+            rt.block_on(async {
+                let client = taskwire_http::HttpClient::new(url).connect(builder);
+                let completed = flow::run_since(&client, start, print).await;
+                client.close().await;
+                drop(client);
+                // Lets the transport end the session (DELETE) before the runtime stops.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                completed
+            })
+        });
+    match outcome {
+        Ok(Ok(true)) => ExitCode::SUCCESS,
+        Ok(Ok(false)) => ExitCode::FAILURE,
+        Ok(Err(e)) => {
+            eprintln!("task-client: {url}: {e}");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("task-client: cannot start a runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Prints one line on stdout.

@@ -52,6 +52,10 @@ fn main() -> ExitCode {
         Err(e) => return usage(&e.to_string()),
     };
     #[cfg(not(target_os = "wasi"))]
+    if http.is_none() {
+        taskwire_demo::logs::init("warn");
+    }
+    #[cfg(not(target_os = "wasi"))]
     let served = match (http, options.runtime) {
         (Some(address), _) => taskwire_demo::http::serve(server, &address),
         (None, RuntimeChoice::Smol) => taskwire_smol::serve_stdio(server),

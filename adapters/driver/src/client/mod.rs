@@ -13,7 +13,7 @@ use futures::channel::oneshot;
 use serde_json::{json, Value};
 use taskwire_engine::{ClientFeatures, Config, Host, Owner, PlainReason, RpcError, TaskInfo, Tool};
 
-use crate::driver::{closed, Command, Driver, Reply, Until};
+use crate::driver::{closed, Command, Driver, MessageSession, Reply, Until};
 use crate::error::Error;
 use crate::handler::Handlers;
 use crate::runtime::{now, random_task_id, ChildProcess, Reader, Runtime, Writer};
@@ -136,6 +136,31 @@ impl ClientBuilder {
     /// Starts the client's driver on `runtime` over a connection to a server, and returns
     /// the handle. Call [`Client::initialize`] first.
     pub fn connect(self, runtime: Arc<dyn Runtime>, reader: Reader, writer: Writer) -> Client {
+        let (mut driver, client) = self.driver(runtime.clone());
+        driver.attach(Owner::from(SERVER_OWNER), reader, writer, None);
+        runtime.spawn(Box::pin(driver));
+        client
+    }
+
+    /// Starts the client's driver on `runtime` over a transport that frames each message
+    /// itself (Streamable HTTP: `taskwire_http::HttpClient`): the transport delivers what the
+    /// returned [`MessageSession`] yields (each naming what it is) and hands back, with
+    /// [`MessageSession::send`], every message the server sends. Up to `capacity` messages
+    /// wait for the transport. Call [`Client::initialize`] first.
+    pub fn connect_messages(
+        self,
+        runtime: Arc<dyn Runtime>,
+        capacity: usize,
+    ) -> (Client, MessageSession) {
+        let (mut driver, client) = self.driver(runtime.clone());
+        let link = driver
+            .attach_messages(Owner::from(SERVER_OWNER), capacity)
+            .expect("a new driver opens sessions");
+        runtime.spawn(Box::pin(driver));
+        (client, link)
+    }
+
+    fn driver(self, runtime: Arc<dyn Runtime>) -> (Driver<ClientApp>, Client) {
         let mut config = self.config;
         // The client declares what it answers, and hosts tasks only for those.
         config.client = ClientFeatures {
@@ -145,12 +170,11 @@ impl ClientBuilder {
         };
         let host = Host::new(config, Box::new(random_task_id), now());
         let app = ClientApp::new(self.handlers);
-        let (mut driver, commands) = Driver::new(host, runtime.clone(), app, Until::LinksEnd);
-        driver.attach(Owner::from(SERVER_OWNER), reader, writer, None);
-        runtime.spawn(Box::pin(driver));
-        Client {
+        let (driver, commands) = Driver::new(host, runtime, app, Until::LinksEnd);
+        let client = Client {
             inner: Arc::new(Inner { commands }),
-        }
+        };
+        (driver, client)
     }
 }
 

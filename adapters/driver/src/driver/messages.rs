@@ -54,11 +54,7 @@ impl MessageLinks {
         };
         self.inputs.send(open).await.map_err(|_| closed())?;
         let id = opened.await.ok().flatten().ok_or_else(closed)?;
-        Ok(MessageSession {
-            id,
-            inputs: self.inputs.clone(),
-            outgoing,
-        })
+        Ok(MessageSession::new(id, self.inputs.clone(), outgoing))
     }
 }
 
@@ -73,6 +69,18 @@ pub struct MessageSession {
 }
 
 impl MessageSession {
+    pub(super) fn new(
+        id: SessionId,
+        inputs: Sender<LinkInput>,
+        outgoing: Receiver<Outgoing>,
+    ) -> Self {
+        MessageSession {
+            id,
+            inputs,
+            outgoing,
+        }
+    }
+
     /// The engine's session.
     pub fn id(&self) -> SessionId {
         self.id

@@ -122,9 +122,19 @@ impl<A: App> Driver<A> {
         let Some(session) = self.open(owner) else {
             return;
         };
+        tracing::debug!(?session, "byte-stream connection attached");
         let mut link = ByteLink::new(session, reader, writer);
         link.done = done;
         self.links.push(link);
+    }
+
+    /// Serves one message-link connection for `owner`, opened before the driver runs (a
+    /// client's one connection); up to `capacity` outgoing messages wait for its transport.
+    pub fn attach_messages(&mut self, owner: Owner, capacity: usize) -> Option<MessageSession> {
+        let (tx, outgoing) = async_channel::bounded(capacity.max(1));
+        let session = self.open(owner)?;
+        self.messages.insert(session, tx);
+        Some(MessageSession::new(session, self.link_tx.clone(), outgoing))
     }
 
     fn open(&mut self, owner: Owner) -> Option<SessionId> {
@@ -251,6 +261,10 @@ impl<A: App> Driver<A> {
                             message: t.message,
                         };
                         if outgoing.try_send(message).is_err() {
+                            tracing::warn!(
+                                session = ?t.session,
+                                "a message session's transport fell behind or left; closing it"
+                            );
                             self.messages.remove(&t.session);
                             self.host.close(now(), t.session);
                         }
@@ -282,6 +296,7 @@ impl<A: App> Driver<A> {
         for link in &self.links {
             if link.output_gone() && !self.host.is_closed(link.session) {
                 // Nobody reads our output any more (broken pipe): as at end of input.
+                tracing::debug!(session = ?link.session, "the peer stopped reading");
                 ended.push(link.session);
             }
         }
@@ -312,6 +327,7 @@ impl<A: App> Driver<A> {
 
     /// Closes every session and stops all work.
     fn stop(&mut self) {
+        tracing::debug!("stopping: every session closes and all work stops");
         self.stopping = true;
         self.host.shutdown(now());
     }
@@ -405,7 +421,8 @@ impl<A: App> Driver<A> {
 
     fn on_event(&mut self, event: Event, cx: &mut Context<'_>) {
         match event {
-            Event::Stop { call, .. } => {
+            Event::Stop { call, reason, .. } => {
+                tracing::debug!(?call, ?reason, "call stopped");
                 if let Some(worker) = self.workers.remove(&call) {
                     worker.abort();
                 }
@@ -419,6 +436,7 @@ impl<A: App> Driver<A> {
             }
             event => {
                 if let Event::Closed { session } = &event {
+                    tracing::debug!(?session, "session closed");
                     // A message link's transport sees its channel end.
                     self.messages.remove(session);
                 }

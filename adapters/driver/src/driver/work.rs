@@ -45,6 +45,10 @@ impl<A: App> Driver<A> {
     /// handlers' answers are checked). The engine refuses only a call that has already
     /// ended (cancelled, expired, closed), whose outcome nobody waits for.
     pub(super) fn finish(&mut self, call: CallId, outcome: Outcome) {
+        match &outcome {
+            Ok(_) => tracing::debug!(?call, "call finished"),
+            Err(error) => tracing::debug!(?call, code = error.code, "call failed"),
+        }
         let _ = self.host.respond_raw(now(), call, outcome);
     }
 }
@@ -56,6 +60,7 @@ fn panicked(panic: Box<dyn std::any::Any + Send>) -> Outcome {
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into());
+    tracing::error!(panic = %what, "a tool or handler panicked; its call fails with -32603");
     Err(RpcError::internal(format!(
         "Internal error: the tool panicked: {what}"
     )))

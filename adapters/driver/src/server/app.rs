@@ -47,6 +47,7 @@ impl ToolSet {
             (false, Some(task)) => Ok(task),
             (false, None) => Err(false),
         };
+        tracing::debug!(tool = %call.name, call = ?call.call, task = ?task.as_ref().ok(), "tool started");
         let tool = ToolContext::new(
             call.name,
             task,

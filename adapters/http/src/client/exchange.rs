@@ -1,0 +1,132 @@
+//! One message of ours as one POST, and what comes back: `202`, one JSON message, or an SSE
+//! stream of messages. A request that gets no JSON-RPC answer (the connection failed, a
+//! status without a body) is answered locally with an error, so its caller never waits in
+//! vain.
+
+use std::sync::Arc;
+
+use axum::http::header::{ACCEPT, CONTENT_TYPE};
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use serde_json::{json, Value};
+use taskwire_driver::engine::jsonrpc::RequestId;
+
+use super::{Session, Transport};
+use crate::envelope::Envelope;
+
+/// The code of a request the transport could not deliver or get an answer to (as for a
+/// peer gone on stdio: "Connection closed").
+const UNDELIVERED: i64 = -32000;
+
+impl Transport {
+    pub(super) async fn exchange(self: Arc<Self>, message: String) {
+        let envelope = Envelope::read(message.as_bytes()).unwrap_or_default();
+        let id = envelope.request_id().cloned();
+        let mut request = self
+            .endpoint
+            .http
+            .post(&self.endpoint.url)
+            .headers(self.endpoint.headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream");
+        if let Some(version) = &envelope.protocol_version {
+            // 2026-07-28: the routing headers repeat the body.
+            request = request.header("mcp-protocol-version", version);
+            if let Some(method) = &envelope.method {
+                request = request.header("mcp-method", method);
+            }
+            if let Some(name) = &envelope.name {
+                request = request.header("mcp-name", name);
+            }
+        } else if let Some(session) = self.session() {
+            request = request
+                .header("mcp-session-id", &session.id)
+                .header("mcp-protocol-version", &session.version);
+        }
+        let initialize = envelope.method.as_deref() == Some("initialize");
+        let initialized = envelope.method.as_deref() == Some("notifications/initialized");
+        let response = match request.body(message).send().await {
+            Ok(response) => response,
+            Err(e) => {
+                tracing::warn!(error = %e, "an HTTP request failed");
+                return self.fail(id, &format!("HTTP request failed: {e}"));
+            }
+        };
+        let status = response.status();
+        let session_id = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let is_sse = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.starts_with("text/event-stream"));
+        if is_sse {
+            let mut events = response.bytes_stream().eventsource();
+            let mut answered = false;
+            while let Some(Ok(event)) = events.next().await {
+                if event.data.is_empty() {
+                    continue;
+                }
+                answered |= id.as_ref().is_some_and(|id| replies_to(&event.data, id));
+                self.deliver(&event.data);
+            }
+            if !answered && id.is_some() {
+                self.fail(id, "the server's SSE stream ended before the answer");
+            }
+            return;
+        }
+        let body = response.text().await.unwrap_or_default();
+        if initialize {
+            if let (Some(session), Some(version)) = (session_id, negotiated(&body)) {
+                tracing::debug!(session = %session, "session opened");
+                *self.session.lock().expect("not poisoned") = Some(Session {
+                    id: session,
+                    version,
+                });
+            }
+        }
+        if initialized && status.is_success() {
+            tokio::spawn(self.clone().listen());
+        }
+        match serde_json::from_str::<Value>(&body) {
+            // An error about our request that names no id (a server refusing the request
+            // before reading it, e.g. "no valid session"): it is the request's answer.
+            Ok(mut error)
+                if error["id"].is_null() && error.get("error").is_some() && id.is_some() =>
+            {
+                error["id"] = json!(id);
+                self.deliver(&error.to_string());
+            }
+            Ok(Value::Object(_)) => self.deliver(&body),
+            _ if id.is_some() => self.fail(id, &format!("HTTP {status} without an answer")),
+            _ if !status.is_success() => {
+                tracing::warn!(%status, "the server refused a message of ours")
+            }
+            _ => {}
+        }
+    }
+
+    /// Answers our request `id` locally with an error (nothing to do for a notification).
+    fn fail(&self, id: Option<RequestId>, why: &str) {
+        if let Some(id) = id {
+            let error = json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": UNDELIVERED, "message": why}});
+            self.deliver(&error.to_string());
+        }
+    }
+}
+
+/// The protocol version an `initialize` answer names.
+fn negotiated(body: &str) -> Option<String> {
+    let reply: Value = serde_json::from_str(body).ok()?;
+    Some(reply["result"]["protocolVersion"].as_str()?.to_owned())
+}
+
+/// Whether `message` is the answer to `id`.
+fn replies_to(message: &str, id: &RequestId) -> bool {
+    Envelope::read(message.as_bytes())
+        .is_some_and(|e| e.method.is_none() && e.id.as_ref() == Some(id))
+}

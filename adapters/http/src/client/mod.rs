@@ -1,0 +1,113 @@
+//! The client side: a [`Client`] whose session runs over Streamable HTTP, in whichever era
+//! the engine picks (2026-07-28 stateless requests with their routing headers; 2025-11-25
+//! through `initialize`, keeping the `Mcp-Session-Id` and reading the session's `GET`
+//! stream). Each request is one POST, its answer JSON or an SSE stream; what the server
+//! sends back goes to the engine as it arrives.
+
+mod exchange;
+mod stream;
+
+use std::sync::{Arc, Mutex};
+
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use taskwire_driver::engine::MessageKind;
+use taskwire_driver::{Client, ClientBuilder, MessageSession};
+
+/// Messages of ours waiting for the transport.
+const OUTGOING_CAPACITY: usize = 256;
+
+/// Connects clients to one MCP endpoint over Streamable HTTP.
+#[derive(Clone, Debug)]
+pub struct HttpClient {
+    url: String,
+    headers: HeaderMap,
+    http: reqwest::Client,
+}
+
+impl HttpClient {
+    /// A client of the MCP endpoint at `url` (e.g. `http://127.0.0.1:3000/mcp`).
+    pub fn new(url: impl Into<String>) -> Self {
+        HttpClient {
+            url: url.into(),
+            headers: HeaderMap::new(),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// Sends `name: value` with every request (e.g. `Authorization: Bearer …`). Errors when
+    /// either is no valid HTTP header.
+    pub fn header(mut self, name: &str, value: &str) -> Result<Self, String> {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| format!("bad header name {name:?}: {e}"))?;
+        let value =
+            HeaderValue::from_str(value).map_err(|e| format!("bad value for {name}: {e}"))?;
+        self.headers.insert(name, value);
+        Ok(self)
+    }
+
+    /// Starts a client over this endpoint on the current tokio runtime (call
+    /// [`Client::initialize`] first, as over stdio). When the last handle of the client is
+    /// dropped or closed, a 2025-11-25 session is ended with `DELETE`.
+    pub fn connect(self, builder: ClientBuilder) -> Client {
+        let (client, link) =
+            builder.connect_messages(Arc::new(taskwire_tokio::Tokio), OUTGOING_CAPACITY);
+        let transport = Arc::new(Transport {
+            endpoint: self,
+            link,
+            session: Mutex::new(None),
+        });
+        tokio::spawn(transport.run());
+        client
+    }
+}
+
+/// One client's transport: its link to the engine, and its session once it has one.
+struct Transport {
+    endpoint: HttpClient,
+    link: MessageSession,
+    /// The 2025-11-25 session: its id and negotiated version.
+    session: Mutex<Option<Session>>,
+}
+
+#[derive(Clone, Debug)]
+struct Session {
+    id: String,
+    version: String,
+}
+
+impl Transport {
+    /// Sends every message of the engine's: requests each in its own task (their answers
+    /// may take long), notifications and replies in order.
+    async fn run(self: Arc<Self>) {
+        while let Some(out) = self.link.recv().await {
+            match out.kind {
+                MessageKind::Request { .. } => {
+                    tokio::spawn(self.clone().exchange(out.message));
+                }
+                _ => self.clone().exchange(out.message).await,
+            }
+        }
+        // The client is gone: so is its session.
+        let session = self.session.lock().expect("not poisoned").take();
+        if let Some(session) = session {
+            let _ = self
+                .endpoint
+                .http
+                .delete(&self.endpoint.url)
+                .headers(self.endpoint.headers.clone())
+                .header("mcp-session-id", &session.id)
+                .send()
+                .await;
+            tracing::debug!(session = %session.id, "session ended");
+        }
+    }
+
+    fn session(&self) -> Option<Session> {
+        self.session.lock().expect("not poisoned").clone()
+    }
+
+    /// Hands one message from the server to the engine.
+    fn deliver(&self, message: &str) {
+        let _ = self.link.send(message.as_bytes().to_vec());
+    }
+}

@@ -1,0 +1,138 @@
+//! Our client over Streamable HTTP (`taskwire_http::HttpClient`, `task-client --url`) against
+//! our server, in each era: the seed flow to its result, input asked mid-task and answered
+//! by the client's handler, a cancel.
+
+use std::time::Duration;
+
+use serde_json::json;
+use taskwire_driver::engine::{ClientEra, Config, Era, TaskStatus};
+use taskwire_driver::{Client, ClientBuilder, TaskUpdate};
+use taskwire_http::HttpClient;
+use taskwire_tests::peers::{self, Argv};
+
+use crate::common::TestServer;
+
+fn client(server: &TestServer, era: Era) -> Client {
+    let mut config = Config::new("http-client-tests", "1");
+    config.client_era = ClientEra::Only(era);
+    let builder = ClientBuilder::new(config).on_elicitation(|params| async move {
+        let confirm = params["message"] == "Ship it?";
+        Ok(json!({"action": "accept", "content": {"confirm": confirm}}))
+    });
+    HttpClient::new(&server.url).connect(builder)
+}
+
+/// The seed flow in `era`: created, each status, the result.
+fn seed_flow(era: Era) {
+    let server = TestServer::start();
+    server.run(async {
+        let client = client(&server, era);
+        let init = client.initialize().await.expect("initialize");
+        assert_eq!(init.protocol_version, era.as_str());
+        let tools = client.list_tools().await.expect("tools/list");
+        assert!(tools.iter().any(|t| t.name == "long_running_task"));
+        let call = client
+            .call_tool_as_task("long_running_task", json!({}), Some(60_000))
+            .await
+            .expect("a task");
+        assert!(call.task.is_some(), "a task, not {:?}", call.plain);
+        let mut messages = Vec::new();
+        let result = loop {
+            match call.updates.recv().await.expect("updates until the result") {
+                TaskUpdate::Status(task) => messages.extend(task.status_message),
+                TaskUpdate::Result(outcome) => break outcome.expect("a result"),
+            }
+        };
+        assert_eq!(result["content"][0]["text"], "任务完成！");
+        assert!(
+            messages.iter().any(|m| m == "处理步骤 2..."),
+            "the statuses seen: {messages:?}"
+        );
+        client.close().await;
+    });
+}
+
+#[test]
+fn the_seed_flow_runs_over_http_in_2025_11_25() {
+    seed_flow(Era::V2025_11_25);
+}
+
+#[test]
+fn the_seed_flow_runs_over_http_in_2026_07_28() {
+    seed_flow(Era::V2026_07_28);
+}
+
+/// `confirm_task` asks mid-task; the client's handler answers, over the GET stream and a
+/// POST in 2025-11-25, through `tasks/update` in 2026-07-28.
+fn input_mid_task(era: Era) {
+    let server = TestServer::start();
+    server.run(async {
+        let client = client(&server, era);
+        client.initialize().await.expect("initialize");
+        client.list_tools().await.expect("tools/list");
+        let call = client
+            .call_tool_as_task("confirm_task", json!({"question": "Ship it?"}), None)
+            .await
+            .expect("a task");
+        let result = call.result().await.expect("a result");
+        assert_eq!(result["structuredContent"]["confirmed"], true, "{result}");
+    });
+}
+
+#[test]
+fn input_asked_mid_task_is_answered_over_http_in_2025_11_25() {
+    input_mid_task(Era::V2025_11_25);
+}
+
+#[test]
+fn input_asked_mid_task_is_answered_over_http_in_2026_07_28() {
+    input_mid_task(Era::V2026_07_28);
+}
+
+#[test]
+fn a_task_is_cancelled_over_http_in_each_era() {
+    let server = TestServer::start();
+    server.run(async {
+        for era in [Era::V2025_11_25, Era::V2026_07_28] {
+            let client = client(&server, era);
+            client.initialize().await.expect("initialize");
+            client.list_tools().await.expect("tools/list");
+            let call = client
+                .call_tool_as_task("long_running_task", json!({}), None)
+                .await
+                .expect("a task");
+            let id = call.task.as_ref().expect("a task").id.to_string();
+            let cancelled = client.cancel_task(&id).await.expect("tasks/cancel");
+            assert_eq!(cancelled.status, TaskStatus::Cancelled, "{era:?}");
+        }
+    });
+}
+
+#[test]
+fn an_unreachable_endpoint_fails_the_call_instead_of_hanging() {
+    let server = TestServer::start();
+    server.run(async {
+        let client = HttpClient::new("http://127.0.0.1:9/mcp")
+            .connect(ClientBuilder::new(Config::new("t", "1")));
+        let failed = tokio::time::timeout(Duration::from_secs(20), client.initialize())
+            .await
+            .expect("an answer, not a hang");
+        assert!(failed.is_err());
+    });
+}
+
+#[test]
+fn task_client_runs_the_seed_flow_against_an_http_server() {
+    let server = TestServer::start();
+    for era in ["2025-11-25", "2026-07-28"] {
+        let run = peers::run(
+            &Argv::new(peers::demo::binary("task-client"))
+                .args(&["--era", era, "--url"])
+                .arg(&server.url),
+            Duration::from_secs(60),
+        );
+        assert_eq!(run.code, Some(0), "{run}");
+        assert!(run.stdout.contains(&format!("(protocol {era})")), "{run}");
+        assert!(run.stdout.contains("result: 任务完成！"), "{run}");
+    }
+}
