@@ -7,14 +7,14 @@ use std::io;
 use taskwire_driver::Server;
 use taskwire_http::HttpConfig;
 
-/// Serves `server` at `http://{address}/mcp` until Ctrl-C or SIGTERM.
-pub fn serve(server: Server, address: &str) -> io::Result<()> {
+/// Serves `server` at `http://{address}/mcp` with `config` until Ctrl-C or SIGTERM.
+pub fn serve(server: Server, address: &str, config: HttpConfig) -> io::Result<()> {
     crate::logs::init("info");
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
         .block_on(async {
             let listener = tokio::net::TcpListener::bind(address).await?;
-            taskwire_http::serve(listener, server, HttpConfig::default()).await
+            taskwire_http::serve(listener, server, config).await
         })
 }

@@ -37,8 +37,18 @@ pub struct HttpConfig {
     /// on until their TTL. Default 30 minutes.
     pub session_idle_timeout: Duration,
     /// Messages one response stream (or a session's stream with no `GET` open) holds for a
-    /// reader; a reader that falls further behind loses the stream. Default 256.
+    /// reader, and keeps for resumption; a reader that falls further behind loses the
+    /// stream (and may resume it). Default 256.
     pub stream_capacity: usize,
+    /// How long a request's reply may take to be sent alone as `application/json`; after
+    /// that (or as soon as something else for the request comes) the response becomes an
+    /// SSE stream, which keep-alive comments hold open. Default 1 s.
+    pub stream_after: Duration,
+    /// SEP-1699 polling (2025-11-25 sessions): a response stream still open this long is
+    /// ended by the server, and the client resumes it with `GET` and `Last-Event-ID` (every
+    /// event has an id; a priming event with the reconnection delay opens each stream).
+    /// `None` (the default) keeps streams open until their reply.
+    pub poll_after: Option<Duration>,
     /// Names the owner of each request's tasks; `None` (the default) accepts everyone: a
     /// 2025-11-25 session then owns its tasks, and stateless 2026-07-28 requests share one
     /// anonymous owner.
@@ -54,6 +64,8 @@ impl Default for HttpConfig {
             max_requests_per_session: 64,
             session_idle_timeout: Duration::from_secs(30 * 60),
             stream_capacity: 256,
+            stream_after: Duration::from_secs(1),
+            poll_after: None,
             authenticate: None,
         }
     }
@@ -68,6 +80,8 @@ impl std::fmt::Debug for HttpConfig {
             .field("max_requests_per_session", &self.max_requests_per_session)
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("stream_capacity", &self.stream_capacity)
+            .field("stream_after", &self.stream_after)
+            .field("poll_after", &self.poll_after)
             .field("authenticate", &self.authenticate.is_some())
             .finish()
     }

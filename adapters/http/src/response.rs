@@ -1,13 +1,16 @@
 //! Turning what a session sends back for one request into an HTTP response: the reply alone
-//! as `application/json` when nothing comes before it, otherwise an SSE stream of the
+//! as `application/json` when it comes first and soon, otherwise an SSE stream of the
 //! related messages that ends with the reply.
 
 use std::convert::Infallible;
+use std::time::Duration;
 
 use async_channel::Receiver;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use futures::stream::BoxStream;
+use futures::StreamExt;
 use serde_json::json;
 use taskwire_driver::engine::jsonrpc::RequestId;
 use taskwire_driver::engine::MessageKind;
@@ -66,85 +69,130 @@ pub(crate) fn is_reply_to(kind: &MessageKind, id: &RequestId) -> bool {
     matches!(kind, MessageKind::Reply { to: Some(to), .. } if to == id)
 }
 
-/// How a response to one request is made.
-pub(crate) struct Answer<F: Fn(&MessageKind) -> StatusCode> {
+/// One message on its way to an HTTP response, with its SSE event id (a 2025-11-25 session
+/// numbers its events so that a dropped stream can be resumed; a stateless request does not).
+#[derive(Clone, Debug)]
+pub(crate) struct Frame {
+    pub id: Option<String>,
+    pub out: Outgoing,
+}
+
+impl Frame {
+    /// A message without an event id.
+    pub fn plain(out: Outgoing) -> Frame {
+        Frame { id: None, out }
+    }
+
+    fn event(self) -> Event {
+        let event = Event::default().data(self.out.message);
+        match self.id {
+            Some(id) => event.id(id),
+            None => event,
+        }
+    }
+}
+
+/// How long a client should wait before reconnecting to a stream the server ended.
+const RETRY: Duration = Duration::from_millis(500);
+
+/// How the response to one request is made.
+pub(crate) struct Answer<F> {
     /// The request.
     pub id: RequestId,
     /// The messages for it, the reply last.
-    pub messages: Receiver<Outgoing>,
+    pub frames: BoxStream<'static, Frame>,
     /// Whether an SSE stream may carry them; otherwise only the reply is sent, and what
     /// comes before it goes to `related` instead.
     pub sse: bool,
     /// The status of a JSON reply.
     pub status: F,
+    /// How long to wait for the reply alone before streaming.
+    pub stream_after: Duration,
+    /// A resumable stream's first event: its id, sent with no data and the reconnection
+    /// delay (`retry`), so that a client can resume even before any message came.
+    pub priming: Option<String>,
+    /// A resumable stream ends after this long (SEP-1699 polling); the client resumes it
+    /// with `GET` and `Last-Event-ID`.
+    pub poll_after: Option<Duration>,
 }
 
 impl<F: Fn(&MessageKind) -> StatusCode> Answer<F> {
-    /// Waits for the first message: the reply becomes a JSON response; anything else starts
-    /// an SSE stream that ends after the reply. `keep` lives as long as the response (the
-    /// one-request session of a stateless request). `None` when the messages end first (the
-    /// session closed).
+    /// The reply alone, when it comes first and soon, as JSON; otherwise an SSE stream that
+    /// ends after the reply. `keep` lives as long as the response (the one-request session
+    /// of a stateless request). `None` when the messages end first (the session closed).
     pub async fn respond(
-        self,
+        mut self,
         keep: impl Send + 'static,
         related: impl Fn(Outgoing),
     ) -> Option<Response> {
+        let wait = tokio::time::sleep(self.stream_after);
+        tokio::pin!(wait);
         loop {
-            let first = self.messages.recv().await.ok()?;
-            if is_reply_to(&first.kind, &self.id) {
-                return Some(json_message((self.status)(&first.kind), first.message));
+            tokio::select! {
+                frame = self.frames.next() => {
+                    let frame = frame?;
+                    if is_reply_to(&frame.out.kind, &self.id) {
+                        return Some(json_message((self.status)(&frame.out.kind), frame.out.message));
+                    }
+                    if self.sse {
+                        return Some(self.stream(Some(frame), keep));
+                    }
+                    related(frame.out);
+                }
+                () = &mut wait, if self.sse => return Some(self.stream(None, keep)),
             }
-            if self.sse {
-                return Some(sse(first, self.messages, self.id, keep));
-            }
-            related(first);
+        }
+    }
+
+    /// The SSE stream: the priming event, `first`, then the frames up to the reply (or the
+    /// polling deadline).
+    pub fn stream(self, first: Option<Frame>, keep: impl Send + 'static) -> Response {
+        let deadline = self.poll_after.map(|d| tokio::time::Instant::now() + d);
+        let mut head = Vec::new();
+        let mut done = false;
+        if let Some(first) = first {
+            done = is_reply_to(&first.out.kind, &self.id);
+            head.push(first.event());
+        }
+        let head = futures::stream::iter(head);
+        let state = (self.frames, self.id, done, deadline, keep);
+        let rest =
+            futures::stream::unfold(state, |(mut frames, id, done, deadline, keep)| async move {
+                if done {
+                    return None;
+                }
+                let next = match deadline {
+                    Some(at) => tokio::time::timeout_at(at, frames.next()).await.ok()?,
+                    None => frames.next().await,
+                }?;
+                let done = is_reply_to(&next.out.kind, &id);
+                Some((next.event(), (frames, id, done, deadline, keep)))
+            });
+        let events = head.chain(rest).map(Ok::<_, Infallible>);
+        let response = Sse::new(events)
+            .keep_alive(KeepAlive::default())
+            .into_response();
+        match self.priming {
+            Some(id) => with_priming(response, &id),
+            None => response,
         }
     }
 }
 
-/// An SSE stream of `first`, then of `rest` up to and including the reply to `id`.
-fn sse(
-    first: Outgoing,
-    rest: Receiver<Outgoing>,
-    id: RequestId,
-    keep: impl Send + 'static,
-) -> Response {
-    struct Stream<K> {
-        first: Option<Outgoing>,
-        rest: Receiver<Outgoing>,
-        id: RequestId,
-        done: bool,
-        _keep: K,
-    }
-    let state = Stream {
-        first: Some(first),
-        rest,
-        id,
-        done: false,
-        _keep: keep,
-    };
-    let events = futures::stream::unfold(state, |mut s| async move {
-        if s.done {
-            return None;
-        }
-        let out = match s.first.take() {
-            Some(out) => out,
-            None => s.rest.recv().await.ok()?,
-        };
-        s.done = is_reply_to(&out.kind, &s.id);
-        Some((Ok::<_, Infallible>(Event::default().data(out.message)), s))
-    });
-    Sse::new(events)
-        .keep_alive(KeepAlive::default())
-        .into_response()
+/// `response`'s SSE body, preceded by the priming event `id`: its id, the reconnection delay,
+/// and an empty `data` field. (axum's `Event` writes no `data` line for empty data, and an
+/// event without one is never dispatched, so its id would not reach the client.)
+fn with_priming(response: Response, id: &str) -> Response {
+    let priming = format!("id: {id}\nretry: {}\ndata: \n\n", RETRY.as_millis());
+    let (parts, body) = response.into_parts();
+    let body = futures::stream::once(async move { Ok(axum::body::Bytes::from(priming)) })
+        .chain(body.into_data_stream());
+    Response::from_parts(parts, axum::body::Body::from_stream(body))
 }
 
-/// An SSE stream of every message of `messages` until it ends (a session's own stream).
-pub(crate) fn sse_until_closed(messages: Receiver<Outgoing>) -> Response {
-    let events = futures::stream::unfold(messages, |rx| async move {
-        let out = rx.recv().await.ok()?;
-        Some((Ok::<_, Infallible>(Event::default().data(out.message)), rx))
-    });
+/// An SSE stream of every frame of `frames` until it ends (a session's own stream).
+pub(crate) fn sse_until_closed(frames: Receiver<Frame>) -> Response {
+    let events = frames.map(|frame| Ok::<_, Infallible>(frame.event()));
     Sse::new(events)
         .keep_alive(KeepAlive::default())
         .into_response()

@@ -157,7 +157,7 @@ async fn get_mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respo
         );
     };
     match shared.sessions.get(id).filter(|s| s.admits(&owner)) {
-        Some(session) => sessions::get(&shared, &session),
+        Some(session) => sessions::get(&shared, &session, &headers),
         None => session_not_found(),
     }
 }

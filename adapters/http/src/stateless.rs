@@ -10,8 +10,9 @@ use taskwire_driver::engine::MessageKind;
 
 use crate::envelope::{version_key, Envelope};
 use crate::guard::header_str;
-use crate::response::{accepts_sse, error, error_for, json_message, Answer};
+use crate::response::{accepts_sse, error, error_for, json_message, Answer, Frame};
 use crate::service::Shared;
+use futures::StreamExt;
 
 /// The owner of stateless requests' tasks when the server does not authenticate: everyone
 /// who can reach the server shares it (there is no session to tell them apart).
@@ -63,9 +64,13 @@ pub(crate) async fn post(
     };
     let answer = Answer {
         id,
-        messages: session.outgoing().clone(),
+        frames: session.outgoing().clone().map(Frame::plain).boxed(),
         sse: accepts_sse(headers),
         status,
+        stream_after: shared.config.stream_after,
+        // 2026-07-28 has no resumption: its streams are whole or lost.
+        priming: None,
+        poll_after: None,
     };
     // Nothing but the reply belongs to a client that takes JSON only.
     answer.respond(session, drop).await.unwrap_or_else(stopped)

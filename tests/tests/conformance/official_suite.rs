@@ -5,57 +5,24 @@
 //! `<target>/run-all/conformance.txt`, which `tests/run-all.sh` prints.
 
 use std::io::Write;
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use taskwire_tests::peers::{self, Run};
-
-/// `conformance-server --http` on a free local port, killed when dropped.
-struct HttpServer {
-    child: Child,
-    url: String,
-}
-
-impl HttpServer {
-    fn start() -> HttpServer {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let address = format!("127.0.0.1:{port}");
-        let child = Command::new(peers::demo::binary("conformance-server"))
-            .args(["--http", &address])
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("conformance-server starts");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(&address).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "conformance-server --http {address} did not listen within 10 s"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        HttpServer {
-            child,
-            url: format!("http://{address}/mcp"),
-        }
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use taskwire_tests::peers::http::HttpServer;
+use taskwire_tests::peers::{self, Argv, Run};
 
 /// Runs one suite invocation against a fresh server.
 fn suite(test: &str, release: &str, args: &[&str]) -> Option<(Run, String)> {
     let peers = peers::ready(test)?;
-    let server = HttpServer::start();
+    // `conformance-server --http` on a free local port, killed when dropped.
+    let program = peers::demo::binary("conformance-server");
+    let server = HttpServer::start(
+        |port| {
+            Argv::new(program)
+                .args(&["--http", &format!("127.0.0.1:{port}")])
+                .env("RUST_LOG", "warn")
+        },
+        None,
+    );
     let mut argv = vec!["server", "--url", &server.url];
     argv.extend_from_slice(args);
     let run = peers::run(&peers.conformance(release, &argv), Duration::from_secs(300));
@@ -112,6 +79,29 @@ fn suite_0_1_16_passes_every_active_server_scenario() {
     assert!(
         passed >= 39,
         "fewer checks than the 39 of 0.1.16: {total}\n{run}"
+    );
+    assert_eq!(run.code, Some(0), "{run}");
+}
+
+#[test]
+fn suite_0_1_16_passes_its_pending_server_scenarios() {
+    let Some((run, _)) = suite(
+        "conformance 0.1.16 pending",
+        "stable",
+        &["--suite", "pending"],
+    ) else {
+        return;
+    };
+    let total = tally(&run, "Total:");
+    record(&format!(
+        "conformance 0.1.16, pending server scenarios (json-schema-2020-12, server-sse-polling): {total}"
+    ));
+    let (passed, failed) = counts(total);
+    assert_eq!(failed, 0, "{run}");
+    assert!(passed >= 7, "fewer checks than the 7 seen: {total}\n{run}");
+    assert!(
+        run.stdout.contains("server-sse-polling: 3 passed"),
+        "the stream is primed, names its retry delay, and resumes\n{run}"
     );
     assert_eq!(run.code, Some(0), "{run}");
 }

@@ -136,3 +136,22 @@ fn task_client_runs_the_seed_flow_against_an_http_server() {
         assert!(run.stdout.contains("result: 任务完成！"), "{run}");
     }
 }
+
+#[test]
+fn our_client_resumes_a_stream_the_server_ends() {
+    let server = TestServer::with_config(taskwire_http::HttpConfig {
+        stream_after: Duration::from_millis(20),
+        poll_after: Some(Duration::from_millis(100)),
+        ..taskwire_http::HttpConfig::default()
+    });
+    server.run(async {
+        let client = client(&server, Era::V2025_11_25);
+        client.initialize().await.expect("initialize");
+        // Six 50 ms steps: the call's stream is ended, and resumed, twice or more.
+        let result = client
+            .call_tool("progress_task", json!({"steps": 6}))
+            .await
+            .expect("the answer, after resuming");
+        assert_eq!(result["content"][0]["text"], "6 steps done");
+    });
+}

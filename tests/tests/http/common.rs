@@ -254,6 +254,10 @@ pub async fn messages(response: Response) -> Vec<Value> {
 pub struct SseStream {
     body: futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
     buffer: String,
+    /// The id of the last event read, priming events included.
+    pub last_id: Option<String>,
+    /// Whether a `retry:` field came.
+    pub retry: bool,
 }
 
 impl SseStream {
@@ -262,6 +266,8 @@ impl SseStream {
         SseStream {
             body: response.bytes_stream().boxed(),
             buffer: String::new(),
+            last_id: None,
+            retry: false,
         }
     }
 
@@ -270,15 +276,21 @@ impl SseStream {
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let event: String = self.buffer.drain(..end + 2).collect();
+                for line in event.lines() {
+                    if let Some(id) = line.strip_prefix("id:") {
+                        self.last_id = Some(id.trim().to_owned());
+                    }
+                    self.retry |= line.starts_with("retry:");
+                }
                 let data: Vec<&str> = event
                     .lines()
                     .filter_map(|l| l.strip_prefix("data:"))
                     .map(str::trim_start)
                     .collect();
-                if data.is_empty() {
-                    continue; // a keep-alive comment
-                }
                 let text = data.join("\n");
+                if text.is_empty() {
+                    continue; // a keep-alive comment, or a priming event
+                }
                 return Some(serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")));
             }
             let chunk = self.body.next().await?.ok()?;

@@ -202,3 +202,69 @@ fn without_authentication_a_session_owns_its_tasks() {
         assert_eq!(messages(other).await[0]["error"]["code"], -32602);
     });
 }
+
+#[test]
+fn a_stream_the_server_ends_is_resumed_from_its_last_event() {
+    // The server polls (SEP-1699): a response stream open 120 ms ends, and the client resumes
+    // it with GET and Last-Event-ID.
+    let server = TestServer::with_config(taskwire_http::HttpConfig {
+        stream_after: std::time::Duration::from_millis(20),
+        poll_after: Some(std::time::Duration::from_millis(120)),
+        ..taskwire_http::HttpConfig::default()
+    });
+    server.run(async {
+        let session = server.open_session().await;
+        let response = server
+            .in_session(
+                &session,
+                &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "progress_task", "arguments": {"steps": 6},
+                    "_meta": {"progressToken": "p"}}}),
+            )
+            .send()
+            .await;
+        let mut first = SseStream::new(response);
+        let mut seen = Vec::new();
+        while let Some(message) = first.next().await {
+            seen.push(message);
+        }
+        assert!(
+            first.retry,
+            "the priming event names the reconnection delay"
+        );
+        assert!(
+            seen.iter().all(|m| m["id"] != 1),
+            "the stream ended before the reply: {seen:?}"
+        );
+        let last = first.last_id.clone().expect("numbered events");
+        let mut progress = seen.len();
+        let mut last_id = last;
+        let reply = loop {
+            let resumed = server
+                .http
+                .get(&server.url)
+                .header("accept", "text/event-stream")
+                .header("mcp-session-id", &session)
+                .header("last-event-id", &last_id)
+                .send()
+                .await
+                .expect("GET");
+            assert_eq!(resumed.status(), StatusCode::OK);
+            let mut stream = SseStream::new(resumed);
+            let mut reply = None;
+            while let Some(message) = stream.next().await {
+                if message["id"] == 1 {
+                    reply = Some(message);
+                } else {
+                    progress += 1;
+                }
+            }
+            if let Some(reply) = reply {
+                break reply;
+            }
+            last_id = stream.last_id.clone().unwrap_or(last_id);
+        };
+        assert_eq!(progress, 6, "every progress notification, once");
+        assert_eq!(reply["result"]["content"][0]["text"], "6 steps done");
+    });
+}

@@ -1,6 +1,7 @@
 //! `conformance-server [--runtime smol|tokio | --http ADDR]`: the conformance suite's
 //! fixtures, core and tasks (`taskwire_demo::conformance`), on stdio or over Streamable HTTP
-//! at `http://ADDR/mcp`, speaking 2026-07-28 and 2025-11-25 alike. The
+//! at `http://ADDR/mcp` (ending response streams after 500 ms for the client to resume,
+//! SEP-1699), speaking 2026-07-28 and 2025-11-25 alike. The
 //! `wasm32-wasip1` build runs on taskwire-wasi and has no `--runtime`.
 
 use std::process::ExitCode;
@@ -8,6 +9,18 @@ use std::process::ExitCode;
 use taskwire_demo::options::Options;
 #[cfg(not(target_os = "wasi"))]
 use taskwire_demo::options::RuntimeChoice;
+
+/// Over HTTP the server polls (SEP-1699): a response stream open half a second is ended and
+/// the client resumes it (`test_reconnection` takes longer); replies that take longer than
+/// 100 ms stream.
+#[cfg(not(target_os = "wasi"))]
+fn polling() -> taskwire_http::HttpConfig {
+    taskwire_http::HttpConfig {
+        stream_after: std::time::Duration::from_millis(100),
+        poll_after: Some(std::time::Duration::from_millis(500)),
+        ..taskwire_http::HttpConfig::default()
+    }
+}
 
 const USAGE: &str = "usage: conformance-server [--runtime smol|tokio | --http ADDR]";
 
@@ -36,7 +49,7 @@ fn main() -> ExitCode {
     }
     #[cfg(not(target_os = "wasi"))]
     let served = match (http, options.runtime) {
-        (Some(address), _) => taskwire_demo::http::serve(server, &address),
+        (Some(address), _) => taskwire_demo::http::serve(server, &address, polling()),
         (None, RuntimeChoice::Smol) => taskwire_smol::serve_stdio(server),
         // One thread, as on smol: the driver, stdio and the tools share it.
         (None, RuntimeChoice::Tokio) => tokio::runtime::Builder::new_current_thread()

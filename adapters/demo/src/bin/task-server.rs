@@ -57,7 +57,9 @@ fn main() -> ExitCode {
     }
     #[cfg(not(target_os = "wasi"))]
     let served = match (http, options.runtime) {
-        (Some(address), _) => taskwire_demo::http::serve(server, &address),
+        (Some(address), _) => {
+            taskwire_demo::http::serve(server, &address, taskwire_http::HttpConfig::default())
+        }
         (None, RuntimeChoice::Smol) => taskwire_smol::serve_stdio(server),
         // One thread, as on smol: the driver, stdio and the tools share it.
         (None, RuntimeChoice::Tokio) => tokio::runtime::Builder::new_current_thread()

@@ -20,6 +20,11 @@ const TEST_AUDIO_BASE64: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABA
 /// The pause between a tool's reports (log messages, progress).
 const STEP: Duration = Duration::from_millis(50);
 
+/// How long `test_reconnection` takes: longer than `conformance-server --http` keeps a
+/// response stream open (it polls, SEP-1699), so the client must resume the stream to get
+/// the answer.
+const RECONNECTION_PAUSE: Duration = Duration::from_millis(800);
+
 #[derive(Deserialize)]
 struct SamplingArgs {
     prompt: String,
@@ -49,6 +54,16 @@ pub(super) fn add(server: Server) -> Server {
                 Ok(CallToolResult::text(
                     "This is a simple text response for testing.",
                 ))
+            },
+        )
+        .tool(
+            plain(
+                "test_reconnection",
+                "Answers after 0.8 s: over HTTP its stream is ended first and resumed (SEP-1699)",
+            ),
+            |ctx, _: NoArgs| async move {
+                ctx.sleep(RECONNECTION_PAUSE).await;
+                Ok(CallToolResult::text("Reconnection test completed"))
             },
         )
         .tool(

@@ -4,6 +4,7 @@
 //! vain.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
 use eventsource_stream::Eventsource;
@@ -17,6 +18,18 @@ use crate::envelope::Envelope;
 /// The code of a request the transport could not deliver or get an answer to (as for a
 /// peer gone on stdio: "Connection closed").
 const UNDELIVERED: i64 = -32000;
+/// Resumptions of one response stream before its request fails.
+const RESUMPTIONS: u32 = 10;
+/// The wait before resuming when the server named none (`retry`).
+const RESUME_AFTER: Duration = Duration::from_millis(200);
+
+/// What reading an SSE response found.
+#[derive(Default)]
+struct Read {
+    answered: bool,
+    last_event: Option<String>,
+    retry: Option<Duration>,
+}
 
 impl Transport {
     pub(super) async fn exchange(self: Arc<Self>, message: String) {
@@ -64,16 +77,39 @@ impl Transport {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|t| t.starts_with("text/event-stream"));
         if is_sse {
-            let mut events = response.bytes_stream().eventsource();
-            let mut answered = false;
-            while let Some(Ok(event)) = events.next().await {
-                if event.data.is_empty() {
-                    continue;
+            let mut read = self.read_events(response, id.as_ref()).await;
+            // A stream that ends before the answer is resumed from its last event
+            // (2025-11-25; the server may end streams on purpose, SEP-1699).
+            let mut attempts = 0;
+            while !read.answered && id.is_some() && attempts < RESUMPTIONS {
+                let (Some(last), Some(session)) = (read.last_event.clone(), self.session()) else {
+                    break;
+                };
+                attempts += 1;
+                tokio::time::sleep(read.retry.unwrap_or(RESUME_AFTER)).await;
+                let resumed = self
+                    .endpoint
+                    .http
+                    .get(&self.endpoint.url)
+                    .headers(self.endpoint.headers.clone())
+                    .header(ACCEPT, "text/event-stream")
+                    .header("mcp-session-id", &session.id)
+                    .header("mcp-protocol-version", &session.version)
+                    .header("last-event-id", &last)
+                    .send()
+                    .await;
+                match resumed {
+                    Ok(response) if response.status().is_success() => {
+                        tracing::debug!(last, "resuming a response stream");
+                        let more = self.read_events(response, id.as_ref()).await;
+                        read.answered = more.answered;
+                        read.retry = more.retry.or(read.retry);
+                        read.last_event = more.last_event.or(Some(last));
+                    }
+                    _ => break,
                 }
-                answered |= id.as_ref().is_some_and(|id| replies_to(&event.data, id));
-                self.deliver(&event.data);
             }
-            if !answered && id.is_some() {
+            if !read.answered && id.is_some() {
                 self.fail(id, "the server's SSE stream ended before the answer");
             }
             return;
@@ -107,6 +143,27 @@ impl Transport {
             }
             _ => {}
         }
+    }
+
+    /// Hands every message of an SSE response to the engine, noting the last event id, the
+    /// reconnection delay, and whether the answer to `id` came.
+    async fn read_events(&self, response: reqwest::Response, id: Option<&RequestId>) -> Read {
+        let mut read = Read::default();
+        let mut events = response.bytes_stream().eventsource();
+        while let Some(Ok(event)) = events.next().await {
+            if !event.id.is_empty() {
+                read.last_event = Some(event.id);
+            }
+            if event.retry.is_some() {
+                read.retry = event.retry;
+            }
+            if event.data.is_empty() {
+                continue;
+            }
+            read.answered |= id.is_some_and(|id| replies_to(&event.data, id));
+            self.deliver(&event.data);
+        }
+        read
     }
 
     /// Answers our request `id` locally with an error (nothing to do for a notification).

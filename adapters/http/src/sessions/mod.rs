@@ -1,23 +1,26 @@
 //! 2025-11-25 over HTTP: a session per `Mcp-Session-Id`, issued at `initialize`. A router
 //! per session takes everything the engine sends and hands each message to the stream it
-//! names: the response of the request it belongs to, or the session's own stream (the `GET`
-//! stream; held back, boundedly, while none is open).
+//! names ([`routes`]): the response of the request it belongs to (resumable with
+//! `Last-Event-ID`), or the session's own stream (`GET`).
 
-use std::collections::{HashMap, VecDeque};
+mod routes;
+
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use async_channel::{Receiver, Sender, TrySendError};
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use taskwire_driver::engine::jsonrpc::RequestId;
+use futures::StreamExt;
 use taskwire_driver::engine::MessageKind;
 use taskwire_driver::{random_task_id, MessageSession, Outgoing};
 
 use crate::envelope::Envelope;
+use crate::guard::header_str;
 use crate::response::{accepts_sse, error, error_for, sse_until_closed, Answer};
 use crate::service::Shared;
+use routes::{Refusal, Routes};
 
 /// The session header.
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
@@ -36,17 +39,6 @@ pub(crate) struct Session {
     link: MessageSession,
     routes: Mutex<Routes>,
     last_used: Mutex<Instant>,
-}
-
-/// Where the session's messages go.
-struct Routes {
-    /// The response streams of requests awaiting their reply.
-    requests: HashMap<RequestId, Sender<Outgoing>>,
-    /// The open `GET` stream.
-    standalone: Option<Sender<Outgoing>>,
-    /// The session's messages while no `GET` stream is open.
-    backlog: VecDeque<Outgoing>,
-    capacity: usize,
 }
 
 impl Sessions {
@@ -106,73 +98,11 @@ impl Session {
     }
 
     fn is_idle(&self) -> bool {
-        let routes = self.routes.lock().expect("not poisoned");
-        routes.requests.is_empty() && routes.standalone.as_ref().is_none_or(Sender::is_closed)
+        self.routes().is_idle()
     }
 
-    /// Hands one message of the engine's to its stream.
-    fn route(&self, out: Outgoing) {
-        let mut routes = self.routes.lock().expect("not poisoned");
-        let Some(id) = out.kind.stream().cloned() else {
-            return routes.hold_or_send(out, &self.id);
-        };
-        let is_reply = matches!(out.kind, MessageKind::Reply { .. });
-        let Some(tx) = routes.requests.get(&id) else {
-            if is_reply {
-                tracing::debug!(session = %self.id, %id, "a reply whose response stream is gone was dropped");
-            } else {
-                routes.hold_or_send(out, &self.id);
-            }
-            return;
-        };
-        match tx.try_send(out) {
-            Ok(()) if is_reply => {
-                routes.requests.remove(&id);
-            }
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => {
-                tracing::warn!(session = %self.id, %id, "a response stream's reader fell behind; the stream was ended");
-                routes.requests.remove(&id);
-            }
-            Err(TrySendError::Closed(out)) => {
-                // The client left the response: what is not the reply still reaches it.
-                routes.requests.remove(&id);
-                if !is_reply {
-                    routes.hold_or_send(out, &self.id);
-                }
-            }
-        }
-    }
-}
-
-impl Routes {
-    /// A message for the session's own stream: to the `GET` stream, or held back until one
-    /// opens. When the backlog is full, its oldest notification makes room (requests are
-    /// kept); a backlog of requests only that overflows loses the message.
-    fn hold_or_send(&mut self, out: Outgoing, session: &str) {
-        if let Some(tx) = &self.standalone {
-            match tx.try_send(out) {
-                Ok(()) => return,
-                Err(TrySendError::Full(out) | TrySendError::Closed(out)) => {
-                    self.standalone = None;
-                    self.backlog.push_back(out);
-                }
-            }
-        } else {
-            self.backlog.push_back(out);
-        }
-        if self.backlog.len() > self.capacity {
-            let oldest_note = self
-                .backlog
-                .iter()
-                .position(|m| matches!(m.kind, MessageKind::Notification { .. }))
-                .unwrap_or(0);
-            self.backlog.remove(oldest_note);
-            tracing::warn!(
-                session,
-                "the session's stream is not read; a message was dropped"
-            );
-        }
+    fn routes(&self) -> std::sync::MutexGuard<'_, Routes> {
+        self.routes.lock().expect("not poisoned")
     }
 }
 
@@ -202,45 +132,39 @@ pub(crate) async fn post(
             Err(_) => gone(),
         };
     };
-    let (tx, messages) = async_channel::bounded(shared.config.stream_capacity.max(1));
-    {
-        let mut routes = session.routes.lock().expect("not poisoned");
-        if routes.requests.len() >= shared.config.max_requests_per_session {
-            return error_for(
-                StatusCode::TOO_MANY_REQUESTS,
-                Some(&id),
-                -32600,
-                "Too many requests in flight on this session (HttpConfig::max_requests_per_session)",
-            );
-        }
-        if routes.requests.contains_key(&id) {
+    let registered = session.routes().register(&id);
+    let (frames, priming) = match registered {
+        Ok(registered) => registered,
+        Err(Refusal::TooMany) => return error_for(
+            StatusCode::TOO_MANY_REQUESTS,
+            Some(&id),
+            -32600,
+            "Too many requests in flight on this session (HttpConfig::max_requests_per_session)",
+        ),
+        Err(Refusal::Duplicate) => {
             return error_for(
                 StatusCode::BAD_REQUEST,
                 Some(&id),
                 -32600,
                 &format!("Invalid Request: request id {id} is already in flight on this session"),
-            );
+            )
         }
-        routes.requests.insert(id.clone(), tx);
-    }
+    };
     if session.link.send(body.to_vec()).is_err() {
         return gone();
     }
     let answer = Answer {
         id,
-        messages,
+        frames: frames.boxed(),
         sse: accepts_sse(headers),
         status: |_: &MessageKind| StatusCode::OK,
+        stream_after: shared.config.stream_after,
+        priming: Some(priming),
+        poll_after: shared.config.poll_after,
     };
     let related = {
         let session = session.clone();
-        move |out: Outgoing| {
-            session
-                .routes
-                .lock()
-                .expect("not poisoned")
-                .hold_or_send(out, &session.id)
-        }
+        move |out: Outgoing| session.routes().hold_or_send(out, &session.id)
     };
     let Some(mut response) = answer.respond((), related).await else {
         return gone();
@@ -277,12 +201,10 @@ async fn open(shared: &Arc<Shared>, owner: Option<String>) -> Result<Arc<Session
         id: id.clone(),
         principal: owner.clone(),
         link,
-        routes: Mutex::new(Routes {
-            requests: HashMap::new(),
-            standalone: None,
-            backlog: VecDeque::new(),
+        routes: Mutex::new(Routes::new(
             capacity,
-        }),
+            shared.config.max_requests_per_session,
+        )),
         last_used: Mutex::new(Instant::now()),
     });
     shared
@@ -296,14 +218,10 @@ async fn open(shared: &Arc<Shared>, owner: Option<String>) -> Result<Arc<Session
     let shared = shared.clone();
     tokio::spawn(async move {
         while let Some(out) = router.link.recv().await {
-            router.route(out);
+            router.routes().route(out, &router.id);
         }
         // Every stream of the session ends with it.
-        {
-            let mut routes = router.routes.lock().expect("not poisoned");
-            routes.requests.clear();
-            routes.standalone = None;
-        }
+        router.routes().clear();
         // Closed: by DELETE, idle expiry, a reader too slow, or the server's shutdown.
         shared.sessions.remove(&router.id);
         tracing::info!(session = %router.id, "session closed");
@@ -311,29 +229,34 @@ async fn open(shared: &Arc<Shared>, owner: Option<String>) -> Result<Arc<Session
     Ok(session)
 }
 
-/// Serves a `GET`: the session's own stream, starting with what waited for it.
-pub(crate) fn get(shared: &Shared, session: &Session) -> Response {
+/// Serves a `GET`: with `Last-Event-ID`, the rest of the stream that event belonged to;
+/// otherwise the session's own stream, starting with what waited for it.
+pub(crate) fn get(shared: &Shared, session: &Session, headers: &HeaderMap) -> Response {
     session.touch();
-    let (tx, messages): (Sender<Outgoing>, Receiver<Outgoing>) =
-        async_channel::bounded(shared.config.stream_capacity.max(1));
-    {
-        let mut routes = session.routes.lock().expect("not poisoned");
-        if routes.standalone.as_ref().is_some_and(|s| !s.is_closed()) {
-            return error(
-                StatusCode::CONFLICT,
-                -32600,
-                "Conflict: this session's GET stream is already open",
-            );
+    if let Some(last) = header_str(headers, "last-event-id") {
+        let resumed = session.routes().resume(last);
+        if let Some((id, frames)) = resumed {
+            tracing::debug!(session = %session.id, last, "a response stream resumed");
+            let answer = Answer {
+                id,
+                frames: frames.boxed(),
+                sse: true,
+                status: |_: &MessageKind| StatusCode::OK,
+                stream_after: std::time::Duration::ZERO,
+                priming: None,
+                poll_after: shared.config.poll_after,
+            };
+            return answer.stream(None, ());
         }
-        while let Some(out) = routes.backlog.pop_front() {
-            if let Err(e) = tx.try_send(out) {
-                routes.backlog.push_front(e.into_inner());
-                break;
-            }
-        }
-        routes.standalone = Some(tx);
     }
-    sse_until_closed(messages)
+    match session.routes().open_standalone() {
+        Some(frames) => sse_until_closed(frames),
+        None => error(
+            StatusCode::CONFLICT,
+            -32600,
+            "Conflict: this session's GET stream is already open",
+        ),
+    }
 }
 
 /// The answer for a session that ended while the request was served.
