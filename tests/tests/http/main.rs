@@ -3,12 +3,14 @@
 //! own client over HTTP (`client`): 2025-11-25
 //! sessions (`sessions`), 2026-07-28 stateless requests (`stateless`), what every request
 //! passes first and the faults a network brings (`guard`, `faults`), many sessions at once
-//! (`load`), and the README's mounting example (`example`).
+//! (`load`), the README's mounting example (`example`), and the HTTP benchmark's smoke run
+//! (`bench_smoke`).
 //!
 //! `cargo test -p taskwire-tests --test http [FILTER]`.
 
 mod common;
 
+mod bench_smoke;
 mod client;
 mod example;
 mod faults;
