@@ -1,8 +1,14 @@
 #!/usr/bin/env node
-// Drives a stdio MCP server with @modelcontextprotocol/sdk 1.32.2 (Client + StdioClientTransport) and its
-// experimental 2025-11-25 tasks API (client.experimental.tasks.*). One JSON object per line on stdout.
+// Drives an MCP server with @modelcontextprotocol/sdk 1.32.2 (Client) and its experimental 2025-11-25 tasks
+// API (client.experimental.tasks.*): a stdio server it starts (StdioClientTransport), or a Streamable HTTP
+// endpoint (StreamableHTTPClientTransport, --url). One JSON object per line on stdout.
 //
-//   node ts_client.mjs MODE [OPTIONS] [--] SERVER_CMD [ARGS...]
+//   node ts_client.mjs MODE [OPTIONS] [--] SERVER_CMD [ARGS...]     (stdio: starts the server)
+//   node ts_client.mjs MODE [OPTIONS] --url URL                       (Streamable HTTP, e.g. http://127.0.0.1:3000/mcp)
+//
+// Over HTTP every mode runs the same way; the session the server opens is reported ("session"), the
+// server's GET stream is opened by the SDK after notifications/initialized (what arrives on it is reported
+// like any other server message), and the session is ended with DELETE before exiting ("terminated").
 //
 // MODES
 //   task               tools/list, then callToolStream(TOOL, ARGS, {task:{ttl}}): a task-augmented call,
@@ -33,9 +39,13 @@
 //   --elicit ACTION    accept|decline|cancel: how elicitation/create is answered (default accept)
 //   --no-caps          declare no client capabilities (no tasks, elicitation, sampling)
 //   --timeout MS       give up after MS (default 60000)
+//   --url URL          connect to this Streamable HTTP endpoint instead of starting SERVER_CMD
+//   --log FILE         append every message, as sent and as received, to FILE in tap.py's format
+//                      ({"dir":"c2s"|"s2c","msg":{...}} per line): for HTTP, where tap.py cannot sit
 //
 // OUTPUT (JSON lines)
 //   {"event":"initialized","protocolVersion":"2025-11-25","serverInfo":{...},"capabilities":{...}}
+//   {"event":"session","sessionId":"..."|null}                                  (--url: the Mcp-Session-Id)
 //   {"event":"tools","names":[...],"taskSupport":{"long_running_task":"optional",...}}
 //   {"event":"auto","tool":"...","task":true,"required":false}                 (auto mode)
 //   {"event":"task_created","taskId":"...","status":"working","ttl":60000,"pollInterval":1000}
@@ -50,12 +60,16 @@
 //   {"event":"cancel_result","taskId":"...","status":"cancelled","message":"..."}
 //   {"event":"final_status","taskId":"...","status":"cancelled","message":"..."}
 //   {"event":"error","method":"tasks/get","code":-32602,"message":"..."}       (method: which request failed;
-//                      "callToolStream" = the SDK's own -32603 verdict on a failed/cancelled task)
+//                      "callToolStream" = the SDK's own -32603 verdict on a failed/cancelled task;
+//                      "DELETE" = ending the HTTP session failed)
+//   {"event":"terminated","sessionId":"..."}                                    (--url: DELETE answered)
 // Exit 0 when the mode's expected outcome was seen; 1 otherwise (reason on stderr); 2 on usage errors.
+import { appendFileSync } from 'node:fs';
 import { sdk, emit, fail, log, errorCode, errorMessage, sleep } from './peerlib.mjs';
 
 const { Client } = sdk('client/index.js');
 const { StdioClientTransport } = sdk('client/stdio.js');
+const { StreamableHTTPClientTransport } = sdk('client/streamableHttp.js');
 const { InMemoryTaskStore } = sdk('experimental/tasks/index.js');
 const types = sdk('types.js');
 
@@ -63,9 +77,9 @@ const types = sdk('types.js');
 const MODES = ['task', 'auto', 'plain', 'list', 'cancel', 'get-unknown', 'input-required', 'sampling-async', 'elicitation-async'];
 const argv = process.argv.slice(2);
 const mode = argv.shift();
-if (!MODES.includes(mode)) fail(`usage: ts_client.mjs {${MODES.join('|')}} [OPTIONS] [--] SERVER_CMD...`, 2);
+if (!MODES.includes(mode)) fail(`usage: ts_client.mjs {${MODES.join('|')}} [OPTIONS] {[--] SERVER_CMD...|--url URL}`, 2);
 
-const opt = { tool: 'long_running_task', args: {}, ttl: 60000, start: 1, elicit: 'accept', caps: true, timeout: 60000 };
+const opt = { tool: 'long_running_task', args: {}, ttl: 60000, start: 1, elicit: 'accept', caps: true, timeout: 60000, url: null, log: null };
 while (argv.length && argv[0].startsWith('--')) {
   const name = argv.shift();
   if (name === '--') break;
@@ -78,10 +92,13 @@ while (argv.length && argv[0].startsWith('--')) {
     case '--elicit': opt.elicit = value(); break;
     case '--no-caps': opt.caps = false; break;
     case '--timeout': opt.timeout = Number(value()); break;
+    case '--log': opt.log = value(); break;
+    case '--url': try { opt.url = new URL(value()); } catch (e) { fail(`--url: ${e.message}`, 2); } break;
     default: fail(`unknown option ${name}`, 2);
   }
 }
-if (!argv.length) fail('missing SERVER_CMD', 2);
+if (opt.url && argv.length) fail('give either --url URL or SERVER_CMD, not both', 2);
+if (!opt.url && !argv.length) fail('missing SERVER_CMD (or --url URL)', 2);
 if (mode === 'input-required' && opt.tool === 'long_running_task') {
   opt.tool = 'simulate-research-query';
   if (!Object.keys(opt.args).length) opt.args = { topic: 'python', ambiguous: true };
@@ -169,15 +186,26 @@ function observe(msg) {
   }
 }
 
-const transport = new StdioClientTransport({ command: argv[0], args: argv.slice(1), env: process.env, stderr: 'inherit' });
+const transport = opt.url
+  ? new StreamableHTTPClientTransport(opt.url)
+  : new StdioClientTransport({ command: argv[0], args: argv.slice(1), env: process.env, stderr: 'inherit' });
+const record = (dir, msg) => {
+  if (opt.log) appendFileSync(opt.log, JSON.stringify({ dir, msg }) + '\n');
+};
 const start = transport.start.bind(transport);
 transport.start = async () => {
   const inner = transport.onmessage;
   transport.onmessage = (msg, extra) => {
+    record('s2c', msg);
     observe(msg);
     inner?.(msg, extra);
   };
   return start();
+};
+const send = transport.send.bind(transport);
+transport.send = async (msg, options) => {
+  record('c2s', msg);
+  return send(msg, options);
 };
 
 let exitCode = 1;
@@ -342,10 +370,20 @@ try {
     serverInfo: client.getServerVersion(),
     capabilities: client.getServerCapabilities(),
   });
+  if (opt.url) emit('session', { sessionId: transport.sessionId ?? null });
   await run[mode]();
 } catch (e) {
   reportError(null, e);
   done(false, e.stack ?? String(e));
+}
+if (opt.url && transport.sessionId) {
+  const sessionId = transport.sessionId;
+  try {
+    await transport.terminateSession();
+    emit('terminated', { sessionId });
+  } catch (e) {
+    reportError('DELETE', e);
+  }
 }
 await client.close().catch(() => {});
 process.exit(exitCode);

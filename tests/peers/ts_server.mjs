@@ -1,8 +1,19 @@
 #!/usr/bin/env node
-// A stdio MCP server on @modelcontextprotocol/sdk 1.32.2 that mirrors the seed's Python server with the
-// SDK's experimental 2025-11-25 tasks API (McpServer.experimental.tasks.registerToolTask + InMemoryTaskStore).
+// An MCP server on @modelcontextprotocol/sdk 1.32.2 that mirrors the seed's Python server with the SDK's
+// experimental 2025-11-25 tasks API (McpServer.experimental.tasks.registerToolTask + InMemoryTaskStore), on
+// stdio or, with --http, over Streamable HTTP.
 //
-//   node ts_server.mjs [--required] [--failing] [--poll-interval MS] [--step-ms MS]
+//   node ts_server.mjs [--required] [--failing] [--poll-interval MS] [--step-ms MS] [--http PORT]
+//
+// --http PORT serves http://127.0.0.1:PORT/mcp (PORT 0: any free port) with the SDK's
+// StreamableHTTPServerTransport on node's http module, in session mode as the SDK's examples do: an
+// `initialize` POST without Mcp-Session-Id opens a session (sessionIdGenerator randomUUID) with its own
+// transport and McpServer; the session's POST, GET (its SSE stream) and DELETE go to that transport. Any
+// other POST without a session gets 400 {"code":-32000,"message":"Bad Request: No valid session ID
+// provided","id":null}; an unknown session id gets 404 {"code":-32001,"message":"Session not found"}. All
+// sessions share one InMemoryTaskStore, which keeps each task to the session that created it. Once
+// listening it prints {"event":"listening","url":"http://127.0.0.1:PORT/mcp"} on stdout (stdout is not the
+// protocol then); it exits on SIGTERM or SIGINT, not at the end of stdin.
 //
 // Tools:
 //   long_running_task           taskSupport "optional", no arguments. As a task: status messages
@@ -13,12 +24,16 @@
 //   failing_task                (--failing) taskSupport "optional"; after one step the task ends "failed"
 //                               with an isError CallToolResult "任务失败！".
 // Requested ttl is kept as given (absent -> null, the SDK's choice); pollInterval defaults to the SDK's 1000.
-// stdout carries only the protocol; diagnostics go to stderr. Exits when stdin closes.
-import { sdk, log } from './peerlib.mjs';
+// On stdio, stdout carries only the protocol; diagnostics go to stderr. Exits when stdin closes.
+import { createServer as createHttpServer } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { sdk, emit, log } from './peerlib.mjs';
 
 const { McpServer } = sdk('server/mcp.js');
 const { StdioServerTransport } = sdk('server/stdio.js');
+const { StreamableHTTPServerTransport } = sdk('server/streamableHttp.js');
 const { InMemoryTaskStore, InMemoryTaskMessageQueue } = sdk('experimental/tasks/index.js');
+const { isInitializeRequest } = sdk('types.js');
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -34,18 +49,10 @@ const num = (name, dflt) => {
 };
 const pollInterval = num('--poll-interval', undefined);
 const stepMs = num('--step-ms', 1000);
+const httpPort = num('--http', undefined);
 
-const server = new McpServer(
-  { name: 'taskwire-ts-peer-server', version: '0.1.0' },
-  {
-    capabilities: {
-      tools: {},
-      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
-    },
-    taskStore: new InMemoryTaskStore(),
-    taskMessageQueue: new InMemoryTaskMessageQueue(),
-  }
-);
+const taskStore = new InMemoryTaskStore();
+const taskMessageQueue = new InMemoryTaskMessageQueue();
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const text = (t, isError) => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
@@ -63,7 +70,7 @@ async function work(taskId, store, steps, finish) {
   }
 }
 
-function taskTool(name, taskSupport, description, steps, finalStatus, result) {
+function taskTool(server, name, taskSupport, description, steps, finalStatus, result) {
   server.experimental.tasks.registerToolTask(
     name,
     { description, inputSchema: {}, execution: { taskSupport } },
@@ -82,15 +89,104 @@ function taskTool(name, taskSupport, description, steps, finalStatus, result) {
 
 const STEPS = ['开始执行...', '处理步骤 1...', '处理步骤 2...'];
 const DESC = '一个需要几秒钟完成的任务，会输出进度状态。支持普通调用和任务调用。';
-taskTool('long_running_task', 'optional', DESC, STEPS, 'completed', text('任务完成！'));
-if (flag('--required')) {
-  taskTool('long_running_task_required', 'required', DESC + ' (taskSupport required)', STEPS, 'completed', text('任务完成！'));
-}
-if (flag('--failing')) {
-  taskTool('failing_task', 'optional', 'A task that fails after one step.', ['开始执行...'], 'failed', text('任务失败！', true));
+
+// One McpServer with the tools (one for stdio; one per session over HTTP), over the shared task store.
+function createServer() {
+  const server = new McpServer(
+    { name: 'taskwire-ts-peer-server', version: '0.1.0' },
+    {
+      capabilities: {
+        tools: {},
+        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      },
+      taskStore,
+      taskMessageQueue,
+    }
+  );
+  taskTool(server, 'long_running_task', 'optional', DESC, STEPS, 'completed', text('任务完成！'));
+  if (flag('--required')) {
+    taskTool(server, 'long_running_task_required', 'required', DESC + ' (taskSupport required)', STEPS, 'completed', text('任务完成！'));
+  }
+  if (flag('--failing')) {
+    taskTool(server, 'failing_task', 'optional', 'A task that fails after one step.', ['开始执行...'], 'failed', text('任务失败！', true));
+  }
+  return server;
 }
 
-process.stdin.on('end', () => process.exit(0));
+// ------------------------------------------------------------------ Streamable HTTP (--http PORT)
+const sessions = new Map(); // Mcp-Session-Id -> its StreamableHTTPServerTransport
+
+function jsonError(res, status, code, message) {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+// The transport of a new session: registered once the SDK has given it its id, forgotten when it closes.
+async function openSession() {
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    enableJsonResponse: flag('--json-response'),
+    onsessioninitialized: (id) => {
+      sessions.set(id, transport);
+      log(`session ${id} opened`);
+    },
+  });
+  transport.onclose = () => {
+    if (transport.sessionId && sessions.delete(transport.sessionId)) log(`session ${transport.sessionId} closed`);
+  };
+  await createServer().connect(transport);
+  return transport;
+}
+
+async function serveHttp(req, res) {
+  if (new URL(req.url, 'http://localhost').pathname !== '/mcp') return jsonError(res, 404, -32601, 'Not found: the endpoint is /mcp');
+  const id = req.headers['mcp-session-id'];
+  const session = typeof id === 'string' ? sessions.get(id) : undefined;
+  if (req.method === 'POST') {
+    let body;
+    try {
+      body = JSON.parse(await readBody(req));
+    } catch (e) {
+      return jsonError(res, 400, -32700, `Parse error: ${e.message}`);
+    }
+    if (session) return session.handleRequest(req, res, body);
+    if (id !== undefined) return jsonError(res, 404, -32001, 'Session not found');
+    if (!isInitializeRequest(body)) return jsonError(res, 400, -32000, 'Bad Request: No valid session ID provided');
+    return (await openSession()).handleRequest(req, res, body);
+  }
+  if (req.method === 'GET' || req.method === 'DELETE') {
+    if (id === undefined) return jsonError(res, 400, -32000, 'Bad Request: No valid session ID provided');
+    if (!session) return jsonError(res, 404, -32001, 'Session not found');
+    return session.handleRequest(req, res);
+  }
+  res.writeHead(405, { allow: 'GET, POST, DELETE' }).end();
+}
+
 process.on('SIGTERM', () => process.exit(0));
-await server.connect(new StdioServerTransport());
-log('ready');
+if (httpPort === undefined) {
+  process.stdin.on('end', () => process.exit(0));
+  await createServer().connect(new StdioServerTransport());
+  log('ready');
+} else {
+  process.on('SIGINT', () => process.exit(0));
+  const http = createHttpServer((req, res) => {
+    serveHttp(req, res).catch((e) => {
+      log(`${req.method} ${req.url}: ${e?.stack ?? e}`);
+      if (!res.headersSent) jsonError(res, 500, -32603, 'Internal server error');
+    });
+  });
+  http.listen(httpPort, '127.0.0.1', () => {
+    const url = `http://127.0.0.1:${http.address().port}/mcp`;
+    emit('listening', { url });
+    log(`ready on ${url}`);
+  });
+}

@@ -64,7 +64,7 @@ pub(crate) async fn post(
     };
     let answer = Answer {
         id,
-        frames: session.outgoing().clone().map(Frame::plain).boxed(),
+        frames: session.messages().map(Frame::plain).boxed(),
         sse: accepts_sse(headers),
         status,
         stream_after: shared.config.stream_after,

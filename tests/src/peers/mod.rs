@@ -4,8 +4,9 @@
 //!   `<target>/peers/`), or reports that the test is skipped because `TASKWIRE_SKIP_INTEROP=1`.
 //!   An install that fails makes the test fail, with the installer's output.
 //! - [`Peers`]: command lines for each peer (Python seed server and SDK client, the TypeScript
-//!   client and server scripts, server-everything, the Inspector CLI, the `tap.py` recorder,
-//!   and the benchmark's servers: `bench_server.{mjs,py}` and the rmcp echo server).
+//!   client and server scripts, each also over Streamable HTTP, the seed server over HTTP
+//!   (`py_http_server.py`), server-everything, the Inspector CLI, the `tap.py` recorder, and
+//!   the benchmark's servers: `bench_server.{mjs,py}` and the rmcp echo server).
 //! - [`run()`]: runs a peer process with a deadline (the whole process group is killed when it
 //!   passes) and parses the JSON lines it prints.
 //! - [`wire`]: reads recorded traffic (`tap.py` logs and `tests/fixtures/recorded/*.jsonl`) and
@@ -13,6 +14,8 @@
 //! - [`replay`] and [`fed`]: a recorded official server played back to our client engine, and
 //!   helpers for feeding recorded peer traffic to a [`Probe`](taskwire_harness::Probe) (the quirk suites).
 //! - [`demo`]: the release demo binaries (built once per process) and `task-client` output.
+//! - [`http`]: a Streamable HTTP server (ours or a peer's) as a child process on a free port,
+//!   ready once it accepts a TCP connection, killed when dropped.
 //!
 //! The suites: `interop_{python,typescript,everything,inspector}.rs` (live processes, named
 //! `<client>_to_<server>_<case>`) and `interop_quirks_{python,typescript,inspector}.rs`
@@ -20,6 +23,7 @@
 
 pub mod demo;
 pub mod fed;
+pub mod http;
 mod install;
 pub mod replay;
 pub mod run;
@@ -91,6 +95,26 @@ impl Peers {
             .extend(server)
     }
 
+    /// `py_client.py [ARGS] --url URL`: the same calls over Streamable HTTP
+    /// (`streamable_http_client`).
+    pub fn py_client_url(&self, args: &[&str], url: &str) -> Argv {
+        Argv::new(&self.python)
+            .arg(self.kit.join("py_client.py"))
+            .args(args)
+            .args(&["--url", url])
+    }
+
+    /// `py_http_server.py --port PORT --seed SEED/task_server.py [ARGS]`: the seed's server,
+    /// imported unchanged, over Streamable HTTP (the SDK's `StreamableHTTPSessionManager`
+    /// under uvicorn).
+    pub fn py_http_server(&self, port: u16, args: &[&str]) -> Argv {
+        Argv::new(&self.python)
+            .arg(self.kit.join("py_http_server.py"))
+            .args(&["--port", &port.to_string(), "--seed"])
+            .arg(self.seed.join("task_server.py"))
+            .args(args)
+    }
+
     /// `ts_client.mjs MODE [ARGS] -- SERVER...`: the TypeScript SDK client.
     pub fn ts_client(&self, mode: &str, args: &[&str], server: &Argv) -> Argv {
         self.node_script("ts_client.mjs")
@@ -98,6 +122,15 @@ impl Peers {
             .args(args)
             .arg("--")
             .extend(server)
+    }
+
+    /// `ts_client.mjs MODE [ARGS] --url URL`: the TypeScript SDK client over Streamable HTTP
+    /// (`StreamableHTTPClientTransport`).
+    pub fn ts_client_url(&self, mode: &str, args: &[&str], url: &str) -> Argv {
+        self.node_script("ts_client.mjs")
+            .arg(mode)
+            .args(args)
+            .args(&["--url", url])
     }
 
     /// `core_client.mjs -- SERVER...`: the conformance suite's core server scenarios, run by
@@ -109,6 +142,14 @@ impl Peers {
     /// `ts_server.mjs [ARGS]`: the TypeScript SDK server (`registerToolTask` + `InMemoryTaskStore`).
     pub fn ts_server(&self, args: &[&str]) -> Argv {
         self.node_script("ts_server.mjs").args(args)
+    }
+
+    /// `ts_server.mjs --http PORT [ARGS]`: the same server over Streamable HTTP
+    /// (`StreamableHTTPServerTransport` on node's `http`, one transport and server per session).
+    pub fn ts_http_server(&self, port: u16, args: &[&str]) -> Argv {
+        self.node_script("ts_server.mjs")
+            .args(&["--http", &port.to_string()])
+            .args(args)
     }
 
     /// `bench_server.mjs`: the benchmark's `echo` and `instant_task` on the TypeScript SDK.

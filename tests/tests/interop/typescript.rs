@@ -12,13 +12,13 @@
 
 use serde_json::{json, Value};
 use taskwire_driver::engine::{Config, TaskStatus};
-use taskwire_driver::{Client, ClientBuilder, RpcError, TaskUpdate};
+use taskwire_driver::{Client, ClientBuilder, TaskUpdate};
 use taskwire_harness::Side;
 use taskwire_tests::peers::demo::{binary, DemoClient, RESULT, STEPS};
 use taskwire_tests::peers::wire::Log;
 use taskwire_tests::peers::{self, run, Argv, Peers, Run};
 
-use crate::common::DEADLINE;
+use crate::common::{cancel_on_ts_server, DEADLINE};
 
 fn task_server(step_ms: &str) -> Argv {
     Argv::new(binary("task-server")).args(&["--required-tool", "--step-ms", step_ms])
@@ -294,28 +294,7 @@ fn client_api_to_ts_server_list_cancel_unknown() {
             assert_eq!(listed.len(), 1);
             assert_eq!(listed[0].id, id);
             assert_eq!(listed[0].status, TaskStatus::Working);
-            let cancelled = client.cancel_task(&id).await.unwrap();
-            assert_eq!(cancelled.status, TaskStatus::Cancelled);
-            assert_eq!(
-                cancelled.status_message.as_deref(),
-                Some("Client cancelled task execution.")
-            );
-            let again = client
-                .cancel_task(&id)
-                .await
-                .map_err(RpcError::from)
-                .unwrap_err();
-            assert_eq!(again.code, -32602);
-            assert_eq!(
-                again.message,
-                "MCP error -32602: Cannot cancel task in terminal status: cancelled"
-            );
-            let unknown = client
-                .get_task("taskwire-no-such-task")
-                .await
-                .map_err(RpcError::from)
-                .unwrap_err();
-            assert_eq!(unknown.code, -32602, "{unknown:?}");
+            cancel_on_ts_server(&client, &id).await;
             let mut statuses = Vec::new();
             while let Ok(update) = call.updates.recv().await {
                 if let TaskUpdate::Status(t) = update {

@@ -45,19 +45,6 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (program, args) = match options.rest.split_first() {
-        Some((program, args)) => (PathBuf::from(program), args.to_vec()),
-        None => match beside_me("task-server") {
-            Ok(server) => (
-                server,
-                vec!["--runtime".into(), options.runtime.name().into()],
-            ),
-            Err(e) => {
-                eprintln!("task-client: {e}");
-                return ExitCode::FAILURE;
-            }
-        },
-    };
     taskwire_demo::logs::init("warn");
     let start = Instant::now();
     let mut config = Config::new("task-client", env!("CARGO_PKG_VERSION"));
@@ -73,6 +60,19 @@ fn main() -> ExitCode {
     if let Some(url) = url {
         return over_http(&url, builder, start);
     }
+    let (program, args) = match options.rest.split_first() {
+        Some((program, args)) => (PathBuf::from(program), args.to_vec()),
+        None => match beside_me("task-server") {
+            Ok(server) => (
+                server,
+                vec!["--runtime".into(), options.runtime.name().into()],
+            ),
+            Err(e) => {
+                eprintln!("task-client: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
     let mut command = std::process::Command::new(&program);
     command.args(&args);
     let outcome = match options.runtime {

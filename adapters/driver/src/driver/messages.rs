@@ -1,6 +1,7 @@
 //! Connections whose transport frames messages itself (Streamable HTTP): the transport
 //! hands the driver each message the peer sent, and takes the session's messages from a
-//! bounded channel, each with its [`MessageKind`] (which names the stream it belongs to,
+//! channel that holds a bounded number (allocated as they come, not up front), each with its
+//! [`MessageKind`] (which names the stream it belongs to,
 //! [`MessageKind::stream`]). A transport that falls a whole channel behind loses the
 //! session: a slow reader is disconnected, never buffered without bound.
 
@@ -24,7 +25,8 @@ pub struct Outgoing {
 pub(crate) enum LinkInput {
     Open {
         owner: Owner,
-        outgoing: Sender<Outgoing>,
+        outgoing: Sender<Box<Outgoing>>,
+        capacity: usize,
         reply: oneshot::Sender<Option<SessionId>>,
     },
     Message {
@@ -45,11 +47,12 @@ pub(crate) struct MessageLinks {
 impl MessageLinks {
     /// Opens a session for `owner` whose outgoing messages queue up to `capacity` deep.
     pub async fn open(&self, owner: Owner, capacity: usize) -> Result<MessageSession, Error> {
-        let (tx, outgoing) = async_channel::bounded(capacity.max(1));
+        let (tx, outgoing) = async_channel::unbounded();
         let (reply, opened) = oneshot::channel();
         let open = LinkInput::Open {
             owner,
             outgoing: tx,
+            capacity: capacity.max(1),
             reply,
         };
         self.inputs.send(open).await.map_err(|_| closed())?;
@@ -65,14 +68,15 @@ impl MessageLinks {
 pub struct MessageSession {
     id: SessionId,
     inputs: Sender<LinkInput>,
-    outgoing: Receiver<Outgoing>,
+    /// Boxed, so that the queue's blocks stay small for an idle session.
+    outgoing: Receiver<Box<Outgoing>>,
 }
 
 impl MessageSession {
     pub(super) fn new(
         id: SessionId,
         inputs: Sender<LinkInput>,
-        outgoing: Receiver<Outgoing>,
+        outgoing: Receiver<Box<Outgoing>>,
     ) -> Self {
         MessageSession {
             id,
@@ -103,12 +107,18 @@ impl MessageSession {
     /// [`MessageSession::close`], the server's shutdown, or a reader too slow to keep up)
     /// and everything before was read.
     pub async fn recv(&self) -> Option<Outgoing> {
-        self.outgoing.recv().await.ok()
+        self.outgoing.recv().await.ok().map(|message| *message)
     }
 
-    /// The channel [`MessageSession::recv`] reads, for `select!` and streams.
-    pub fn outgoing(&self) -> &Receiver<Outgoing> {
-        &self.outgoing
+    /// What [`MessageSession::recv`] reads, as a stream (it ends with the session).
+    pub fn messages(&self) -> impl futures::Stream<Item = Outgoing> + Send + 'static {
+        use futures::StreamExt;
+        self.outgoing.clone().map(|message| *message)
+    }
+
+    /// Whether the session has closed (its remaining messages may still be read).
+    pub fn is_closed(&self) -> bool {
+        self.outgoing.is_closed()
     }
 
     /// Closes the session now (dropping the handle does too).

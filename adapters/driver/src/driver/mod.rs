@@ -54,8 +54,8 @@ pub(crate) struct Driver<A: App> {
     app: A,
     /// Byte-stream connections.
     links: Vec<ByteLink>,
-    /// Message-link connections: where each session's messages go.
-    messages: HashMap<SessionId, Sender<Outgoing>>,
+    /// Message-link connections: where each session's messages go, and how many may wait.
+    messages: HashMap<SessionId, (Sender<Box<Outgoing>>, usize)>,
     commands: Pin<Box<Receiver<Command<A::Command>>>>,
     tx: Sender<Command<A::Command>>,
     link_inputs: Pin<Box<Receiver<LinkInput>>>,
@@ -131,9 +131,9 @@ impl<A: App> Driver<A> {
     /// Serves one message-link connection for `owner`, opened before the driver runs (a
     /// client's one connection); up to `capacity` outgoing messages wait for its transport.
     pub fn attach_messages(&mut self, owner: Owner, capacity: usize) -> Option<MessageSession> {
-        let (tx, outgoing) = async_channel::bounded(capacity.max(1));
+        let (tx, outgoing) = async_channel::unbounded();
         let session = self.open(owner)?;
-        self.messages.insert(session, tx);
+        self.messages.insert(session, (tx, capacity.max(1)));
         Some(MessageSession::new(session, self.link_tx.clone(), outgoing))
     }
 
@@ -202,6 +202,7 @@ impl<A: App> Driver<A> {
                 LinkInput::Open {
                     owner,
                     outgoing,
+                    capacity,
                     reply,
                 } => {
                     let session = if self.stopping {
@@ -210,7 +211,8 @@ impl<A: App> Driver<A> {
                         self.open(owner)
                     };
                     if let Some(session) = session {
-                        self.messages.insert(session, outgoing);
+                        tracing::debug!(?session, "message session opened");
+                        self.messages.insert(session, (outgoing, capacity));
                     }
                     let _ = reply.send(session);
                 }
@@ -255,12 +257,14 @@ impl<A: App> Driver<A> {
             busy = true;
             match output {
                 Output::Send(t) => {
-                    if let Some(outgoing) = self.messages.get(&t.session) {
+                    if let Some((outgoing, capacity)) = self.messages.get(&t.session) {
                         let message = Outgoing {
                             kind: t.kind,
                             message: t.message,
                         };
-                        if outgoing.try_send(message).is_err() {
+                        if outgoing.len() >= *capacity
+                            || outgoing.try_send(Box::new(message)).is_err()
+                        {
                             tracing::warn!(
                                 session = ?t.session,
                                 "a message session's transport fell behind or left; closing it"

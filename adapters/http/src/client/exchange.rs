@@ -76,8 +76,15 @@ impl Transport {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|t| t.starts_with("text/event-stream"));
+        // An `initialize` answer names the session: adopted before the engine sees the answer
+        // (it sends `notifications/initialized` at once, in the session).
+        let adopt = |answer: &str| {
+            if initialize {
+                self.adopt_session(session_id.as_deref(), answer);
+            }
+        };
         if is_sse {
-            let mut read = self.read_events(response, id.as_ref()).await;
+            let mut read = self.read_events(response, id.as_ref(), &adopt).await;
             // A stream that ends before the answer is resumed from its last event
             // (2025-11-25; the server may end streams on purpose, SEP-1699).
             let mut attempts = 0;
@@ -101,7 +108,7 @@ impl Transport {
                 match resumed {
                     Ok(response) if response.status().is_success() => {
                         tracing::debug!(last, "resuming a response stream");
-                        let more = self.read_events(response, id.as_ref()).await;
+                        let more = self.read_events(response, id.as_ref(), &adopt).await;
                         read.answered = more.answered;
                         read.retry = more.retry.or(read.retry);
                         read.last_event = more.last_event.or(Some(last));
@@ -128,10 +135,11 @@ impl Transport {
             tokio::spawn(self.clone().listen());
         }
         match serde_json::from_str::<Value>(&body) {
-            // An error about our request that names no id (a server refusing the request
-            // before reading it, e.g. "no valid session"): it is the request's answer.
+            // An error that does not name our request (a server refusing the POST before
+            // reading it, e.g. "no valid session", with id null or one of its own): the POST
+            // carried that one request, so the error is its answer.
             Ok(mut error)
-                if error["id"].is_null() && error.get("error").is_some() && id.is_some() =>
+                if error.get("error").is_some() && id.is_some() && error["id"] != json!(id) =>
             {
                 error["id"] = json!(id);
                 self.deliver(&error.to_string());
@@ -147,7 +155,12 @@ impl Transport {
 
     /// Hands every message of an SSE response to the engine, noting the last event id, the
     /// reconnection delay, and whether the answer to `id` came.
-    async fn read_events(&self, response: reqwest::Response, id: Option<&RequestId>) -> Read {
+    async fn read_events(
+        &self,
+        response: reqwest::Response,
+        id: Option<&RequestId>,
+        before_answer: &impl Fn(&str),
+    ) -> Read {
         let mut read = Read::default();
         let mut events = response.bytes_stream().eventsource();
         while let Some(Ok(event)) = events.next().await {
@@ -160,10 +173,25 @@ impl Transport {
             if event.data.is_empty() {
                 continue;
             }
-            read.answered |= id.is_some_and(|id| replies_to(&event.data, id));
+            if id.is_some_and(|id| replies_to(&event.data, id)) {
+                read.answered = true;
+                before_answer(&event.data);
+            }
             self.deliver(&event.data);
         }
         read
+    }
+
+    /// Keeps the session an `initialize` answer opened: the `Mcp-Session-Id` that came with
+    /// it and the version it names.
+    fn adopt_session(&self, session_id: Option<&str>, answer: &str) {
+        if let (Some(session), Some(version)) = (session_id, negotiated(answer)) {
+            tracing::debug!(session, "session opened");
+            *self.session.lock().expect("not poisoned") = Some(Session {
+                id: session.to_owned(),
+                version,
+            });
+        }
     }
 
     /// Answers our request `id` locally with an error (nothing to do for a notification).

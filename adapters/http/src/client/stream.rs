@@ -20,7 +20,7 @@ const ATTEMPTS: u32 = 5;
 impl Transport {
     pub(super) async fn listen(self: Arc<Self>) {
         let mut failures = 0;
-        while failures < ATTEMPTS && !self.link.outgoing().is_closed() {
+        while failures < ATTEMPTS && !self.link.is_closed() {
             let Some(session) = self.session() else {
                 return;
             };

@@ -82,7 +82,7 @@ impl Routes {
         }
         self.next_stream += 1;
         let number = self.next_stream;
-        let (tx, frames) = async_channel::bounded(self.capacity);
+        let (tx, frames) = async_channel::unbounded();
         self.requests.insert(
             id.clone(),
             RequestStream {
@@ -122,7 +122,7 @@ impl Routes {
             if stream.sent.len() > capacity {
                 stream.sent.pop_front();
             }
-            let delivered = match stream.live.as_ref().map(|tx| tx.try_send(frame)) {
+            let delivered = match stream.live.as_ref().map(|tx| offer(tx, frame, capacity)) {
                 Some(Ok(())) => true,
                 Some(Err(TrySendError::Full(_))) => {
                     tracing::warn!(
@@ -164,7 +164,7 @@ impl Routes {
             out,
         };
         if let Some(tx) = &self.standalone {
-            match tx.try_send(frame) {
+            match offer(tx, frame, self.capacity) {
                 Ok(()) => return,
                 Err(TrySendError::Full(frame) | TrySendError::Closed(frame)) => {
                     self.standalone = None;
@@ -195,7 +195,7 @@ impl Routes {
         let (number, seq): (u64, u64) = (number.parse().ok()?, seq.parse().ok()?);
         let id = self.by_number.get(&number)?.clone();
         let stream = self.requests.get_mut(&id)?;
-        let (tx, frames) = async_channel::bounded(self.capacity + 1);
+        let (tx, frames) = async_channel::unbounded();
         for (_, frame) in stream.sent.iter().filter(|(s, _)| *s > seq) {
             let _ = tx.try_send(frame.clone());
         }
@@ -213,12 +213,10 @@ impl Routes {
         if self.standalone.as_ref().is_some_and(|s| !s.is_closed()) {
             return None;
         }
-        let (tx, frames) = async_channel::bounded(self.capacity);
-        while let Some(frame) = self.backlog.pop_front() {
-            if let Err(e) = tx.try_send(frame) {
-                self.backlog.push_front(e.into_inner());
-                break;
-            }
+        let (tx, frames) = async_channel::unbounded();
+        // The backlog holds at most the capacity: all of it fits.
+        for frame in self.backlog.drain(..) {
+            let _ = tx.try_send(frame);
         }
         self.standalone = Some(tx);
         Some(frames)
@@ -250,4 +248,14 @@ impl Routes {
         self.next_event += 1;
         (self.next_event, format!("{number}.{}", self.next_event))
     }
+}
+
+/// Sends `frame` unless `tx` already holds `capacity` frames (a reader that far behind loses
+/// the stream). The channels themselves are unbounded, so that an idle stream costs no
+/// buffer: they allocate as frames come.
+fn offer(tx: &Sender<Frame>, frame: Frame, capacity: usize) -> Result<(), TrySendError<Frame>> {
+    if tx.len() >= capacity {
+        return Err(TrySendError::Full(frame));
+    }
+    tx.try_send(frame)
 }

@@ -1,0 +1,100 @@
+//! A Streamable HTTP server as a child process on a free local port (ours: `task-server
+//! --http`, `conformance-server --http`; the peers': `ts_server.mjs --http`,
+//! `py_http_server.py`), ready once a TCP connect succeeds, killed when dropped.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use super::Argv;
+
+/// How long a server may take to listen (Python imports and uvicorn take the longest).
+const LISTEN_WITHIN: Duration = Duration::from_secs(20);
+
+/// A port of 127.0.0.1 that was free a moment ago (bound, read, released).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free local port")
+        .port()
+}
+
+/// A server listening on `127.0.0.1:PORT`, serving MCP at `/mcp`. Dropped while its test
+/// panics, it prints its stderr file first.
+#[derive(Debug)]
+pub struct HttpServer {
+    child: Child,
+    /// The command line, for messages.
+    pub command: String,
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+    /// Where its stderr goes, if not to the test's stderr.
+    pub stderr: Option<PathBuf>,
+}
+
+impl HttpServer {
+    /// Starts `server(port)` on a free port, its stdin and stdout closed and its stderr
+    /// written to `stderr` (inherited when `None`); returns once a TCP connect to the port
+    /// succeeds. Panics if the process exits first or does not listen within 20 s.
+    pub fn start(server: impl FnOnce(u16) -> Argv, stderr: Option<&Path>) -> HttpServer {
+        let port = free_port();
+        let argv = server(port);
+        let mut command = argv.command();
+        command.stdin(Stdio::null()).stdout(Stdio::null());
+        if let Some(path) = stderr {
+            let file = std::fs::File::create(path)
+                .unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));
+            command.stderr(file);
+        }
+        let child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", argv.display()));
+        let mut server = HttpServer {
+            child,
+            command: argv.display(),
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            stderr: stderr.map(Path::to_path_buf),
+        };
+        let address = format!("127.0.0.1:{port}");
+        let deadline = Instant::now() + LISTEN_WITHIN;
+        while TcpStream::connect(&address).is_err() {
+            // (Its stderr is printed when `server` is dropped by the panic.)
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!("{} exited ({status}) before it listened", server.command);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} did not listen on {address} within {LISTEN_WITHIN:?}",
+                server.command
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        server
+    }
+
+    /// What it wrote to its stderr file so far, headed by a line naming it (empty when its
+    /// stderr is inherited).
+    pub fn log(&self) -> String {
+        match &self.stderr {
+            Some(path) => format!(
+                "\n--- {} stderr ({}):\n{}",
+                self.command,
+                path.display(),
+                std::fs::read_to_string(path).unwrap_or_default().trim_end()
+            ),
+            None => String::new(),
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            // A failing test shows what the server said (the harness prints captured output).
+            eprintln!("{}", self.log());
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
