@@ -218,6 +218,60 @@ fn py_client_to_task_server_http() {
     assert_polled_to_completion(&out);
 }
 
+/// The MCP Inspector 2.12 CLI over Streamable HTTP (`--transport http`) against
+/// `task-server --http --required-tool`: it lists our tools, and runs the required tool as a
+/// task (it declares tasks under `capabilities.extensions`) to its result.
+#[test]
+fn inspector_cli_to_task_server_http_lists_and_runs_a_task() {
+    let test = "inspector_cli_to_task_server_http_lists_and_runs_a_task";
+    let Some(p) = peers::ready(test) else { return };
+    let log = p.scratch(&format!("{test}.task-server.log"));
+    let server = HttpServer::start(
+        |port| {
+            Argv::new(binary("task-server")).args(&[
+                "--http",
+                &format!("127.0.0.1:{port}"),
+                "--required-tool",
+                "--step-ms",
+                STEP_MS,
+            ])
+        },
+        Some(&log),
+    );
+    let inspector = |args: &[&str]| {
+        let out = run(
+            &p.inspector(
+                &Argv::new(&server.url),
+                &[&["--transport", "http"], args].concat(),
+            ),
+            DEADLINE,
+        );
+        out.assert_exit(0);
+        let printed: serde_json::Value = serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|e| panic!("the Inspector printed no JSON ({e})\n{out}"));
+        printed
+    };
+    let listed = inspector(&["--method", "tools/list"]);
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["long_running_task", "long_running_task_required"]);
+    let called = inspector(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "long_running_task_required",
+    ]);
+    assert_eq!(called["content"][0]["text"], RESULT, "{called}");
+    assert!(
+        called["_meta"]["io.modelcontextprotocol/related-task"]["taskId"].is_string(),
+        "it ran as a task: {called}"
+    );
+}
+
 // ------------------------------------------------------------------ our clients ⇒ SDK servers
 
 /// `task-client ARGS --url URL`.
