@@ -36,6 +36,15 @@ pub(crate) fn error_for(
     (status, axum::Json(body)).into_response()
 }
 
+/// The answer once the server has stopped (or is stopping).
+pub(crate) fn stopped() -> Response {
+    error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        -32603,
+        "Service unavailable: the server is shutting down",
+    )
+}
+
 /// A JSON response with one message.
 pub(crate) fn json_message(status: StatusCode, message: String) -> Response {
     let mut response = (status, message).into_response();

@@ -16,7 +16,7 @@ use taskwire_driver::{Server, ServerHandle};
 use crate::config::HttpConfig;
 use crate::envelope::Envelope;
 use crate::guard::{admit, header_str};
-use crate::response::{accepts_sse, error, json_message};
+use crate::response::{accepts_sse, error, json_message, stopped};
 use crate::sessions::{self, Sessions, SESSION_HEADER};
 use crate::stateless::{self, ANONYMOUS};
 
@@ -195,19 +195,11 @@ fn session_not_found() -> Response {
 /// own (the error does not depend on any session).
 pub(crate) async fn unreadable(shared: &Shared, body: Bytes) -> Response {
     let Ok(session) = shared.handle.open(ANONYMOUS, 1).await else {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            -32603,
-            "Service unavailable: the server is shutting down",
-        );
+        return stopped();
     };
     let _ = session.send(body.to_vec());
     match session.recv().await {
         Some(out) => json_message(StatusCode::BAD_REQUEST, out.message),
-        None => error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            -32603,
-            "Service unavailable: the server is shutting down",
-        ),
+        None => stopped(),
     }
 }

@@ -10,8 +10,8 @@ use taskwire_driver::engine::MessageKind;
 
 use crate::envelope::{version_key, Envelope};
 use crate::guard::header_str;
-use crate::response::{accepts_sse, error, error_for, json_message, Answer, Frame};
-use crate::service::Shared;
+use crate::response::{accepts_sse, error_for, stopped, Answer, Frame};
+use crate::service::{unreadable, Shared};
 use futures::StreamExt;
 
 /// The owner of stateless requests' tasks when the server does not authenticate: everyone
@@ -29,16 +29,18 @@ pub(crate) async fn post(
     body: Bytes,
     envelope: Option<Envelope>,
 ) -> Response {
-    if let Some(envelope) = &envelope {
-        if let Err(why) = check_headers(headers, envelope) {
-            tracing::debug!(%why, "refused a request whose routing headers do not match");
-            return error_for(
-                StatusCode::BAD_REQUEST,
-                envelope.id.as_ref(),
-                HEADER_MISMATCH,
-                &format!("Header mismatch: {why}"),
-            );
-        }
+    let Some(envelope) = envelope else {
+        // The engine's precise error about a body the transport could not read.
+        return unreadable(shared, body).await;
+    };
+    if let Err(why) = check_headers(headers, &envelope) {
+        tracing::debug!(%why, "refused a request whose routing headers do not match");
+        return error_for(
+            StatusCode::BAD_REQUEST,
+            envelope.id.as_ref(),
+            HEADER_MISMATCH,
+            &format!("Header mismatch: {why}"),
+        );
     }
     let owner = owner.unwrap_or_else(|| ANONYMOUS.to_owned());
     let Ok(session) = shared
@@ -51,13 +53,6 @@ pub(crate) async fn post(
     if session.send(body.to_vec()).is_err() {
         return stopped();
     }
-    let Some(envelope) = envelope else {
-        // The engine's precise error about a body the transport could not read.
-        return match session.recv().await {
-            Some(out) => json_message(status(&out.kind), out.message),
-            None => stopped(),
-        };
-    };
     let Some(id) = envelope.request_id().cloned() else {
         // A notification or a response: taken, nothing to answer.
         return StatusCode::ACCEPTED.into_response();
@@ -74,14 +69,6 @@ pub(crate) async fn post(
     };
     // Nothing but the reply belongs to a client that takes JSON only.
     answer.respond(session, drop).await.unwrap_or_else(stopped)
-}
-
-fn stopped() -> Response {
-    error(
-        StatusCode::SERVICE_UNAVAILABLE,
-        -32603,
-        "Service unavailable: the server is shutting down",
-    )
 }
 
 /// The HTTP status of a reply: the spec's for its error code, `200` for a result.

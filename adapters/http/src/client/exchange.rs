@@ -94,17 +94,7 @@ impl Transport {
                 };
                 attempts += 1;
                 tokio::time::sleep(read.retry.unwrap_or(RESUME_AFTER)).await;
-                let resumed = self
-                    .endpoint
-                    .http
-                    .get(&self.endpoint.url)
-                    .headers(self.endpoint.headers.clone())
-                    .header(ACCEPT, "text/event-stream")
-                    .header("mcp-session-id", &session.id)
-                    .header("mcp-protocol-version", &session.version)
-                    .header("last-event-id", &last)
-                    .send()
-                    .await;
+                let resumed = self.get_stream(&session, Some(&last)).await;
                 match resumed {
                     Ok(response) if response.status().is_success() => {
                         tracing::debug!(last, "resuming a response stream");

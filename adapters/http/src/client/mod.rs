@@ -102,6 +102,27 @@ impl Transport {
         }
     }
 
+    /// A `GET` of `session`'s stream: its own, or with `last_event` the rest of the response
+    /// stream that event belonged to.
+    async fn get_stream(
+        &self,
+        session: &Session,
+        last_event: Option<&str>,
+    ) -> reqwest::Result<reqwest::Response> {
+        let mut request = self
+            .endpoint
+            .http
+            .get(&self.endpoint.url)
+            .headers(self.endpoint.headers.clone())
+            .header(axum::http::header::ACCEPT, "text/event-stream")
+            .header("mcp-session-id", &session.id)
+            .header("mcp-protocol-version", &session.version);
+        if let Some(last) = last_event {
+            request = request.header("last-event-id", last);
+        }
+        request.send().await
+    }
+
     fn session(&self) -> Option<Session> {
         self.session.lock().expect("not poisoned").clone()
     }

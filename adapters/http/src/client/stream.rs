@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::header::ACCEPT;
 use axum::http::StatusCode;
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
@@ -24,16 +23,7 @@ impl Transport {
             let Some(session) = self.session() else {
                 return;
             };
-            let opened = self
-                .endpoint
-                .http
-                .get(&self.endpoint.url)
-                .headers(self.endpoint.headers.clone())
-                .header(ACCEPT, "text/event-stream")
-                .header("mcp-session-id", &session.id)
-                .header("mcp-protocol-version", &session.version)
-                .send()
-                .await;
+            let opened = self.get_stream(&session, None).await;
             match opened {
                 Ok(response) if response.status() == StatusCode::OK => {
                     failures = 0;
