@@ -191,6 +191,12 @@ impl<A: App> Driver<A> {
     /// What message-link handles sent: opens, messages, closes.
     fn take_link_inputs(&mut self, cx: &mut Context<'_>) -> bool {
         let mut busy = false;
+        // Only the driver's own sender and nothing queued (a handle's last words included):
+        // no message link can send, so a byte-stream-only driver (stdio) does not register
+        // for input that cannot come.
+        if self.link_tx.sender_count() == 1 && self.link_inputs.is_empty() {
+            return false;
+        }
         for _ in 0..COMMANDS_PER_TURN {
             let Poll::Ready(input) = poll_next(self.link_inputs.as_mut(), cx) else {
                 break;
