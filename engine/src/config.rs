@@ -138,9 +138,9 @@ impl ClientFeatures {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ClientEra {
     /// The newest era the server speaks: `server/discover` first; a `DiscoverResult` naming
-    /// 2026-07-28 opens that era; a 2026-07-28 error (-32022) fails; any other error, or no
-    /// answer within [`Config::discover_timeout_ms`], falls back to `initialize`
-    /// (2025-11-25).
+    /// 2026-07-28 opens that era; a 2026-07-28 error (-32022) is retried once when its
+    /// `supported` lists 2026-07-28 and fails otherwise; any other error, or no answer
+    /// within [`Config::discover_timeout_ms`], falls back to `initialize` (2025-11-25).
     #[default]
     Auto,
     /// This era only, with no fallback: [`Era::V2026_07_28`] opens with

@@ -435,6 +435,39 @@ fn a_v2026_error_to_discover_is_not_a_v2025_server() {
     assert!(pair.sent_method(Side::Client, "initialize").is_empty());
 }
 
+/// A -32022 whose `supported` lists 2026-07-28 (a server that refused our first request for
+/// its own reasons) is retried once with that version; a second one fails the opening.
+#[test]
+fn a_v2026_error_listing_our_version_is_retried_once() {
+    let mut config = client_config();
+    config.client_era = ClientEra::Auto;
+    let mut pair = Pair::new(config, server_config());
+    pair.client.initialize(pair.now, pair.cs).unwrap();
+    pair.drain();
+    let refuse = |pair: &mut Pair| {
+        let (_, line) = pair.in_flight.pop_front().expect("a discover request");
+        let discover: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(discover["method"], "server/discover");
+        let refusal = json!({"jsonrpc":"2.0","id":discover["id"],"error":{"code":-32022,
+            "message":"Unsupported protocol version",
+            "data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}});
+        pair.client
+            .handle_message(pair.now, pair.cs, refusal.to_string().as_bytes())
+            .expect("the host takes input");
+        pair.drain();
+    };
+    refuse(&mut pair);
+    assert_eq!(pair.sent_method(Side::Client, "server/discover").len(), 2);
+    refuse(&mut pair);
+    assert_eq!(pair.sent_method(Side::Client, "server/discover").len(), 2);
+    let failed = pair.find(Side::Client, |e| match e {
+        Event::InitializeFailed { error, .. } => Some(error.code),
+        _ => None,
+    });
+    assert_eq!(failed, [-32022]);
+    assert!(pair.sent_method(Side::Client, "initialize").is_empty());
+}
+
 /// What 2026-07-28 does not have is refused at once, saying what to use instead, and
 /// nothing is sent; a request from the server (which that era never sends) is -32601.
 #[test]

@@ -4,11 +4,12 @@
 //! tasks scenarios (the 2026-07-28 extension). Each suite's tally goes to
 //! `<target>/run-all/conformance.txt`, which `tests/run-all.sh` prints.
 
-use std::io::Write;
 use std::time::Duration;
 
 use taskwire_tests::peers::http::HttpServer;
 use taskwire_tests::peers::{self, Argv, Run};
+
+use crate::common::{counts, record, tally};
 
 /// Runs one suite invocation against a fresh server.
 fn suite(test: &str, release: &str, args: &[&str]) -> Option<(Run, String)> {
@@ -27,42 +28,6 @@ fn suite(test: &str, release: &str, args: &[&str]) -> Option<(Run, String)> {
     argv.extend_from_slice(args);
     let run = peers::run(&peers.conformance(release, &argv), Duration::from_secs(300));
     Some((run, server.url.clone()))
-}
-
-/// The last line of `run` starting with `prefix`, or a failure showing the whole run.
-fn tally<'a>(run: &'a Run, prefix: &str) -> &'a str {
-    run.stdout
-        .lines()
-        .rev()
-        .find(|l| l.trim_start().starts_with(prefix))
-        .map(str::trim)
-        .unwrap_or_else(|| panic!("no {prefix:?} line\n{run}"))
-}
-
-/// `Total: N passed, M failed` → (N, M).
-fn counts(line: &str) -> (u32, u32) {
-    let numbers: Vec<u32> = line
-        .split(|c: char| !c.is_ascii_digit())
-        .filter_map(|n| n.parse().ok())
-        .collect();
-    match numbers[..] {
-        [passed, failed, ..] => (passed, failed),
-        _ => panic!("cannot read {line:?}"),
-    }
-}
-
-/// Appends `line` to the tallies `tests/run-all.sh` prints.
-fn record(line: &str) {
-    let path = peers::target_dir().join("run-all/conformance.txt");
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
-    let _ = writeln!(file, "{line}");
 }
 
 #[test]

@@ -130,25 +130,32 @@ pub(super) fn discover(st: &mut State, session: SessionId, fallback: bool) -> Op
     let s = st.session_mut(session)?;
     s.phase = Phase::Initializing;
     s.era = Some(Era::V2026_07_28);
-    let id = send(
-        st,
-        session,
-        "server/discover",
-        Some(json!({})),
-        Asked::Discover { fallback },
-    )?;
+    send_discover(st, session, fallback, false)
+}
+
+/// Sends `server/discover` and arms its timeout.
+fn send_discover(
+    st: &mut State,
+    session: SessionId,
+    fallback: bool,
+    retried: bool,
+) -> Option<RequestId> {
+    let asked = Asked::Discover { fallback, retried };
+    let id = send(st, session, "server/discover", Some(json!({})), asked)?;
     let at = st.now.plus(st.config.discover_timeout_ms);
     st.set_timer(Timer::Request(session, id.clone()), at);
     Some(id)
 }
 
 /// The answer to `server/discover`: a `DiscoverResult` naming our version opens the
-/// session; -32022 or a result without our version fails it; anything else falls back to
-/// an older era when allowed.
+/// session; -32022 listing our version among `data.supported` is retried once (the spec's
+/// "retry with a mutually supported version": ours is the only one); -32022 otherwise, or a
+/// result without our version, fails it; anything else falls back to an older era when
+/// allowed.
 fn on_discover_answer(
     st: &mut State,
     session: SessionId,
-    fallback: bool,
+    (fallback, retried): (bool, bool),
     outcome: Result<Value, RpcError>,
 ) {
     let discovered = match outcome {
@@ -169,6 +176,10 @@ fn on_discover_answer(
                 d.supported_versions
             ),
         )),
+        Err(e) if e.code == UNSUPPORTED_VERSION && !retried && lists_our_version(&e) => {
+            send_discover(st, session, fallback, true);
+            return;
+        }
         Err(e) if e.code == UNSUPPORTED_VERSION => Err(e),
         Err(_) if fallback => return st.fall_back(session),
         Err(e) => Err(e),
@@ -198,6 +209,14 @@ fn on_discover_answer(
             st.close_session(session);
         }
     }
+}
+
+/// A -32022 whose `data.supported` names our version.
+fn lists_our_version(error: &RpcError) -> bool {
+    let supported = error.data.as_ref().and_then(|d| d.get("supported"));
+    supported
+        .and_then(Value::as_array)
+        .is_some_and(|versions| versions.iter().any(|v| v == VERSION))
 }
 
 /// `server/discover` went unanswered.
@@ -538,7 +557,9 @@ pub(super) fn answered(
     outcome: Result<Value, RpcError>,
 ) {
     match asked {
-        Asked::Discover { fallback } => on_discover_answer(st, session, fallback, outcome),
+        Asked::Discover { fallback, retried } => {
+            on_discover_answer(st, session, (fallback, retried), outcome)
+        }
         Asked::Call(call) => on_call_answer(st, session, id, *call, outcome),
         Asked::TaskGet { task, auto } => {
             let report = (!auto).then(|| id.clone());
@@ -563,7 +584,7 @@ pub(super) fn answered(
 
 /// A request of ours timed out locally.
 pub(super) fn timed_out(st: &mut State, session: SessionId, id: RequestId, asked: Asked) {
-    if let Asked::Discover { fallback } = asked {
+    if let Asked::Discover { fallback, .. } = asked {
         return discover_timed_out(st, session, &id, fallback);
     }
     st.abandoned(session, None, &id, "Request timed out");

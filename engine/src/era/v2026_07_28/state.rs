@@ -105,8 +105,9 @@ pub(super) struct Retry {
 #[derive(Debug)]
 pub(super) enum Asked {
     /// `server/discover` opening a client session; `fallback`: an older era opens it when
-    /// the answer is what a server of that era would say.
-    Discover { fallback: bool },
+    /// the answer is what a server of that era would say; `retried`: this is the one retry
+    /// after a -32022 that listed our version.
+    Discover { fallback: bool, retried: bool },
     /// A `tools/call` of ours; answered as its first request.
     Call(Box<Calling>),
     /// `tasks/get`; `auto` when the engine polls on its own.
