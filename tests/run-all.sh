@@ -85,6 +85,23 @@ trap summary EXIT
 step "toolchain: wasm32-wasip1 and wasm32-unknown-unknown targets"
 rustup target add wasm32-wasip1 wasm32-unknown-unknown
 
+# The Inspector web UI test drives the system Chromium (tests/peers/setup.sh needs it on PATH).
+if [ "${TASKWIRE_SKIP_INTEROP:-}" != 1 ]; then
+  step "system: chromium (the Inspector web UI test)"
+  if command -v chromium >/dev/null 2>&1; then
+    echo "chromium found: $(command -v chromium)"
+  elif command -v apt-get >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo "
+    echo "chromium not found; installing it: ${sudo}apt-get update && ${sudo}apt-get install -y chromium"
+    ${sudo}apt-get update
+    ${sudo}env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+  else
+    echo "run-all.sh: chromium is not on PATH and there is no apt-get to install it; install Chromium (Debian: apt-get install chromium)" >&2
+    exit 1
+  fi
+fi
+
 # The peers install in the background (network waits, and cargo builds of their own) while
 # the workspace is checked and built; the tests wait for them.
 peers_pid=""

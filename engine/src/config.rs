@@ -101,6 +101,9 @@ pub struct TaskConfig {
     pub status_notifications: bool,
     /// Tasks per `tasks/list` page. Default: 50.
     pub page_size: usize,
+    /// The status message of a task cancelled by `tasks/cancel`, in both eras (say it in
+    /// your users' language). Default: "Cancelled by requestor".
+    pub cancelled_message: String,
 }
 
 /// The requestor side: polling tasks hosted by the peer.
@@ -186,6 +189,7 @@ impl Default for TaskConfig {
             max_tasks_per_owner: 10_000,
             status_notifications: true,
             page_size: 50,
+            cancelled_message: "Cancelled by requestor".to_owned(),
         }
     }
 }

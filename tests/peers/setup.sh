@@ -3,6 +3,8 @@
 #
 #   $TARGET/peers/venv   Python venv: requirements.txt (mcp==1.30.0, wasmtime==50.0.1, exact transitive pins)
 #   $TARGET/peers/node   npm folder: package.json + package-lock.json from this directory, `npm ci`
+#                        (with playwright-core, which drives the system Chromium: `chromium` must be
+#                        on PATH; Debian: apt-get install chromium)
 #   $TARGET/peers/rmcp   cargo target dir of ./rmcp (rmcp 3.11.0 echo server, task server and task client; Cargo.lock, --locked)
 #   $TARGET/peers/turbomcp  cargo target dir of ./turbomcp (turbomcp 4.0.0-alpha.5 task server and task client; Cargo.lock, --locked)
 #
@@ -38,6 +40,8 @@ need npm "npm is needed to install the Node peers"
 need sha256sum "coreutils sha256sum computes the install stamps"
 need cargo "cargo builds the Rust peers (tests/peers/rmcp, tests/peers/turbomcp)"
 need timeout "coreutils timeout bounds the Rust peers' smoke checks"
+command -v chromium >/dev/null 2>&1 \
+  || die "'chromium' not found on PATH: the Inspector web UI test (tests/peers/inspector_web.mjs) drives it with playwright-core (Debian: apt-get install chromium)"
 
 "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
   || die "$("$PYTHON" --version 2>&1) is too old: mcp 1.30.0 needs Python >= 3.10"
@@ -80,6 +84,7 @@ node_smoke() {
       if (got !== ver) throw new Error(`${name}: want ${ver}, have ${got}`);
     }
     await import("@modelcontextprotocol/sdk/experimental/tasks");
+    await import("playwright-core");
   ') && [ -x "$nodedir/node_modules/.bin/inspector" ] && [ -x "$nodedir/node_modules/.bin/mcp-server-everything" ]
 }
 if [ "$FORCE" != 1 ] && [ -f "$node_stamp" ] && [ "$(cat "$node_stamp")" = "$node_key" ] && node_smoke 2>/dev/null; then
@@ -208,6 +213,7 @@ peers ready in ${elapsed}s
   PEERS_NODE_DIR=$nodedir          (node_modules: sdk 1.32.2, server-everything 2026.8.31, inspector 2.12.0)
   server-everything: $nodedir/node_modules/.bin/mcp-server-everything stdio
   inspector cli:     $nodedir/node_modules/.bin/inspector --cli <server cmd...> --method tools/list
+  inspector web:     node $here/inspector_web.mjs   (playwright-core 1.65.1, $(command -v chromium))
   rmcp echo server:  $rmcp_bin   (rmcp 3.11.0)
   rmcp task peers:   $rmcp_task_server [--step-ms N]
                      $rmcp_task_client [--cancel] -- SERVER_CMD [ARGS...]

@@ -18,10 +18,22 @@ pub const REQUIRED_TOOL: &str = "long_running_task_required";
 pub const RESULT_TEXT: &str = "任务完成！";
 /// The seed's status messages, one second apart.
 pub const STEPS: [&str; 3] = ["开始执行...", "处理步骤 1...", "处理步骤 2..."];
+/// The status message a task of the tool ends with, set one step after the last of
+/// [`STEPS`], an instant before the result: the engine keeps a task's last message when the
+/// task completes, so without it a completed task would still show the last working step.
+/// (A tool cannot give the completion a message of its own, so this one goes out first as one
+/// more `working` update.)
+pub const DONE_MESSAGE: &str = "处理完成";
+/// The status message of a task cancelled by `tasks/cancel` (the engine's default is
+/// English; the demo speaks Chinese throughout).
+pub const CANCELLED_MESSAGE: &str = "已按请求取消";
 /// The pre-created completed task.
 pub const DEMO_TASK: &str = "demo-task";
 
-const DESCRIPTION: &str = "一个需要几秒钟完成的任务，会输出进度状态。支持普通调用和任务调用。";
+/// The description of [`TOOL`] (taskSupport `"optional"`).
+pub const DESCRIPTION: &str = "一个需要几秒钟完成的任务，会输出进度状态。支持普通调用和任务调用。";
+/// The description of [`REQUIRED_TOOL`] (taskSupport `"required"`: never a plain call).
+pub const REQUIRED_DESCRIPTION: &str = "一个需要几秒钟完成的任务，会输出进度状态。只支持任务调用。";
 
 /// What the demo server offers besides the seed's tool.
 #[derive(Clone, Copy, Debug)]
@@ -58,6 +70,7 @@ pub fn server(options: ServerOptions) -> Result<Server, UsageError> {
     } = options;
     let mut config = Config::new("task-server", env!("CARGO_PKG_VERSION"));
     config.tasks.poll_interval_ms = Some(500);
+    config.tasks.cancelled_message = CANCELLED_MESSAGE.to_owned();
     if bench_tools {
         bench_tools::raise_limits(&mut config);
     }
@@ -71,7 +84,8 @@ pub fn server(options: ServerOptions) -> Result<Server, UsageError> {
             )))
         });
     if required_tool {
-        let tool = Tool::new(REQUIRED_TOOL, TaskSupport::Required).with_description(DESCRIPTION);
+        let tool =
+            Tool::new(REQUIRED_TOOL, TaskSupport::Required).with_description(REQUIRED_DESCRIPTION);
         server = server.tool(tool, move |ctx, _: NoArgs| long_running_task(ctx, step));
     }
     if bench_tools {
@@ -83,12 +97,14 @@ pub fn server(options: ServerOptions) -> Result<Server, UsageError> {
     server.setup(create_demo_task)
 }
 
-/// Three status messages `step` apart, then the result; a plain call just waits.
+/// Three status messages `step` apart, then [`DONE_MESSAGE`] and the result; a plain call
+/// just waits.
 async fn long_running_task(ctx: ToolContext, step: Duration) -> ToolOutcome {
     for message in STEPS {
         ctx.set_status(message).await;
         ctx.sleep(step).await;
     }
+    ctx.set_status(DONE_MESSAGE).await;
     Ok(CallToolResult::text(RESULT_TEXT))
 }
 

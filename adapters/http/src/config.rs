@@ -33,6 +33,11 @@ pub struct HttpConfig {
     pub max_sessions: usize,
     /// A session's requests awaiting their answer at once; one more gets `429`. Default 64.
     pub max_requests_per_session: usize,
+    /// What one authenticated owner ([`HttpConfig::authenticate`]) has open at once over
+    /// all their sessions and stateless requests: requests awaiting their answer and `GET`
+    /// streams; one more gets `429`. Anonymous requests are not counted here (there is no
+    /// owner to tell them apart). Default 256.
+    pub max_requests_per_owner: usize,
     /// A session unused this long (no request, no open stream) is closed; its tasks live
     /// on until their TTL. Default 30 minutes.
     pub session_idle_timeout: Duration,
@@ -62,6 +67,7 @@ impl Default for HttpConfig {
             max_body_bytes: 4 * 1024 * 1024,
             max_sessions: 10_000,
             max_requests_per_session: 64,
+            max_requests_per_owner: 256,
             session_idle_timeout: Duration::from_secs(30 * 60),
             stream_capacity: 256,
             stream_after: Duration::from_secs(1),
@@ -78,6 +84,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_sessions", &self.max_sessions)
             .field("max_requests_per_session", &self.max_requests_per_session)
+            .field("max_requests_per_owner", &self.max_requests_per_owner)
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("stream_capacity", &self.stream_capacity)
             .field("stream_after", &self.stream_after)

@@ -26,6 +26,7 @@ mod client;
 mod config;
 mod envelope;
 mod guard;
+mod owners;
 mod response;
 mod service;
 mod sessions;

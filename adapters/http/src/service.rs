@@ -16,6 +16,7 @@ use taskwire_driver::{Server, ServerHandle};
 use crate::config::HttpConfig;
 use crate::envelope::Envelope;
 use crate::guard::{admit, header_str};
+use crate::owners::{held_until_sent, too_many, OwnerLoad};
 use crate::response::{accepts_sse, error, json_message, stopped};
 use crate::sessions::{self, Sessions, SESSION_HEADER};
 use crate::stateless::{self, ANONYMOUS};
@@ -28,6 +29,7 @@ pub(crate) struct Shared {
     pub handle: ServerHandle,
     pub config: HttpConfig,
     pub sessions: Sessions,
+    owners: Arc<OwnerLoad>,
     last_sweep: Mutex<Instant>,
 }
 
@@ -45,6 +47,22 @@ impl Shared {
         }
         self.sessions.close_idle(idle);
     }
+
+    /// Serves `serve` counted as one open request or stream of `owner`'s (when there is
+    /// one) until its response is sent: `429` when the owner is at the limit.
+    async fn counted(
+        &self,
+        owner: &Option<String>,
+        serve: impl std::future::Future<Output = Response>,
+    ) -> Response {
+        let Some(owner) = owner else {
+            return serve.await;
+        };
+        match self.owners.hold(owner) {
+            Some(held) => held_until_sent(serve.await, held),
+            None => too_many(),
+        }
+    }
 }
 
 /// The MCP endpoint at `path` over the running server `handle`: mount it in your own axum
@@ -55,6 +73,7 @@ pub fn router(path: &str, handle: ServerHandle, config: HttpConfig) -> Router {
     let limit = config.max_body_bytes;
     let shared = Arc::new(Shared {
         handle,
+        owners: OwnerLoad::new(config.max_requests_per_owner),
         config,
         sessions: Sessions::default(),
         last_sweep: Mutex::new(Instant::now()),
@@ -106,13 +125,26 @@ async fn post_mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
         Err(refused) => return refused.into_response(),
     };
     shared.sweep();
+    let counted = owner.clone();
+    shared
+        .counted(&counted, serve_post(&shared, owner, &headers, body))
+        .await
+}
+
+/// A POST, admitted: in the session it names, a new session for `initialize`, or stateless.
+async fn serve_post(
+    shared: &Arc<Shared>,
+    owner: Option<String>,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Response {
     let envelope = Envelope::read(&body);
-    match header_str(&headers, SESSION_HEADER) {
+    match header_str(headers, SESSION_HEADER) {
         Some(id) => {
             let Some(session) = shared.sessions.get(id).filter(|s| s.admits(&owner)) else {
                 return session_not_found();
             };
-            if let Some(version) = header_str(&headers, "mcp-protocol-version") {
+            if let Some(version) = header_str(headers, "mcp-protocol-version") {
                 if !SESSION_VERSIONS.contains(&version) {
                     return error(
                         StatusCode::BAD_REQUEST,
@@ -121,16 +153,16 @@ async fn post_mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
                     );
                 }
             }
-            sessions::post(&shared, owner, &headers, body, envelope, Some(session)).await
+            sessions::post(shared, owner, headers, body, envelope, Some(session)).await
         }
         None => {
             let initialize = envelope
                 .as_ref()
                 .is_some_and(|e| e.method.as_deref() == Some("initialize"));
             if initialize {
-                sessions::post(&shared, owner, &headers, body, envelope, None).await
+                sessions::post(shared, owner, headers, body, envelope, None).await
             } else {
-                stateless::post(&shared, owner, &headers, body, envelope).await
+                stateless::post(shared, owner, headers, body, envelope).await
             }
         }
     }
@@ -157,7 +189,10 @@ async fn get_mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respo
         );
     };
     match shared.sessions.get(id).filter(|s| s.admits(&owner)) {
-        Some(session) => sessions::get(&shared, &session, &headers),
+        Some(session) => {
+            let stream = async { sessions::get(&shared, &session, &headers) };
+            shared.counted(&owner, stream).await
+        }
         None => session_not_found(),
     }
 }

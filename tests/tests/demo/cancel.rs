@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use taskwire_demo::tools::{STEPS, TOOL};
+use taskwire_demo::tools::{CANCELLED_MESSAGE, STEPS, TOOL};
 use taskwire_driver::engine::jsonrpc::code;
 use taskwire_driver::engine::TaskStatus;
 use taskwire_driver::RpcError;
@@ -35,12 +35,12 @@ fn cancel_demo_task(server: Rt, client: Rt) {
         let cancelled = c.cancel_task(&id).await.expect("tasks/cancel");
         assert_eq!(
             (cancelled.status, cancelled.status_message.as_deref()),
-            (TaskStatus::Cancelled, Some("Cancelled by requestor"))
+            (TaskStatus::Cancelled, Some(CANCELLED_MESSAGE))
         );
         assert_eq!(
             procs::updates(&call).await,
             [
-                "cancelled: Cancelled by requestor",
+                format!("cancelled: {CANCELLED_MESSAGE}").as_str(),
                 "error -32602: Task was cancelled"
             ]
         );

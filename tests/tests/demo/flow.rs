@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use taskwire_demo::flow::{self, TTL_MS};
-use taskwire_demo::tools::{RESULT_TEXT, STEPS, TOOL};
+use taskwire_demo::tools::{DONE_MESSAGE, RESULT_TEXT, STEPS, TOOL};
 use taskwire_driver::engine::{ClientEra, TaskStatus};
 use taskwire_tests::matrix;
 use taskwire_tests::procs::{self, Rt};
@@ -32,7 +32,8 @@ fn expected_lines(version: &str) -> Vec<String> {
         "status: working - ".into(),
     ];
     lines.extend(STEPS.map(|step| format!("status: working - {step}")));
-    lines.push(format!("status: completed - {}", STEPS[2]));
+    lines.push(format!("status: working - {DONE_MESSAGE}"));
+    lines.push(format!("status: completed - {DONE_MESSAGE}"));
     lines.push(format!("result: {RESULT_TEXT}"));
     lines
 }
@@ -108,14 +109,15 @@ fn task_updates(server: Rt, client: Rt) {
         assert_eq!(task.poll_interval_ms, Some(500));
 
         let mut expected: Vec<String> = STEPS.map(|s| format!("working: {s}")).into();
-        expected.push(format!("completed: {}", STEPS[2]));
+        expected.push(format!("working: {DONE_MESSAGE}"));
+        expected.push(format!("completed: {DONE_MESSAGE}"));
         expected.push(format!("result: {RESULT_TEXT}"));
         assert_eq!(procs::updates(&call).await, expected);
 
         let got = c.get_task(&task.id).await.expect("tasks/get");
         assert_eq!(
             (got.status, got.status_message.as_deref()),
-            (TaskStatus::Completed, Some(STEPS[2]))
+            (TaskStatus::Completed, Some(DONE_MESSAGE))
         );
         let result = c.task_result(&task.id).await.expect("tasks/result");
         assert_eq!(

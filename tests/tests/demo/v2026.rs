@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use taskwire_demo::extra_tools::CONFIRM_TASK;
-use taskwire_demo::tools::{RESULT_TEXT, STEPS, TOOL};
+use taskwire_demo::tools::{DONE_MESSAGE, RESULT_TEXT, TOOL};
 use taskwire_harness::schema::{assert_valid_in, CORE_2026, TASKS_2026};
 use taskwire_tests::procs::{self, Raw, Rt};
 
@@ -89,7 +89,7 @@ fn whole_task(runtime: Rt) {
         result["content"][0]["text"].is_string(),
         "the tool's text is inline: {done}"
     );
-    assert_eq!(done["result"]["statusMessage"], STEPS[STEPS.len() - 1]);
+    assert_eq!(done["result"]["statusMessage"], DONE_MESSAGE);
 
     // A tool that asks for a confirmation mid-task.
     raw.send(&v2026(

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 use taskwire_demo::extra_tools::CONFIRM_TASK;
-use taskwire_demo::tools::{RESULT_TEXT, STEPS, TOOL};
+use taskwire_demo::tools::{DONE_MESSAGE, RESULT_TEXT, STEPS, TOOL};
 use taskwire_driver::engine::{ClientEra, Config, TaskStatus};
 use taskwire_driver::ClientBuilder;
 use taskwire_driver::RpcError;
@@ -49,7 +49,8 @@ fn seed_tool_as_a_task(server: Rt, client: Rt) {
         let task = call.task.clone().expect("the server created a task");
         assert_eq!(task.status, TaskStatus::Working);
         let mut expected: Vec<String> = STEPS.map(|s| format!("working: {s}")).into();
-        expected.push(format!("completed: {}", STEPS[2]));
+        expected.push(format!("working: {DONE_MESSAGE}"));
+        expected.push(format!("completed: {DONE_MESSAGE}"));
         expected.push(format!("result: {RESULT_TEXT}"));
         assert_eq!(procs::updates(&call).await, expected);
         let got = c.get_task(&task.id).await.expect("tasks/get");

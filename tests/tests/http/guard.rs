@@ -79,8 +79,14 @@ fn a_body_over_the_limit_is_refused_with_413() {
     });
 }
 
-/// Bearer tokens `alice` and `bob` name those owners; anything else is refused.
+/// A server where bearer tokens `alice` and `bob` name those owners; anything else is
+/// refused.
 fn with_auth() -> TestServer {
+    TestServer::with_config(auth_config())
+}
+
+/// Bearer tokens `alice` and `bob` name those owners; anything else is refused.
+fn auth_config() -> HttpConfig {
     let authenticate: taskwire_http::Authenticate = Arc::new(|headers| {
         let token = headers.get("authorization")?.to_str().ok()?;
         match token.strip_prefix("Bearer ")? {
@@ -88,10 +94,10 @@ fn with_auth() -> TestServer {
             _ => None,
         }
     });
-    TestServer::with_config(HttpConfig {
+    HttpConfig {
         authenticate: Some(authenticate),
         ..HttpConfig::default()
-    })
+    }
 }
 
 #[test]
@@ -191,5 +197,91 @@ fn an_owners_task_outlives_the_session_that_made_it_and_stays_theirs() {
             .send()
             .await;
         assert_eq!(messages(hidden).await[0]["error"]["code"], -32602);
+    });
+}
+
+/// With `max_requests_per_owner` 2, Alice's two open `GET` streams (in two sessions) are all
+/// she may hold: her next request gets `429` while Bob is served; when one stream ends (its
+/// session deleted), she is served again.
+#[test]
+fn an_owner_at_the_limit_is_refused_with_429_and_others_are_not() {
+    let server = TestServer::with_config(HttpConfig {
+        max_requests_per_owner: 2,
+        ..auth_config()
+    });
+    server.run(async {
+        let alice = "Bearer alice";
+        let open = || async {
+            let response = server
+                .post(
+                    &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"}}}),
+                )
+                .set("authorization", alice)
+                .send()
+                .await;
+            assert_eq!(response.status(), StatusCode::OK);
+            response.headers()["mcp-session-id"]
+                .to_str()
+                .unwrap()
+                .to_owned()
+        };
+        let get = |session: String| {
+            server
+                .http
+                .get(&server.url)
+                .header("accept", "text/event-stream")
+                .header("mcp-session-id", session)
+                .header("authorization", alice)
+                .send()
+        };
+        let (first, second) = (open().await, open().await);
+        let kept = get(first.clone()).await.expect("GET");
+        let ended = get(second.clone()).await.expect("GET");
+        assert_eq!(
+            (kept.status(), ended.status()),
+            (StatusCode::OK, StatusCode::OK)
+        );
+
+        let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+        let refused = server
+            .in_session(&first, &ping)
+            .set("authorization", alice)
+            .send()
+            .await;
+        assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+        let error = messages(refused).await;
+        assert!(
+            error[0]["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("max_requests_per_owner")),
+            "{error:?}"
+        );
+        let bob = server
+            .stateless(1, "ping", json!({}))
+            .set("authorization", "Bearer bob")
+            .send()
+            .await;
+        assert_eq!(bob.status(), StatusCode::OK);
+
+        let deleted = server
+            .http
+            .delete(&server.url)
+            .header("mcp-session-id", &second)
+            .header("authorization", alice)
+            .send()
+            .await
+            .expect("DELETE");
+        assert_eq!(deleted.status(), StatusCode::OK);
+        // The deleted session's stream ends, and with it what it held.
+        let _ = ended.text().await;
+        let served = server
+            .in_session(&first, &ping)
+            .set("authorization", alice)
+            .send()
+            .await;
+        assert_eq!(served.status(), StatusCode::OK);
+        drop(kept);
     });
 }

@@ -15,6 +15,7 @@
 //! Test names: `<client>_to_<server>[_<case>]`.
 
 use serde_json::json;
+use taskwire_demo::tools::DONE_MESSAGE;
 use taskwire_driver::engine::{ClientEra, Config, Era, TaskStatus};
 use taskwire_driver::{Client, ClientBuilder, RpcError, TaskUpdate};
 use taskwire_harness::Side;
@@ -56,19 +57,23 @@ fn py_server(p: &Peers, test: &str, args: &[&str]) -> HttpServer {
     HttpServer::start(|port| p.py_http_server(port, args), Some(&log))
 }
 
-/// The `tasks/get` statuses a peer client printed: `working` (with no message or one of the
-/// seed's), then `completed` with the last step's message; then the seed's result.
+/// The `tasks/get` statuses a peer client printed from our server: `working` (with no message,
+/// one of the seed's or, just before the end, the demo's closing message), then `completed`
+/// with the closing message; then the seed's result.
 fn assert_polled_to_completion(out: &Run) {
     let polled = out.events("status");
     let (last, before) = polled
         .split_last()
         .unwrap_or_else(|| panic!("no status\n{out}"));
     assert_eq!(last["status"], "completed", "{out}");
-    assert_eq!(last["message"], "处理步骤 2...", "{out}");
+    assert_eq!(last["message"], DONE_MESSAGE, "{out}");
     for s in before {
         assert_eq!(s["status"], "working", "{out}");
         let message = s["message"].as_str().unwrap_or_default();
-        assert!(message.is_empty() || STEPS.contains(&message), "{out}");
+        assert!(
+            message.is_empty() || STEPS.contains(&message) || message == DONE_MESSAGE,
+            "{out}"
+        );
     }
     let result = out.event("result");
     assert_eq!(result["text"], RESULT, "{out}");
@@ -122,7 +127,7 @@ fn ts_client_to_task_server_http_task() {
     assert_polled_to_completion(&out);
 
     // Our status notifications reached it (on the session's GET stream): each step's message
-    // while working, then at most the completion.
+    // and the closing one while working, then at most the completion.
     let notified = out.events("notification");
     assert!(!notified.is_empty(), "no status notification\n{out}");
     let mut working = Vec::new();
@@ -131,11 +136,11 @@ fn ts_client_to_task_server_http_task() {
         assert_eq!(n["taskId"], created["taskId"], "{out}");
         match n["status"].as_str() {
             Some("working") => working.push(n["message"].as_str().unwrap_or_default()),
-            Some("completed") => assert_eq!(n["message"], "处理步骤 2...", "{out}"),
+            Some("completed") => assert_eq!(n["message"], DONE_MESSAGE, "{out}"),
             _ => panic!("unexpected notification {n}\n{out}"),
         }
     }
-    assert_eq!(working, STEPS, "{out}");
+    assert_eq!(working, [&STEPS[..], &[DONE_MESSAGE]].concat(), "{out}");
     assert_eq!(
         out.event("terminated")["sessionId"],
         session.as_str(),

@@ -13,6 +13,7 @@ mod common;
 mod everything;
 mod http;
 mod inspector;
+mod inspector_web;
 mod python;
 mod quirks_inspector;
 mod quirks_python;

@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 
 use serde_json::json;
+use taskwire_demo::tools::DONE_MESSAGE;
 use taskwire_driver::engine::{Config, TaskStatus, TaskSupport};
 use taskwire_driver::{ClientBuilder, RpcError, TaskUpdate};
 use taskwire_harness::Side;
@@ -64,12 +65,16 @@ fn seed_client_unchanged_to_task_server() {
         .filter_map(|l| l.strip_prefix("状态: "))
         .collect();
     assert!(statuses.len() >= 2, "{out}");
-    assert_eq!(statuses.last(), Some(&"completed - 处理步骤 2..."), "{out}");
+    let done = format!("completed - {DONE_MESSAGE}");
+    assert_eq!(statuses.last(), Some(&done.as_str()), "{out}");
     for s in &statuses[..statuses.len() - 1] {
         let message = s
             .strip_prefix("working - ")
             .unwrap_or_else(|| panic!("{s}\n{out}"));
-        assert!(message.is_empty() || STEPS.contains(&message), "{s}");
+        assert!(
+            message.is_empty() || STEPS.contains(&message) || message == DONE_MESSAGE,
+            "{s}"
+        );
     }
     assert_eq!(lines.last(), Some(&"结果: 任务完成！"), "{out}");
 
@@ -106,7 +111,7 @@ fn py_client_to_task_server(runtime: &str) {
     let polled = out.events("status");
     let (last, before) = polled.split_last().expect("polled at least once");
     assert_eq!(last["status"], "completed", "{out}");
-    assert_eq!(last["message"], "处理步骤 2...");
+    assert_eq!(last["message"], DONE_MESSAGE);
     assert!(before.iter().all(|s| s["status"] == "working"), "{out}");
     let result = out.event("result");
     assert_eq!(result["text"], RESULT);

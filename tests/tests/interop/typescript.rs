@@ -11,6 +11,7 @@
 //! 2025-11-25 schema. Test names: `<client>_to_<server>_<case>`.
 
 use serde_json::{json, Value};
+use taskwire_demo::tools::DONE_MESSAGE;
 use taskwire_driver::engine::{Config, TaskStatus};
 use taskwire_driver::{Client, ClientBuilder, TaskUpdate};
 use taskwire_harness::Side;
@@ -36,18 +37,22 @@ fn ts_client(p: &Peers, test: &str, mode: &str, args: &[&str], step_ms: &str) ->
     (out, wire)
 }
 
-/// Statuses the client saw through `tasks/get`: all `working`, then `completed`.
+/// Statuses the client saw through `tasks/get`: all `working`, then `completed` with the
+/// demo's closing message.
 fn assert_polled_to_completion(out: &Run) {
     let polled = out.events("status");
     let (last, before) = polled
         .split_last()
         .unwrap_or_else(|| panic!("no status\n{out}"));
     assert_eq!(last["status"], "completed", "{out}");
-    assert_eq!(last["message"], "处理步骤 2...", "{out}");
+    assert_eq!(last["message"], DONE_MESSAGE, "{out}");
     for s in before {
         assert_eq!(s["status"], "working", "{out}");
         let message = s["message"].as_str().unwrap_or_default();
-        assert!(message.is_empty() || STEPS.contains(&message), "{out}");
+        assert!(
+            message.is_empty() || STEPS.contains(&message) || message == DONE_MESSAGE,
+            "{out}"
+        );
     }
     let result = out.event("result");
     assert_eq!(result["text"], RESULT, "{out}");

@@ -51,6 +51,13 @@ impl Transport {
             if let Some(name) = &envelope.name {
                 request = request.header("mcp-name", name);
             }
+            if let (Some("tools/call"), Some(name)) = (envelope.method.as_deref(), &envelope.name) {
+                let call: Value = serde_json::from_str(&message).unwrap_or_default();
+                let arguments = &call["params"]["arguments"];
+                for (header, value) in self.param_headers.for_call(name, arguments) {
+                    request = request.header(header, value);
+                }
+            }
         } else if let Some(session) = self.session() {
             request = request
                 .header("mcp-session-id", &session.id)
@@ -58,6 +65,9 @@ impl Transport {
         }
         let initialize = envelope.method.as_deref() == Some("initialize");
         let initialized = envelope.method.as_deref() == Some("notifications/initialized");
+        // A 2026-07-28 listing loses the tools whose parameter headers are invalid.
+        let lists_tools =
+            envelope.protocol_version.is_some() && envelope.method.as_deref() == Some("tools/list");
         let response = match request.body(message).send().await {
             Ok(response) => response,
             Err(e) => {
@@ -76,15 +86,20 @@ impl Transport {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|t| t.starts_with("text/event-stream"));
-        // An `initialize` answer names the session: adopted before the engine sees the answer
-        // (it sends `notifications/initialized` at once, in the session).
-        let adopt = |answer: &str| {
+        // What the answer teaches the transport before the engine sees it: an `initialize`
+        // answer names the session (the engine sends `notifications/initialized` at once, in
+        // the session), a `tools/list` answer the parameter headers; `Some`: the answer as
+        // the engine gets it.
+        let on_answer = |answer: &str| {
             if initialize {
                 self.adopt_session(session_id.as_deref(), answer);
             }
+            lists_tools
+                .then(|| self.param_headers.learn(answer))
+                .flatten()
         };
         if is_sse {
-            let mut read = self.read_events(response, id.as_ref(), &adopt).await;
+            let mut read = self.read_events(response, id.as_ref(), &on_answer).await;
             // A stream that ends before the answer is resumed from its last event
             // (2025-11-25; the server may end streams on purpose, SEP-1699).
             let mut attempts = 0;
@@ -98,7 +113,7 @@ impl Transport {
                 match resumed {
                     Ok(response) if response.status().is_success() => {
                         tracing::debug!(last, "resuming a response stream");
-                        let more = self.read_events(response, id.as_ref(), &adopt).await;
+                        let more = self.read_events(response, id.as_ref(), &on_answer).await;
                         read.answered = more.answered;
                         read.retry = more.retry.or(read.retry);
                         read.last_event = more.last_event.or(Some(last));
@@ -112,15 +127,6 @@ impl Transport {
             return;
         }
         let body = response.text().await.unwrap_or_default();
-        if initialize {
-            if let (Some(session), Some(version)) = (session_id, negotiated(&body)) {
-                tracing::debug!(session = %session, "session opened");
-                *self.session.lock().expect("not poisoned") = Some(Session {
-                    id: session,
-                    version,
-                });
-            }
-        }
         if initialized && status.is_success() {
             tokio::spawn(self.clone().listen());
         }
@@ -134,7 +140,7 @@ impl Transport {
                 error["id"] = json!(id);
                 self.deliver(&error.to_string());
             }
-            Ok(Value::Object(_)) => self.deliver(&body),
+            Ok(Value::Object(_)) => self.deliver(&on_answer(&body).unwrap_or(body)),
             _ if id.is_some() => self.fail(id, &format!("HTTP {status} without an answer")),
             _ if !status.is_success() => {
                 tracing::warn!(%status, "the server refused a message of ours")
@@ -143,13 +149,14 @@ impl Transport {
         }
     }
 
-    /// Hands every message of an SSE response to the engine, noting the last event id, the
-    /// reconnection delay, and whether the answer to `id` came.
+    /// Hands every message of an SSE response to the engine (the answer to `id` as
+    /// `on_answer` makes it), noting the last event id, the reconnection delay, and whether
+    /// the answer came.
     async fn read_events(
         &self,
         response: reqwest::Response,
         id: Option<&RequestId>,
-        before_answer: &impl Fn(&str),
+        on_answer: &impl Fn(&str) -> Option<String>,
     ) -> Read {
         let mut read = Read::default();
         let mut events = response.bytes_stream().eventsource();
@@ -165,7 +172,10 @@ impl Transport {
             }
             if id.is_some_and(|id| replies_to(&event.data, id)) {
                 read.answered = true;
-                before_answer(&event.data);
+                if let Some(answer) = on_answer(&event.data) {
+                    self.deliver(&answer);
+                    continue;
+                }
             }
             self.deliver(&event.data);
         }

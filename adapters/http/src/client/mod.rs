@@ -5,6 +5,7 @@
 //! sends back goes to the engine as it arrives.
 
 mod exchange;
+mod param_headers;
 mod stream;
 
 use std::sync::{Arc, Mutex};
@@ -12,6 +13,8 @@ use std::sync::{Arc, Mutex};
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use taskwire_driver::engine::MessageKind;
 use taskwire_driver::{Client, ClientBuilder, MessageSession};
+
+use param_headers::ParamHeaders;
 
 /// Messages of ours waiting for the transport.
 const OUTGOING_CAPACITY: usize = 256;
@@ -55,6 +58,7 @@ impl HttpClient {
             endpoint: self,
             link,
             session: Mutex::new(None),
+            param_headers: ParamHeaders::default(),
         });
         tokio::spawn(transport.run());
         client
@@ -67,6 +71,8 @@ struct Transport {
     link: MessageSession,
     /// The 2025-11-25 session: its id and negotiated version.
     session: Mutex<Option<Session>>,
+    /// The listed tools' parameters mirrored into headers (2026-07-28).
+    param_headers: ParamHeaders,
 }
 
 #[derive(Clone, Debug)]

@@ -135,7 +135,7 @@ pub(super) fn on_tasks_cancel(
     st.settle_task(
         &task,
         TaskStatus::Cancelled,
-        Some("Cancelled by requestor".into()),
+        Some(st.config.tasks.cancelled_message.clone()),
         error_outcome(&error),
     );
     st.follow(session, Era::V2025_11_25, &task);

@@ -74,7 +74,7 @@ pub(super) fn on_tasks_cancel(
         st.settle_task(
             &task,
             TaskStatus::Cancelled,
-            Some("Cancelled at the client's request".into()),
+            Some(st.config.tasks.cancelled_message.clone()),
             error_outcome(&error),
         );
     }
