@@ -25,15 +25,12 @@
 //                               with an isError CallToolResult "任务失败！".
 // Requested ttl is kept as given (absent -> null, the SDK's choice); pollInterval defaults to the SDK's 1000.
 // On stdio, stdout carries only the protocol; diagnostics go to stderr. Exits when stdin closes.
-import { createServer as createHttpServer } from 'node:http';
-import { randomUUID } from 'node:crypto';
-import { sdk, emit, log } from './peerlib.mjs';
+import { sdk, log } from './peerlib.mjs';
+import { serveSessions } from './http_sessions.mjs';
 
 const { McpServer } = sdk('server/mcp.js');
 const { StdioServerTransport } = sdk('server/stdio.js');
-const { StreamableHTTPServerTransport } = sdk('server/streamableHttp.js');
 const { InMemoryTaskStore, InMemoryTaskMessageQueue } = sdk('experimental/tasks/index.js');
-const { isInitializeRequest } = sdk('types.js');
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -113,80 +110,11 @@ function createServer() {
   return server;
 }
 
-// ------------------------------------------------------------------ Streamable HTTP (--http PORT)
-const sessions = new Map(); // Mcp-Session-Id -> its StreamableHTTPServerTransport
-
-function jsonError(res, status, code, message) {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
-}
-
-function readBody(req) {
-  return new Promise((resolve, reject) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-// The transport of a new session: registered once the SDK has given it its id, forgotten when it closes.
-async function openSession() {
-  const transport = new StreamableHTTPServerTransport({
-    sessionIdGenerator: () => randomUUID(),
-    enableJsonResponse: flag('--json-response'),
-    onsessioninitialized: (id) => {
-      sessions.set(id, transport);
-      log(`session ${id} opened`);
-    },
-  });
-  transport.onclose = () => {
-    if (transport.sessionId && sessions.delete(transport.sessionId)) log(`session ${transport.sessionId} closed`);
-  };
-  await createServer().connect(transport);
-  return transport;
-}
-
-async function serveHttp(req, res) {
-  if (new URL(req.url, 'http://localhost').pathname !== '/mcp') return jsonError(res, 404, -32601, 'Not found: the endpoint is /mcp');
-  const id = req.headers['mcp-session-id'];
-  const session = typeof id === 'string' ? sessions.get(id) : undefined;
-  if (req.method === 'POST') {
-    let body;
-    try {
-      body = JSON.parse(await readBody(req));
-    } catch (e) {
-      return jsonError(res, 400, -32700, `Parse error: ${e.message}`);
-    }
-    if (session) return session.handleRequest(req, res, body);
-    if (id !== undefined) return jsonError(res, 404, -32001, 'Session not found');
-    if (!isInitializeRequest(body)) return jsonError(res, 400, -32000, 'Bad Request: No valid session ID provided');
-    return (await openSession()).handleRequest(req, res, body);
-  }
-  if (req.method === 'GET' || req.method === 'DELETE') {
-    if (id === undefined) return jsonError(res, 400, -32000, 'Bad Request: No valid session ID provided');
-    if (!session) return jsonError(res, 404, -32001, 'Session not found');
-    return session.handleRequest(req, res);
-  }
-  res.writeHead(405, { allow: 'GET, POST, DELETE' }).end();
-}
-
 process.on('SIGTERM', () => process.exit(0));
 if (httpPort === undefined) {
   process.stdin.on('end', () => process.exit(0));
   await createServer().connect(new StdioServerTransport());
   log('ready');
 } else {
-  process.on('SIGINT', () => process.exit(0));
-  const http = createHttpServer((req, res) => {
-    serveHttp(req, res).catch((e) => {
-      log(`${req.method} ${req.url}: ${e?.stack ?? e}`);
-      if (!res.headersSent) jsonError(res, 500, -32603, 'Internal server error');
-    });
-  });
-  http.listen(httpPort, '127.0.0.1', () => {
-    const url = `http://127.0.0.1:${http.address().port}/mcp`;
-    emit('listening', { url });
-    log(`ready on ${url}`);
-  });
+  serveSessions({ port: httpPort, createServer, jsonResponse: flag('--json-response'), verbose: true });
 }

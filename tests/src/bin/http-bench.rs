@@ -1,27 +1,50 @@
 //! `http-bench [--smoke] [--rounds N] [--seconds S] [--sessions N] [--task-server PATH]
 //! [--null-server PATH]`: the Streamable HTTP benchmark. Each server runs as its own process
 //! on a local port; the load comes from this process over HTTP/1.1 keep-alive (reqwest),
-//! from one connection and from 64, in alternating rounds; every answer of ours is checked.
+//! from one connection and from 64, in alternating rounds; every answer but the null
+//! server's is checked.
 //!
-//! Servers: our `task-server --http --bench-tools` and `null-http-server`, the floor (a
-//! do-nothing hyper server answering one fixed JSON body). Workloads: 2026-07-28 stateless
-//! `tools/call echo` (1 and 64 connections), a 2026-07-28 task lifecycle (`instant_task` as a
-//! task, `tasks/get` until completed, the result inline), 2025-11-25 session calls (1 session,
-//! and 64 sessions at once). Then the memory of idle 2025-11-25 sessions: the server's RSS
-//! growth over `--sessions` sessions (default 10,000), per session.
+//! Servers, measured in the same run:
+//! - our `task-server --http --bench-tools`;
+//! - `null-http-server`, the floor (a do-nothing hyper server answering one fixed JSON body);
+//! - rmcp 3.11's `StreamableHttpService` (`rmcp-echo-server --http ADDR --json-response`,
+//!   `tests/peers/rmcp`): `echo` only;
+//! - the TypeScript SDK 1.32.2's `StreamableHTTPServerTransport` in session mode with
+//!   `enableJsonResponse` (`tests/peers/bench_http_server.mjs`): `echo` only, 2025-11-25 only.
+//!
+//! The peers are installed by `tests/peers/setup.sh` under `<target>/peers/`; without them the
+//! benchmark stops at once, saying so.
+//!
+//! Workloads: 2026-07-28 stateless `tools/call echo` (1 and 64 connections), a 2026-07-28 task
+//! lifecycle (`instant_task` as a task, `tasks/get` until completed, the result inline),
+//! 2025-11-25 session calls (1 session, and 64 sessions at once). A peer that cannot serve a
+//! workload gets "n/a" and the reason under the table. Then the targets on the echo workloads
+//! (ours at least 0.6× the null server, 3× rmcp, 10× TypeScript), and the memory of idle
+//! 2025-11-25 sessions of ours: the server's RSS growth over `--sessions` sessions (default
+//! 10,000), per session.
+//!
+//! JSON answers where the server offers the choice (rmcp's `json_response`, the TypeScript
+//! SDK's `enableJsonResponse`; ours answers JSON unless a reply is slow). rmcp answers every
+//! request of a 2025-11-25 session on an SSE stream, whatever its setting: the load reads
+//! both.
 //!
 //! `--smoke` runs everything briefly (the tests run it so that it never rots). Use release
-//! builds for figures: `cargo build --release -p taskwire-demo -p taskwire-tests --bins`.
+//! builds for figures: `cargo build --release -p taskwire-demo -p taskwire-tests --bins`, and
+//! the rmcp peer at opt-level 3 (`setup.sh`'s default).
 
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::{Child, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 use serde_json::{json, Value};
+use taskwire_tests::peers::{Argv, Peers};
 
 /// Calls in flight for the "64" workloads.
 const WIDE: usize = 64;
+
+/// How to install the peers.
+const SETUP: &str = "install the peers with `bash tests/peers/setup.sh` (into <target>/peers/)";
 
 struct Options {
     smoke: bool,
@@ -67,44 +90,170 @@ fn options() -> Result<Options, String> {
     Ok(o)
 }
 
+/// The servers measured, in the table's order.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Taskwire,
+    Null,
+    Rmcp,
+    TypeScript,
+}
+
+impl Kind {
+    const ALL: [Kind; 4] = [Kind::Taskwire, Kind::Null, Kind::Rmcp, Kind::TypeScript];
+
+    fn label(self) -> &'static str {
+        match self {
+            Kind::Taskwire => "taskwire",
+            Kind::Null => "null hyper server",
+            Kind::Rmcp => "rmcp 3.11",
+            Kind::TypeScript => "TypeScript SDK 1.32.2",
+        }
+    }
+
+    /// The short name in ratio columns.
+    fn short(self) -> &'static str {
+        match self {
+            Kind::Taskwire => "taskwire",
+            Kind::Null => "null",
+            Kind::Rmcp => "rmcp",
+            Kind::TypeScript => "TypeScript",
+        }
+    }
+
+    /// Whether its answers are checked (the null server's fixed body is not an answer).
+    fn checked(self) -> bool {
+        self != Kind::Null
+    }
+
+    /// Why it cannot serve `workload`, if it cannot.
+    fn cannot(self, workload: Workload) -> Option<&'static str> {
+        match (self, workload) {
+            (Kind::Rmcp, Workload::Lifecycle) => Some(
+                "rmcp-echo-server, the benchmark's rmcp peer, serves `echo` only \
+                 (rmcp's 2026 tasks are exercised by the interop suite, not timed)",
+            ),
+            (Kind::TypeScript, Workload::Echo | Workload::Echo64 | Workload::Lifecycle) => Some(
+                "the TypeScript SDK speaks 2025-11-25 at the newest: even in its stateless mode \
+                 it answers a POST with `MCP-Protocol-Version: 2026-07-28` with 400 \
+                 \"Unsupported protocol version\"",
+            ),
+            _ => None,
+        }
+    }
+
+    /// The target ratio of ours over it on the echo workloads (issue 20).
+    fn target(self) -> Option<f64> {
+        match self {
+            Kind::Taskwire => None,
+            Kind::Null => Some(0.6),
+            Kind::Rmcp => Some(3.0),
+            Kind::TypeScript => Some(10.0),
+        }
+    }
+}
+
+/// Where each server's program is; checked before anything starts.
+struct Programs {
+    task_server: PathBuf,
+    null_server: PathBuf,
+    peers: Peers,
+}
+
+impl Programs {
+    fn find(o: &Options) -> Result<Programs, String> {
+        let programs = Programs {
+            task_server: o.task_server.clone(),
+            null_server: o.null_server.clone(),
+            peers: Peers::locate(),
+        };
+        let p = &programs.peers;
+        let needed = [
+            (programs.task_server.clone(), "our task-server"),
+            (programs.null_server.clone(), "null-http-server"),
+            (p.rmcp_echo_server(), "the rmcp 3.11 peer"),
+            (
+                p.node_dir
+                    .join("node_modules/@modelcontextprotocol/sdk/package.json"),
+                "the TypeScript SDK 1.32.2 peer",
+            ),
+            (
+                p.kit.join("bench_http_server.mjs"),
+                "the TypeScript SDK peer's script",
+            ),
+        ];
+        for (path, what) in needed {
+            if !path.is_file() {
+                let how = if what.starts_with("the ") {
+                    SETUP
+                } else {
+                    "build it: cargo build -p taskwire-demo -p taskwire-tests --bins"
+                };
+                return Err(format!("{what}: {} not found; {how}", path.display()));
+            }
+        }
+        Ok(programs)
+    }
+
+    /// The command line of `kind` listening on `127.0.0.1:PORT`.
+    fn argv(&self, kind: Kind, port: u16) -> Argv {
+        let address = format!("127.0.0.1:{port}");
+        match kind {
+            Kind::Taskwire => Argv::new(&self.task_server)
+                .args(&["--http", &address, "--bench-tools"])
+                .env("RUST_LOG", "error"),
+            Kind::Null => Argv::new(&self.null_server).arg(&address),
+            Kind::Rmcp => self.peers.rmcp_http_echo_server(port, &["--json-response"]),
+            Kind::TypeScript => Argv::new("node")
+                .env("TASKWIRE_PEERS_NODE", &self.peers.node_dir)
+                .arg(self.peers.kit.join("bench_http_server.mjs"))
+                .args(&["--http", &port.to_string(), "--json-response"]),
+        }
+    }
+}
+
 /// A server process on a local port, killed when dropped.
 struct Server {
-    name: &'static str,
+    kind: Kind,
     child: Child,
     url: String,
-    ours: bool,
 }
 
 impl Server {
-    fn start(name: &'static str, program: &PathBuf, args: &[&str], ours: bool) -> Server {
+    /// Starts `kind` on a free port; returns once it accepts a connection.
+    fn start(kind: Kind, programs: &Programs) -> Result<Server, String> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
-            .expect("a free port")
+            .map_err(|e| format!("no free port: {e}"))?
             .port();
         let address = format!("127.0.0.1:{port}");
-        let mut command = Command::new(program);
-        if ours {
-            command.args(["--http", &address]).args(args);
-        } else {
-            command.arg(&address).args(args);
-        }
-        let child = command
-            .env("RUST_LOG", "error")
+        let argv = programs.argv(kind, port);
+        let child = argv
+            .command()
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(&address).is_err() {
-            assert!(Instant::now() < deadline, "{name} did not listen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Server {
-            name,
+            .map_err(|e| format!("cannot start {}: {e}", argv.display()))?;
+        let mut server = Server {
+            kind,
             child,
             url: format!("http://{address}/mcp"),
-            ours,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(&address).is_err() {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                return Err(format!(
+                    "{} exited ({status}) before it listened: {} (an out-of-date peer? {SETUP})",
+                    kind.label(),
+                    argv.display()
+                ));
+            }
+            if Instant::now() > deadline {
+                return Err(format!("{} did not listen within 20 s", kind.label()));
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
+        Ok(server)
     }
 
     fn pid(&self) -> u32 {
@@ -119,7 +268,8 @@ impl Drop for Server {
     }
 }
 
-/// One HTTP request of a workload, and the check of its answer.
+/// One HTTP request of a workload: the answer's JSON-RPC message (from a JSON body or an SSE
+/// stream; `null` for a `202`), with the `Mcp-Session-Id` it named as `"session"`.
 async fn post(
     http: &reqwest::Client,
     server: &Server,
@@ -138,24 +288,47 @@ async fn post(
         .send()
         .await
         .map_err(|e| e.to_string())?;
-    let session = response
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let session = header("mcp-session-id");
+    let sse = header("content-type").is_some_and(|t| t.starts_with("text/event-stream"));
     let status = response.status();
     let text = response.text().await.map_err(|e| e.to_string())?;
     if !status.is_success() {
         return Err(format!("HTTP {status}: {text}"));
     }
-    if text.is_empty() {
+    let mut value = if sse {
+        answer_in_sse(&text)?
+    } else if text.is_empty() {
         return Ok(Value::Null);
-    }
-    let mut value: Value = serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?;
+    } else {
+        serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?
+    };
     if let Some(session) = session {
         value["session"] = json!(session);
     }
     Ok(value)
+}
+
+/// The JSON-RPC answer (a message with `result` or `error`) in an SSE body.
+fn answer_in_sse(text: &str) -> Result<Value, String> {
+    text.replace("\r\n", "\n")
+        .split("\n\n")
+        .filter_map(|event| {
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(str::trim_start)
+                .collect();
+            serde_json::from_str::<Value>(&data.join("\n")).ok()
+        })
+        .find(|m| m.get("result").is_some() || m.get("error").is_some())
+        .ok_or_else(|| format!("no answer in the SSE stream: {text}"))
 }
 
 fn meta() -> Value {
@@ -177,7 +350,7 @@ async fn echo_2026(http: &reqwest::Client, server: &Server, n: u64) -> Result<()
         ("mcp-name", "echo"),
     ];
     let reply = post(http, server, &headers, &body).await?;
-    if server.ours && reply["result"]["content"][0]["text"] != text.as_str() {
+    if server.kind.checked() && reply["result"]["content"][0]["text"] != text.as_str() {
         return Err(format!("wrong echo: {reply}"));
     }
     Ok(())
@@ -206,7 +379,7 @@ async fn lifecycle_2026(http: &reqwest::Client, server: &Server, n: u64) -> Resu
             ("mcp-name", task.as_str()),
         ];
         let got = post(http, server, &headers, &body).await?;
-        if !server.ours {
+        if !server.kind.checked() {
             return Ok(());
         }
         match got["result"]["status"].as_str() {
@@ -225,9 +398,16 @@ async fn open_session(http: &reqwest::Client, server: &Server) -> Result<String,
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "http-bench", "version": "1"}}});
     let reply = post(http, server, &[], &init).await?;
+    if server.kind.checked() && reply["result"]["protocolVersion"] != "2025-11-25" {
+        return Err(format!("not a 2025-11-25 session: {reply}"));
+    }
     let session = reply["session"].as_str().unwrap_or("none").to_owned();
     let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    post(http, server, &[("mcp-session-id", session.as_str())], &note).await?;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    post(http, server, &headers, &note).await?;
     Ok(session)
 }
 
@@ -246,13 +426,13 @@ async fn echo_2025(
         ("mcp-protocol-version", "2025-11-25"),
     ];
     let reply = post(http, server, &headers, &body).await?;
-    if server.ours && reply["result"]["content"][0]["text"] != text.as_str() {
+    if server.kind.checked() && reply["result"]["content"][0]["text"] != text.as_str() {
         return Err(format!("wrong echo: {reply}"));
     }
     Ok(())
 }
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Workload {
     Echo,
     Echo64,
@@ -284,6 +464,11 @@ impl Workload {
 
     fn wide(self) -> bool {
         matches!(self, Workload::Echo64 | Workload::Session64)
+    }
+
+    /// Whether the issue's targets apply (the echo workloads).
+    fn echo(self) -> bool {
+        self != Workload::Lifecycle
     }
 
     /// Operations per second over `seconds` (after a short warm-up).
@@ -346,9 +531,127 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
+/// The median of a workload's rates on one server; `None` when it did not run there.
+fn median(mut values: Vec<f64>) -> Option<f64> {
     values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+    values.get(values.len() / 2).copied()
+}
+
+/// `rates[workload][server]`: each round's ops/s.
+type Rates = Vec<[Vec<f64>; 4]>;
+
+/// Runs every workload on every server that can serve it, `rounds` times (fresh servers each
+/// round, the servers' order rotating).
+fn measure(
+    o: &Options,
+    programs: &Programs,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<Rates, String> {
+    let mut rates: Rates = Workload::ALL.iter().map(|_| Default::default()).collect();
+    for round in 0..o.rounds {
+        let mut started = Vec::new();
+        for kind in Kind::ALL {
+            started.push(Server::start(kind, programs)?);
+        }
+        for (w, &workload) in Workload::ALL.iter().enumerate() {
+            for i in 0..started.len() {
+                let server = &started[(i + round) % started.len()];
+                if server.kind.cannot(workload).is_some() {
+                    continue;
+                }
+                let rate = runtime
+                    .block_on(workload.rate(server, o.seconds))
+                    .map_err(|e| format!("{} on {}: {e}", workload.name(), server.kind.label()))?;
+                let at = Kind::ALL
+                    .iter()
+                    .position(|&k| k == server.kind)
+                    .unwrap_or(0);
+                rates[w][at].push(rate);
+            }
+        }
+    }
+    Ok(rates)
+}
+
+/// Prints the table: each server's ops/s, then ours over each other server's.
+fn report(rates: &Rates) {
+    let others = &Kind::ALL[1..];
+    let mut head = String::from("| workload |");
+    let mut rule = String::from("| --- |");
+    for kind in Kind::ALL {
+        head += &format!(" {} (ops/s) |", kind.label());
+        rule += " ---: |";
+    }
+    for kind in others {
+        head += &format!(" taskwire / {} |", kind.short());
+        rule += " ---: |";
+    }
+    println!("{head}\n{rule}");
+    let medians: Vec<Vec<Option<f64>>> = rates
+        .iter()
+        .map(|per| per.iter().map(|r| median(r.clone())).collect())
+        .collect();
+    for (w, workload) in Workload::ALL.iter().enumerate() {
+        let mut line = format!("| {} |", workload.name());
+        for rate in &medians[w] {
+            match rate {
+                Some(rate) => line += &format!(" {rate:.0} |"),
+                None => line += " n/a |",
+            }
+        }
+        let ours = medians[w][0];
+        for theirs in &medians[w][1..] {
+            match (ours, *theirs) {
+                (Some(ours), Some(theirs)) => line += &format!(" {:.2}× |", ours / theirs),
+                _ => line += " n/a |",
+            }
+        }
+        println!("{line}");
+    }
+    // Why each n/a is one.
+    println!();
+    for kind in others {
+        let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+        for workload in Workload::ALL {
+            if let Some(reason) = kind.cannot(workload) {
+                match reasons.iter_mut().find(|(r, _)| *r == reason) {
+                    Some((_, names)) => names.push(workload.name()),
+                    None => reasons.push((reason, vec![workload.name()])),
+                }
+            }
+        }
+        for (reason, names) in reasons {
+            println!("n/a, {} ({}): {reason}.", kind.label(), names.join("; "));
+        }
+    }
+    // The issue's targets on the echo workloads.
+    println!();
+    let targets: Vec<String> = others
+        .iter()
+        .filter_map(|k| Some(format!("≥ {}× {}", k.target()?, k.short())))
+        .collect();
+    println!(
+        "targets on the echo workloads: taskwire {}",
+        targets.join(", ")
+    );
+    for (w, workload) in Workload::ALL.iter().enumerate() {
+        if !workload.echo() {
+            continue;
+        }
+        let Some(ours) = medians[w][0] else { continue };
+        let verdicts: Vec<String> = others
+            .iter()
+            .enumerate()
+            .filter_map(|(i, kind)| {
+                let theirs = medians[w][i + 1]?;
+                let target = kind.target()?;
+                let ratio = ours / theirs;
+                let verdict = if ratio >= target { "met" } else { "MISSED" };
+                Some(format!("{} {ratio:.2}× ({verdict})", kind.short()))
+            })
+            .collect();
+        println!("- {}: {}", workload.name(), verdicts.join(", "));
+    }
 }
 
 fn main() -> ExitCode {
@@ -359,71 +662,50 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let programs = match Programs::find(&o) {
+        Ok(programs) => programs,
+        Err(e) => {
+            eprintln!("http-bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("a runtime");
-    let servers = || {
-        [
-            Server::start("taskwire", &o.task_server, &["--bench-tools"], true),
-            Server::start("null (hyper)", &o.null_server, &[], false),
-        ]
-    };
-    let mut rates: Vec<[Vec<f64>; 2]> = Workload::ALL.iter().map(|_| [vec![], vec![]]).collect();
-    for round in 0..o.rounds {
-        let started = servers();
-        for (w, workload) in Workload::ALL.iter().enumerate() {
-            // Alternate which server goes first in each round.
-            let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-            for i in order {
-                let rate = runtime.block_on(workload.rate(&started[i], o.seconds));
-                match rate {
-                    Ok(rate) => rates[w][i].push(rate),
-                    Err(e) => {
-                        eprintln!(
-                            "http-bench: {} on {}: {e}",
-                            workload.name(),
-                            started[i].name
-                        );
-                        return ExitCode::FAILURE;
-                    }
+    match measure(&o, &programs, &runtime) {
+        Ok(rates) => report(&rates),
+        Err(e) => {
+            eprintln!("http-bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    // Idle sessions: the RSS growth of our server over `sessions` 2025-11-25 sessions (the
+    // first one opened before the baseline, so that `sessions` stay within the server's
+    // default `HttpConfig::max_sessions`, 10,000).
+    let held = Server::start(Kind::Taskwire, &programs).and_then(|server| {
+        runtime.block_on(async {
+            let http = reqwest::Client::new();
+            open_session(&http, &server).await?;
+            let before = rss_kib(server.pid());
+            let mut opened = 0;
+            for chunk in (1..o.sessions.max(2)).collect::<Vec<_>>().chunks(WIDE) {
+                for result in join_all(chunk.iter().map(|_| open_session(&http, &server))).await {
+                    result?;
+                    opened += 1;
                 }
             }
-        }
-    }
-    println!("| workload | taskwire (ops/s) | null hyper server (ops/s) | taskwire / null |");
-    println!("| --- | ---: | ---: | ---: |");
-    for (w, workload) in Workload::ALL.iter().enumerate() {
-        let ours = median(rates[w][0].clone());
-        let null = median(rates[w][1].clone());
-        println!(
-            "| {} | {ours:.0} | {null:.0} | {:.2}× |",
-            workload.name(),
-            ours / null
-        );
-    }
-    // Idle sessions: the RSS growth of our server over `sessions` 2025-11-25 sessions.
-    let server = Server::start("taskwire", &o.task_server, &["--bench-tools"], true);
-    let held = runtime.block_on(async {
-        let http = reqwest::Client::new();
-        open_session(&http, &server).await?;
-        let before = rss_kib(server.pid());
-        let mut opened = 0;
-        for chunk in (0..o.sessions).collect::<Vec<_>>().chunks(WIDE) {
-            for result in join_all(chunk.iter().map(|_| open_session(&http, &server))).await {
-                result?;
-                opened += 1;
-            }
-        }
-        let after = rss_kib(server.pid());
-        Ok::<_, String>((opened, before, after))
+            let after = rss_kib(server.pid());
+            Ok::<_, String>((opened, before, after))
+        })
     });
     match held {
         Ok((opened, before, after)) => {
             let per = (after.saturating_sub(before) as f64) * 1024.0 / opened as f64;
+            let held = opened + 1;
             println!(
-                "\nidle 2025-11-25 sessions held: {opened}; server RSS {before} KiB → {after} KiB: {per:.0} bytes per session"
+                "\nidle 2025-11-25 sessions held: {held}; server RSS {before} KiB → {after} KiB: {per:.0} bytes per session"
             );
             ExitCode::SUCCESS
         }

@@ -24,8 +24,10 @@
 pub mod demo;
 pub mod fed;
 pub mod http;
+pub mod http_tap;
 mod install;
 pub mod replay;
+pub mod rmcp_http;
 pub mod run;
 pub mod task_peers;
 pub mod wire;

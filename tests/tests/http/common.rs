@@ -9,6 +9,7 @@ use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use reqwest::{Client, Response, StatusCode};
 use serde_json::{json, Value};
 use taskwire_demo::tools::{server, ServerOptions};
+use taskwire_driver::Server;
 use taskwire_http::HttpConfig;
 
 /// The demo server (50 ms steps, the extra tools) over HTTP, on its own runtime.
@@ -33,6 +34,18 @@ impl TestServer {
     }
 
     fn serve(address: &str, config: HttpConfig) -> TestServer {
+        let server = server(ServerOptions {
+            step: Duration::from_millis(50),
+            extra_tools: true,
+            required_tool: true,
+            ..ServerOptions::default()
+        })
+        .expect("the demo server");
+        TestServer::serving(server, address, config)
+    }
+
+    /// `server` (instead of the demo's) at `address`.
+    pub fn serving(server: Server, address: &str, config: HttpConfig) -> TestServer {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -42,13 +55,6 @@ impl TestServer {
             .block_on(tokio::net::TcpListener::bind(address))
             .expect("a free port");
         let url = format!("http://{}/mcp", listener.local_addr().expect("bound"));
-        let server = server(ServerOptions {
-            step: Duration::from_millis(50),
-            extra_tools: true,
-            required_tool: true,
-            ..ServerOptions::default()
-        })
-        .expect("the demo server");
         runtime.spawn(async move {
             let _ = taskwire_http::serve(listener, server, config).await;
         });

@@ -1,12 +1,16 @@
 //! What a network brings: a client gone mid-request that comes back for its result, a body
 //! cut off, a server restarted under a client (in memory: a clear "not found", never a
-//! hang).
+//! hang), a reader too slow for its stream.
 
 use std::io::Write;
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use serde_json::json;
+use serde_json::{json, Value};
+use taskwire_driver::engine::Config;
+use taskwire_driver::{CallToolResult, Server, TaskSupport, Tool};
+use taskwire_http::HttpConfig;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::common::{messages, task_id, TestServer};
 
@@ -103,5 +107,135 @@ fn after_a_restart_a_task_and_a_session_are_clearly_gone() {
             .send()
             .await;
         assert_eq!(ping.status(), StatusCode::NOT_FOUND);
+    });
+}
+
+/// Progress messages of `flood`, each about 4 KB: far more than the socket buffers of a
+/// reader that reads nothing hold (and fewer than the session's link may hold while its
+/// router has not run: 16 × 65).
+const FLOOD: u32 = 1_000;
+
+/// A server whose plain tool `flood` sends [`FLOOD`] progress messages at once, then answers
+/// "flooded"; its streams hold 16 messages for a reader.
+fn flood_server() -> TestServer {
+    let mut config = Config::new("flood", "1");
+    config.tasks.enabled = false;
+    let flood = Tool::new("flood", TaskSupport::Forbidden);
+    let server = Server::new(config).tool(flood, |ctx, _: Value| async move {
+        let filler = "x".repeat(4_000);
+        for step in 0..FLOOD {
+            ctx.progress(f64::from(step), None, Some(filler.clone()))
+                .await;
+        }
+        Ok(CallToolResult::text("flooded"))
+    });
+    let config = HttpConfig {
+        stream_capacity: 16,
+        ..HttpConfig::default()
+    };
+    TestServer::serving(server, "127.0.0.1:0", config)
+}
+
+/// A chunked HTTP/1.1 body, decoded (as far as it goes).
+fn dechunk(raw: &[u8]) -> String {
+    let text = String::from_utf8_lossy(raw);
+    let mut rest = text.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    let mut body = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if size == 0 || after.len() < size {
+            break;
+        }
+        body.push_str(&after[..size]);
+        rest = after[size..].trim_start_matches("\r\n");
+    }
+    body
+}
+
+/// A reader that stops reading its SSE response loses that stream once it is 16 messages
+/// behind (the server buffers no more for it); meanwhile the session serves other
+/// requests, and the reply waits for the reader to resume with `Last-Event-ID`.
+#[test]
+fn a_reader_too_slow_loses_its_stream_not_the_server_and_resumes_it() {
+    let server = flood_server();
+    server.run(async {
+        let session = server.open_session().await;
+        let address = server
+            .url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp");
+        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+        socket
+            .set_recv_buffer_size(4096)
+            .expect("a small receive buffer");
+        let mut slow = socket
+            .connect(address.parse().expect("an address"))
+            .await
+            .expect("connected");
+        let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "flood", "arguments": {}, "_meta": {"progressToken": 1}}})
+        .to_string();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\n\
+             Mcp-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{call}",
+            call.len()
+        );
+        slow.write_all(request.as_bytes()).await.expect("sent");
+
+        // Not reading: the flood fills the socket, then the stream's 16 places.
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        let ping = server
+            .in_session(
+                &session,
+                &json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}),
+            )
+            .send()
+            .await;
+        let pong = messages(ping).await;
+        assert_eq!(pong[0]["result"], json!({}), "{pong:?}");
+
+        // Reads up to the end of the chunked body (the connection itself stays open).
+        let mut raw = Vec::new();
+        let read_all = async {
+            let mut buffer = [0u8; 65_536];
+            while !raw.ends_with(b"\r\n0\r\n\r\n") {
+                let n = slow.read(&mut buffer).await.expect("read");
+                assert!(n > 0, "the connection closed mid-body");
+                raw.extend_from_slice(&buffer[..n]);
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(20), read_all)
+            .await
+            .expect("the server ends the stream of a reader that fell behind");
+        let body = dechunk(&raw);
+        let events: Vec<&str> = body
+            .lines()
+            .filter_map(|l| l.strip_prefix("id: "))
+            .collect();
+        let got = body.matches("notifications/progress").count();
+        assert!(got < FLOOD as usize, "the whole flood was buffered: {got}");
+        assert!(
+            !body.contains("flooded"),
+            "the reply came on the lost stream"
+        );
+
+        let last = events.last().expect("events with ids");
+        let resumed = server
+            .http
+            .get(&server.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("last-event-id", *last)
+            .send()
+            .await
+            .expect("GET");
+        assert_eq!(resumed.status(), StatusCode::OK);
+        let rest = messages(resumed).await;
+        let reply = rest.last().expect("the reply");
+        assert_eq!(reply["id"], 7);
+        assert_eq!(reply["result"]["content"][0]["text"], "flooded");
     });
 }

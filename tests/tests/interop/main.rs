@@ -12,6 +12,7 @@ mod common;
 
 mod everything;
 mod http;
+mod http_rmcp;
 mod inspector;
 mod inspector_web;
 mod python;

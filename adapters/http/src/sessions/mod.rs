@@ -188,12 +188,17 @@ async fn open(shared: &Arc<Shared>, owner: Option<String>) -> Result<Arc<Session
     }
     let id = random_task_id();
     let capacity = shared.config.stream_capacity.max(1);
+    let max_requests = shared.config.max_requests_per_session;
+    // The router below hands each message on at once (a stream whose reader fell behind is
+    // ended, not waited for), so the link only holds a burst that comes before the router
+    // runs: as much as all the session's streams may hold.
+    let link_capacity = capacity.saturating_mul(max_requests.saturating_add(1));
     // Without authentication the session is the owner: its tasks are its own.
     let link = shared
         .handle
         .open(
             owner.clone().unwrap_or_else(|| format!("session:{id}")),
-            capacity,
+            link_capacity,
         )
         .await
         .map_err(|_| gone())?;
@@ -201,10 +206,7 @@ async fn open(shared: &Arc<Shared>, owner: Option<String>) -> Result<Arc<Session
         id: id.clone(),
         principal: owner.clone(),
         link,
-        routes: Mutex::new(Routes::new(
-            capacity,
-            shared.config.max_requests_per_session,
-        )),
+        routes: Mutex::new(Routes::new(capacity, max_requests)),
         last_used: Mutex::new(Instant::now()),
     });
     shared

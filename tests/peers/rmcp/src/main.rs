@@ -1,10 +1,18 @@
-//! `rmcp-echo-server`: a stdio MCP server on rmcp 3.11 with one tool, `echo` (taskSupport
-//! absent, i.e. forbidden), which returns its `text` argument as one text content block.
+//! `rmcp-echo-server`: an MCP server on rmcp 3.11 with one tool, `echo` (taskSupport absent,
+//! i.e. forbidden), which returns its `text` argument as one text content block.
 //!
-//! It is the rmcp peer of taskwire's end-to-end benchmark (`tests/src/bin/bench.rs`). rmcp's
-//! tasks follow a later protocol era (the 2026 tasks extension), so only `echo` is offered. A
-//! client asking for protocol 2025-11-25 in `initialize` gets that version back. The server
-//! stops at the end of stdin.
+//! ```text
+//! rmcp-echo-server                              (stdio)
+//! rmcp-echo-server --http ADDR [--json-response] (Streamable HTTP at http://ADDR/mcp)
+//! ```
+//!
+//! It is the rmcp peer of taskwire's benchmarks: the stdio one (`tests/src/bin/bench.rs`) and,
+//! with `--http`, the Streamable HTTP one (`tests/src/bin/http-bench.rs`; see
+//! `serve_http.rs` for what rmcp's HTTP server is configured with). rmcp's tasks follow a
+//! later protocol era (the 2026 tasks extension), so only `echo` is offered. A client asking
+//! for protocol 2025-11-25 in `initialize` gets that version back; over HTTP a request with
+//! the 2026-07-28 per-request `_meta` is served statelessly. On stdio the server stops at the
+//! end of stdin; over HTTP it runs until killed.
 
 use std::sync::Arc;
 
@@ -16,7 +24,10 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Map, Value};
 
-/// The server: its one tool definition, built once.
+mod serve_http;
+
+/// The server: its one tool definition, built once (cloned per HTTP session or request).
+#[derive(Clone)]
 struct EchoServer {
     echo: Tool,
 }
@@ -69,8 +80,40 @@ impl ServerHandler for EchoServer {
     }
 }
 
+const USAGE: &str = "usage: rmcp-echo-server [--http ADDR [--json-response]]";
+
+/// `--http ADDR [--json-response]`, or nothing (stdio).
+fn parse_args() -> Result<Option<serve_http::HttpOptions>, String> {
+    let mut address = None;
+    let mut json_response = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--http" => address = Some(args.next().ok_or("--http needs an address")?),
+            "--json-response" => json_response = true,
+            other => return Err(format!("unknown argument: {other}")),
+        }
+    }
+    match address {
+        Some(address) => Ok(Some(serve_http::HttpOptions {
+            address,
+            json_response,
+        })),
+        None if json_response => Err("--json-response needs --http".into()),
+        None => Ok(None),
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let http = parse_args().unwrap_or_else(|message| {
+        eprintln!("rmcp-echo-server: {message}\n{USAGE}");
+        std::process::exit(2)
+    });
+    if let Some(options) = http {
+        serve_http::serve(EchoServer::new(), options).await?;
+        return Ok(());
+    }
     // `stdio_pipes` is what rmcp's documentation recommends when both streams are pipes (as
     // under an MCP client): reads and writes go through the IO reactor, not blocking threads.
     let service = EchoServer::new()

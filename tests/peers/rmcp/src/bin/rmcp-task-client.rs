@@ -1,11 +1,15 @@
-//! `rmcp-task-client`: a stdio MCP client on rmcp 3.11 that runs `long_running_task` as a task of
-//! the 2026 tasks extension (`io.modelcontextprotocol/tasks`).
+//! `rmcp-task-client`: an MCP client on rmcp 3.11 that runs `long_running_task` as a task of
+//! the 2026 tasks extension (`io.modelcontextprotocol/tasks`), on stdio or over Streamable HTTP.
 //!
 //! ```text
 //! rmcp-task-client [--cancel] [--lifecycle discover|auto|initialize] -- SERVER_CMD [ARGS...]
+//! rmcp-task-client [--cancel] [--lifecycle discover|auto|initialize] --url URL
 //! ```
 //!
-//! It spawns the server, connects with rmcp's lifecycle (`discover`, the default: `server/discover`
+//! It spawns the server (or, with `--url`, speaks to the Streamable HTTP endpoint `URL` through
+//! rmcp's `StreamableHttpClientTransport` on reqwest, its default configuration: over HTTP the
+//! `discover` lifecycle sends stateless POSTs, no `Mcp-Session-Id`, no GET stream), connects
+//! with rmcp's lifecycle (`discover`, the default: `server/discover`
 //! for 2026-07-28, then per-request `_meta` on every request; `auto`: the same, falling back to
 //! `initialize` for a legacy server; `initialize`: rmcp's plain `serve`, the legacy handshake),
 //! declaring the tasks extension and nothing else. Then it calls `long_running_task`, expects a
@@ -36,7 +40,7 @@ use rmcp::model::{
     ClientConfig, DetailedTask, GetTaskParams, Implementation, ProtocolVersion, Task, TaskPayload,
     TaskStatus,
 };
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient};
 use serde_json::{json, Value};
 
@@ -45,22 +49,32 @@ const POLL_DEADLINE: Duration = Duration::from_secs(60);
 /// The poll interval when the server suggests none.
 const DEFAULT_POLL_MS: u64 = 1000;
 
-const USAGE: &str =
-    "usage: rmcp-task-client [--cancel] [--lifecycle discover|auto|initialize] -- SERVER_CMD [ARGS...]";
+const USAGE: &str = "usage: rmcp-task-client [--cancel] [--lifecycle discover|auto|initialize] \
+                     (-- SERVER_CMD [ARGS...] | --url URL)";
+
+/// Where the server is.
+enum Server {
+    /// A command to spawn, spoken to on its stdio.
+    Command(Vec<String>),
+    /// A Streamable HTTP endpoint.
+    Url(String),
+}
 
 struct Args {
     cancel: bool,
     lifecycle: &'static str,
-    server: Vec<String>,
+    server: Server,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
     let mut cancel = false;
     let mut lifecycle = "discover";
+    let mut url = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--cancel" => cancel = true,
+            "--url" => url = Some(args.next().ok_or("--url needs a URL")?),
             "--lifecycle" => {
                 lifecycle = match args.next().as_deref() {
                     Some("discover") => "discover",
@@ -78,10 +92,13 @@ fn parse_args() -> Result<Args, String> {
             other => return Err(format!("unknown argument: {other}")),
         }
     }
-    let server: Vec<String> = args.collect();
-    if server.is_empty() {
-        return Err("no server command after --".into());
-    }
+    let command: Vec<String> = args.collect();
+    let server = match (url, command.is_empty()) {
+        (Some(url), true) => Server::Url(url),
+        (None, false) => Server::Command(command),
+        (Some(_), false) => return Err("both --url and a server command".into()),
+        (None, true) => return Err("no server command after --, and no --url".into()),
+    };
     Ok(Args {
         cancel,
         lifecycle,
@@ -127,19 +144,27 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), String> {
-    let mut command = tokio::process::Command::new(&args.server[0]);
-    command.args(&args.server[1..]);
-    // The server's stderr is inherited.
-    let transport = TokioChildProcess::new(command)
-        .map_err(|error| format!("cannot start {}: {error}", args.server[0]))?;
     let config = ClientConfig::new(
         ClientCapabilities::builder().enable_tasks().build(),
         Implementation::new("rmcp-task-client", "3.11.0"),
     );
-    let client = config
-        .serve_with_lifecycle(transport, lifecycle_mode(args.lifecycle))
-        .await
-        .map_err(|error| format!("connecting ({} lifecycle): {error}", args.lifecycle))?;
+    let lifecycle = lifecycle_mode(args.lifecycle);
+    let connected = match &args.server {
+        Server::Command(argv) => {
+            let mut command = tokio::process::Command::new(&argv[0]);
+            command.args(&argv[1..]);
+            // The server's stderr is inherited.
+            let transport = TokioChildProcess::new(command)
+                .map_err(|error| format!("cannot start {}: {error}", argv[0]))?;
+            config.serve_with_lifecycle(transport, lifecycle).await
+        }
+        Server::Url(url) => {
+            let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+            config.serve_with_lifecycle(transport, lifecycle).await
+        }
+    };
+    let client =
+        connected.map_err(|error| format!("connecting ({} lifecycle): {error}", args.lifecycle))?;
     let server = client
         .peer_info()
         .ok_or("connected, but rmcp holds no server info")?;
@@ -151,7 +176,8 @@ async fn run(args: Args) -> Result<(), String> {
         "tasksExtension": server.capabilities.supports_tasks(),
     }));
     let outcome = run_task(client.peer(), args.cancel).await;
-    // Closes the server's stdin and waits for it to exit (rmcp kills it after a timeout).
+    // Closes the server's stdin and waits for it to exit (rmcp kills it after a timeout); over
+    // HTTP, ends the transport (and a legacy session with `DELETE`).
     client
         .cancel()
         .await

@@ -1,8 +1,9 @@
-//! `rmcp-task-server`: a stdio MCP server on rmcp 3.11 that serves the 2026 tasks extension
-//! (`io.modelcontextprotocol/tasks`) with rmcp's own `TaskManager`.
+//! `rmcp-task-server`: an MCP server on rmcp 3.11 that serves the 2026 tasks extension
+//! (`io.modelcontextprotocol/tasks`) with rmcp's own `TaskManager`, on stdio or over Streamable
+//! HTTP.
 //!
 //! ```text
-//! rmcp-task-server [--step-ms N]
+//! rmcp-task-server [--step-ms N] [--http ADDR [--json-response]]
 //! ```
 //!
 //! Tools:
@@ -15,6 +16,12 @@
 //!
 //! rmcp serves both eras on one connection: `initialize` starts a legacy session, and a first
 //! request with complete 2026 `_meta` starts a stateless one. The server stops at the end of stdin.
+//!
+//! With `--http ADDR` it serves `http://ADDR/mcp` with rmcp's `StreamableHttpService` instead
+//! (see `serve_http.rs`): `initialize` opens a legacy session, a request with complete 2026
+//! `_meta` is served statelessly; every session and request gets a clone of the server, and
+//! the clones share one `TaskManager`, so a task created by one POST is found by the next.
+//! It prints `listening on http://ADDR/mcp` on stderr and runs until killed.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,11 +36,17 @@ use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 
+#[path = "../serve_http.rs"]
+mod serve_http;
+
 /// The status message of each step, in order.
 const STEPS: [&str; 3] = ["开始执行...", "处理步骤 1...", "处理步骤 2..."];
 /// The text `long_running_task` returns.
 const RESULT: &str = "任务完成！";
 
+/// The tools and the tasks. Its clones (one per HTTP session or stateless request) share the
+/// `TaskManager` (an `Arc` inside).
+#[derive(Clone)]
 struct TaskServer {
     tools: Vec<Tool>,
     tasks: TaskManager,
@@ -183,9 +196,20 @@ impl ServerHandler for TaskServer {
     }
 }
 
-/// The step length from `--step-ms N` (default 1000 ms).
-fn parse_args() -> Result<Duration, String> {
+/// What the command line asked for.
+struct Args {
+    /// The step length (`--step-ms N`, default 1000 ms).
+    step: Duration,
+    /// `--http ADDR [--json-response]`; stdio when absent.
+    http: Option<serve_http::HttpOptions>,
+}
+
+const USAGE: &str = "usage: rmcp-task-server [--step-ms N] [--http ADDR [--json-response]]";
+
+fn parse_args() -> Result<Args, String> {
     let mut step = Duration::from_millis(1000);
+    let mut address = None;
+    let mut json_response = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -196,21 +220,34 @@ fn parse_args() -> Result<Duration, String> {
                     .map_err(|_| format!("--step-ms: not a number of milliseconds: {value}"))?;
                 step = Duration::from_millis(ms);
             }
+            "--http" => address = Some(args.next().ok_or("--http needs an address")?),
+            "--json-response" => json_response = true,
             other => return Err(format!("unknown argument: {other}")),
         }
     }
-    Ok(step)
+    let http = match address {
+        Some(address) => Some(serve_http::HttpOptions {
+            address,
+            json_response,
+        }),
+        None if json_response => return Err("--json-response needs --http".into()),
+        None => None,
+    };
+    Ok(Args { step, http })
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let step = parse_args().unwrap_or_else(|message| {
-        eprintln!("rmcp-task-server: {message}\nusage: rmcp-task-server [--step-ms N]");
+    let args = parse_args().unwrap_or_else(|message| {
+        eprintln!("rmcp-task-server: {message}\n{USAGE}");
         std::process::exit(2)
     });
-    let service = TaskServer::new(step)
-        .serve(rmcp::transport::stdio_pipes())
-        .await?;
+    let server = TaskServer::new(args.step);
+    if let Some(options) = args.http {
+        serve_http::serve(server, options).await?;
+        return Ok(());
+    }
+    let service = server.serve(rmcp::transport::stdio_pipes()).await?;
     service.waiting().await?;
     Ok(())
 }
