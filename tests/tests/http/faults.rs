@@ -1,6 +1,6 @@
 //! What a network brings: a client gone mid-request that comes back for its result, a body
 //! cut off, a server restarted under a client (in memory: a clear "not found", never a
-//! hang), a reader too slow for its stream.
+//! hang), a reader too slow for its stream, a SIGTERM with streams open.
 
 use std::io::Write;
 use std::time::Duration;
@@ -10,6 +10,10 @@ use serde_json::{json, Value};
 use taskwire_driver::engine::Config;
 use taskwire_driver::{CallToolResult, Server, TaskSupport, Tool};
 use taskwire_http::HttpConfig;
+use taskwire_tests::peers::demo::binary;
+use taskwire_tests::peers::http::HttpServer;
+use taskwire_tests::peers::Argv;
+use taskwire_tests::procs;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::common::{messages, task_id, TestServer};
@@ -237,5 +241,86 @@ fn a_reader_too_slow_loses_its_stream_not_the_server_and_resumes_it() {
         let reply = rest.last().expect("the reply");
         assert_eq!(reply["id"], 7);
         assert_eq!(reply["result"]["content"][0]["text"], "flooded");
+    });
+}
+
+/// SIGTERM with a session's `GET` stream open and a plain call in flight: the server stops
+/// accepting, ends both responses (the call's without its reply: it failed with the server),
+/// and exits 0 within seconds.
+#[test]
+fn sigterm_ends_open_streams_and_the_process_promptly() {
+    let mut server = HttpServer::start(
+        |port| {
+            Argv::new(binary("task-server")).args(&[
+                "--http",
+                &format!("127.0.0.1:{port}"),
+                "--step-ms",
+                "1000",
+            ])
+        },
+        None,
+    );
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let http = reqwest::Client::new();
+    let post = |session: Option<&str>, body: serde_json::Value| {
+        let mut request = http
+            .post(&server.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.body(body.to_string()).send()
+    };
+    let (stream, call) = runtime.block_on(async {
+        let opened = post(
+            None,
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}}),
+        )
+        .await
+        .expect("initialize");
+        let session = opened.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        post(Some(&session), note).await.expect("initialized");
+        let stream = http
+            .get(&server.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &session)
+            .send()
+            .await
+            .expect("GET");
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "long_running_task", "arguments": {}}});
+        let call = tokio::spawn(post(Some(&session), call));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        (stream, call)
+    });
+    procs::sigterm(server.pid());
+    let status = server
+        .wait_exit(Duration::from_secs(10))
+        .expect("the server exits within 10 s of SIGTERM");
+    assert!(status.success(), "{status}");
+    runtime.block_on(async {
+        let ended = tokio::time::timeout(Duration::from_secs(5), stream.text()).await;
+        assert!(ended.is_ok(), "the GET stream ended with the server");
+        let call = tokio::time::timeout(Duration::from_secs(5), call)
+            .await
+            .expect("the call's POST ended with the server")
+            .expect("joined");
+        if let Ok(response) = call {
+            let body = tokio::time::timeout(Duration::from_secs(5), response.text()).await;
+            let body = body.expect("its body ended").unwrap_or_default();
+            assert!(
+                !body.contains("任务完成！"),
+                "the work did not finish: {body}"
+            );
+        }
+        let refused = http.get(&server.url).send().await;
+        assert!(refused.is_err(), "nothing listens after the exit");
     });
 }

@@ -1,8 +1,11 @@
 //! 2025-11-25 sessions over HTTP: the session id, replies as JSON or SSE, the GET stream for
-//! the session's own messages, input requests answered by POST, and DELETE.
+//! the session's own messages, input requests answered by POST, DELETE, and idle expiry.
+
+use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use taskwire_http::HttpConfig;
 
 use crate::common::{is_sse, messages, task_id, SseStream, TestServer};
 
@@ -266,5 +269,31 @@ fn a_stream_the_server_ends_is_resumed_from_its_last_event() {
         };
         assert_eq!(progress, 6, "every progress notification, once");
         assert_eq!(reply["result"]["content"][0]["text"], "6 steps done");
+    });
+}
+
+/// With `session_idle_timeout` 300 ms, a session unused that long is closed (`404` after),
+/// while one whose `GET` stream is open is not idle, however long it is quiet.
+#[test]
+fn an_idle_session_is_closed_and_one_with_an_open_stream_is_kept() {
+    let server = TestServer::with_config(HttpConfig {
+        session_idle_timeout: Duration::from_millis(300),
+        ..HttpConfig::default()
+    });
+    server.run(async {
+        let ping = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+        let idle = server.open_session().await;
+        let watched = server.open_session().await;
+        let stream = server.get_stream(&watched).await;
+        assert_eq!(stream.status(), StatusCode::OK);
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        // Any request sweeps (at most every quarter of the timeout).
+        let swept = server.in_session(&watched, &ping(1)).send().await;
+        assert_eq!(swept.status(), StatusCode::OK);
+        let gone = server.in_session(&idle, &ping(2)).send().await;
+        assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+        let kept = server.in_session(&watched, &ping(3)).send().await;
+        assert_eq!(kept.status(), StatusCode::OK);
+        drop(stream);
     });
 }
