@@ -148,7 +148,7 @@ rm -f "$conformance_tallies"
 cargo test --workspace --no-fail-fast 2>&1 | tee "$test_log"
 # The official conformance suite's tallies (tests/tests/conformance/official_suite.rs).
 if [ -f "$conformance_tallies" ]; then
-  printf '\n== the official conformance suite against conformance-server --http\n' | tee -a "$test_log"
+  printf '\n== the official conformance suite against conformance-server --http, and its client scenarios against conformance-client\n' | tee -a "$test_log"
   sed 's/^/   /' "$conformance_tallies" | tee -a "$test_log"
 fi
 

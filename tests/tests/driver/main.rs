@@ -8,6 +8,7 @@
 mod client_queued_commands;
 mod client_scripted;
 mod connections;
+mod durability;
 mod fairness;
 mod messages;
 mod requests;

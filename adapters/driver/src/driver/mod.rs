@@ -285,6 +285,10 @@ impl<A: App> Driver<A> {
                     }
                 }
                 Output::Event(event) => self.on_event(event, cx),
+                // No store keeps the entry: it is as stored as it will be. Confirming it at
+                // once releases what a host configured with `Durability::Confirmed` holds
+                // for it (its replies would otherwise wait forever).
+                Output::Journal(entry) => self.host.confirm(now(), entry.seq),
                 _ => {}
             }
         }
