@@ -8,6 +8,7 @@ use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{RequestId, RpcError};
 use crate::model::{Implementation, PlainReason, ProgressParams, TaskInfo, TaskSnapshot};
 use crate::peer_error::PeerErrorKind;
+use crate::time::Millis;
 
 /// One item drained with [`Host::poll_output`](crate::Host::poll_output), in order.
 #[derive(Debug)]
@@ -92,7 +93,8 @@ impl MessageKind {
 }
 
 /// Why hosted work must stop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum StopReason {
     /// The requestor cancelled (`tasks/cancel`, or `notifications/cancelled` for a plain call).
@@ -111,8 +113,9 @@ pub enum StopReason {
 }
 
 /// A change of a hosted task, for a durable store. Entries come in the order the
-/// changes happened; `seq` increases by one each time.
-#[derive(Clone, Debug)]
+/// changes happened; `seq` increases by one each time. It serializes (serde) as
+/// `{"seq":1,"change":{"put":{"info":{…},…}}}`, the JSON a store may keep.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct JournalEntry {
     /// Position in the journal; confirm with [`Host::confirm`](crate::Host::confirm).
     pub seq: u64,
@@ -121,12 +124,25 @@ pub struct JournalEntry {
 }
 
 /// What a journal entry records.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+// Externally tagged: an internally tagged enum buffers its content, which cannot hold the
+// raw outcome (`Box<RawValue>`).
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Change {
-    /// Store this task (insert or replace): it was created, changed status or message,
-    /// or got its outcome.
+    /// Store this task (insert or replace): it was created, changed status, or got its
+    /// outcome.
     Put(TaskSnapshot),
+    /// A running task's status message changed, and nothing else: set `info.status_message`
+    /// and `info.last_updated_at` of the stored task (a small write, not the snapshot).
+    Message {
+        /// The task.
+        task: TaskId,
+        /// The new message; `None` clears it.
+        message: Option<String>,
+        /// The task's `last_updated_at` after the change.
+        at: Millis,
+    },
     /// Delete this task: it expired or was removed.
     Delete {
         /// The task.

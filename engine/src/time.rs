@@ -2,7 +2,20 @@
 
 /// A point in time in milliseconds since the Unix epoch. The engine never reads a clock:
 /// every value of this type comes from the caller.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(transparent)]
 pub struct Millis(pub u64);
 
 /// The last millisecond of year 9999, the latest instant RFC 3339 can write.

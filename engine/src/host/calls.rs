@@ -70,7 +70,7 @@ impl Host {
         let st = &mut self.state;
         let task = st.running_task(call)?;
         if st.tasks.set_message(&task, st.now, message) {
-            st.journal_put(&task);
+            st.journal_message(&task);
             st.tell_followers(&task);
         }
         Ok(())

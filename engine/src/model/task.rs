@@ -1,5 +1,6 @@
 //! Tasks: what one is, whatever protocol era created or reads it.
 
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::ids::{Owner, TaskId};
@@ -10,13 +11,15 @@ use crate::time::Millis;
 /// A protocol era. A task carries the era that created it (each era reads every task in its
 /// own shapes; the tag says which rules created it, e.g. which later requests may see it);
 /// a client session speaks one era, a server session reads each request in its own.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum Era {
     /// MCP 2025-11-25: tasks in the core protocol (`params.task`, `tasks/result`).
+    #[serde(rename = "2025-11-25")]
     V2025_11_25,
     /// MCP 2026-07-28 with the `io.modelcontextprotocol/tasks` extension (stateless
     /// requests, the outcome inline in `tasks/get`).
+    #[serde(rename = "2026-07-28")]
     V2026_07_28,
 }
 
@@ -43,7 +46,7 @@ impl Era {
 }
 
 /// What a task's requestor can answer when the task asks for input.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct InputKinds {
     /// `elicitation/create`.
     pub elicitation: bool,
@@ -69,7 +72,8 @@ impl InputKinds {
 
 /// How a finished task ended: the underlying request's result or its JSON-RPC error.
 /// Stored raw and era-neutral: no related-task `_meta`, no `resultType`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The result as the application gave it (for `tools/call`, a `CallToolResult`).
     Result {
@@ -83,7 +87,7 @@ pub enum Outcome {
 }
 
 /// A task's status fields, with times as [`Millis`]: what every era's task object carries.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskInfo {
     /// The task id.
     pub id: TaskId,
@@ -103,8 +107,9 @@ pub struct TaskInfo {
 }
 
 /// Everything stored about a hosted task: a journal entry's payload, and what
-/// [`Host::restore`](crate::Host::restore) loads after a restart.
-#[derive(Clone, Debug)]
+/// [`Host::restore`](crate::Host::restore) loads after a restart. It serializes (serde) as
+/// the JSON a store may keep: `{"info":{…},"owner":"…","era":"2025-11-25",…}`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TaskSnapshot {
     /// Status fields.
     pub info: TaskInfo,

@@ -79,6 +79,24 @@ impl State {
         }));
     }
 
+    /// Reports a running task's new status message to the store (when journaling), as a
+    /// small change.
+    pub fn journal_message(&mut self, task: &TaskId) {
+        if !self.journal.enabled() {
+            return;
+        }
+        let Some(record) = self.tasks.get(task) else {
+            return;
+        };
+        let change = Change::Message {
+            task: task.clone(),
+            message: record.message().map(str::to_owned),
+            at: record.last_updated_at,
+        };
+        let seq = self.journal.next(task);
+        self.push_output(Output::Journal(JournalEntry { seq, change }));
+    }
+
     /// Reports a task's deletion to the store (when journaling).
     pub fn journal_delete(&mut self, task: &TaskId, reason: StopReason) {
         if !self.journal.enabled() {

@@ -37,10 +37,32 @@ impl Store {
                 Change::Delete { task, .. } => {
                     self.tasks.remove(task.as_str());
                 }
+                Change::Message { task, message, at } => {
+                    let stored = self
+                        .tasks
+                        .get_mut(task.as_str())
+                        .expect("a message about a stored task");
+                    stored.info.status_message = message.clone();
+                    stored.info.last_updated_at = *at;
+                }
                 other => panic!("unknown change {other:?}"),
             }
         }
     }
+}
+
+/// The entries as a store keeps them: each written as JSON and read back (the same JSON
+/// again).
+fn through_json(entries: &[JournalEntry]) -> Vec<JournalEntry> {
+    entries
+        .iter()
+        .map(|entry| {
+            let text = serde_json::to_string(entry).expect("an entry serializes");
+            let back: JournalEntry = serde_json::from_str(&text).expect("and reads back");
+            assert_eq!(serde_json::to_string(&back).unwrap(), text);
+            back
+        })
+        .collect()
 }
 
 fn journaled(durability: Durability) -> Probe {
@@ -111,8 +133,9 @@ fn a_restored_host_answers_exactly_like_the_one_that_journaled() {
     d.advance(1_000); // `expired` goes
     d.drain();
 
+    // Kept as JSON: what the host restores from is only what the serialized entries hold.
     let mut store = Store::default();
-    store.apply(&d.journal);
+    store.apply(&through_json(&d.journal));
     assert!(
         !store.tasks.contains_key(&expired),
         "an expiry deletes the task"
@@ -236,4 +259,27 @@ fn confirmed_durability_holds_what_reveals_an_unstored_change() {
     let out = d.drain();
     let answer = response(&out, &cancel).expect("released");
     assert_eq!(answer["result"]["status"], "cancelled");
+}
+
+#[test]
+fn a_status_message_is_journaled_as_a_small_change() {
+    let mut d = journaled(Durability::Journal);
+    let task = start(&mut d, 60_000);
+    d.drain();
+    let before = d.journal.len();
+    d.advance(250);
+    let now = d.now;
+    let call = d.work(&task);
+    d.host
+        .set_task_message(now, call, Some("step 2 of 3".into()))
+        .unwrap();
+    d.drain();
+    let added: Vec<Value> = d.journal[before..]
+        .iter()
+        .map(|e| serde_json::to_value(&e.change).unwrap())
+        .collect();
+    assert_eq!(
+        added,
+        [json!({"message": {"task": task, "message": "step 2 of 3", "at": now.0}})]
+    );
 }
