@@ -2,6 +2,7 @@
 //! a durable store's tasks after a restart, and the store's confirmations.
 
 use super::Host;
+use crate::config::Durability;
 use crate::era;
 use crate::error::UsageError;
 use crate::event::{Event, StopReason};
@@ -58,8 +59,9 @@ impl Host {
     }
 
     /// Loads tasks stored before a restart, before serving: deadlines are recomputed from
-    /// the records, tasks already past their retention are skipped, and `tasks/list` orders
-    /// them by creation time (then id). A task that was still running gets a call and
+    /// the records, tasks already past their retention are skipped (and, when journaling,
+    /// reported deleted, so the store lets them go too), and `tasks/list` orders them by
+    /// creation time (then id). A task that was still running gets a call and
     /// [`Event::Restored`]. Fails, loading nothing, when an id exists already.
     pub fn restore(
         &mut self,
@@ -68,13 +70,11 @@ impl Host {
     ) -> Result<usize, UsageError> {
         self.enter(now)?;
         let st = &mut self.state;
-        let mut live: Vec<TaskSnapshot> = tasks
-            .into_iter()
-            .filter(|t| match t.info.ttl_ms {
+        let (mut live, expired): (Vec<TaskSnapshot>, Vec<TaskSnapshot>) =
+            tasks.into_iter().partition(|t| match t.info.ttl_ms {
                 Some(ttl) => t.info.created_at.plus(ttl) > st.now,
                 None => true,
-            })
-            .collect();
+            });
         // Listing order is creation order; a store may hand records back in any order.
         live.sort_by(|a, b| (a.info.created_at, &a.info.id).cmp(&(b.info.created_at, &b.info.id)));
         let mut seen = std::collections::HashSet::new();
@@ -83,6 +83,9 @@ impl Host {
             .find(|t| st.tasks.contains(t.info.id.as_str()) || !seen.insert(t.info.id.clone()))
         {
             return Err(UsageError::DuplicateTask(dup.info.id.clone()));
+        }
+        for gone in expired {
+            st.journal_delete(&gone.info.id, StopReason::Expired);
         }
         let count = live.len();
         for snapshot in live {
@@ -97,6 +100,30 @@ impl Host {
             }
         }
         Ok(count)
+    }
+
+    /// Changes what the host reports to a store, e.g. when a store is attached to a host
+    /// already set up. Turning the journal on reports every task held now (a `Put` each, in
+    /// creation order), so the store starts complete; turning confirmations off releases
+    /// every message waiting for one.
+    pub fn set_durability(
+        &mut self,
+        now: Millis,
+        durability: Durability,
+    ) -> Result<(), UsageError> {
+        self.enter(now)?;
+        let st = &mut self.state;
+        let was_journaling = st.journal_enabled();
+        st.set_journal_mode(durability);
+        if durability != Durability::Confirmed {
+            st.confirm(u64::MAX);
+        }
+        if !was_journaling {
+            for task in st.tasks.ids_by_creation() {
+                st.journal_put(&task);
+            }
+        }
+        Ok(())
     }
 
     /// The store holds every journal entry up to `seq`: messages waiting for them go out.

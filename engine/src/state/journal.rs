@@ -63,6 +63,16 @@ impl Journal {
 }
 
 impl State {
+    /// Whether changes are reported to a store.
+    pub fn journal_enabled(&self) -> bool {
+        self.journal.enabled()
+    }
+
+    /// Reports changes as `mode` says from now on.
+    pub fn set_journal_mode(&mut self, mode: Durability) {
+        self.journal.mode = mode;
+    }
+
     /// Reports a task's current state to the store (when journaling).
     pub fn journal_put(&mut self, task: &TaskId) {
         if !self.journal.enabled() {

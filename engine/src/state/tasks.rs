@@ -198,6 +198,17 @@ impl TaskTable {
         self.ids.len()
     }
 
+    /// Every task's id, in creation order (then id).
+    pub fn ids_by_creation(&self) -> Vec<TaskId> {
+        let mut all: Vec<(Millis, &TaskId)> = self
+            .ids
+            .iter()
+            .filter_map(|(id, &slot)| Some((self.slot(slot).record.as_ref()?.created_at, id)))
+            .collect();
+        all.sort();
+        all.into_iter().map(|(_, id)| id.clone()).collect()
+    }
+
     /// The index of `owner`, registering it on first use.
     pub fn owner(&mut self, owner: &Owner) -> OwnerIdx {
         if let Some(&idx) = self.owner_ids.get(owner) {

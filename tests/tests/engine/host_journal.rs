@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 use taskwire_engine::{
-    Change, Config, Durability, Event, Host, JournalEntry, Owner, RpcError, StopReason,
+    Change, Config, Durability, Event, Host, JournalEntry, Output, Owner, RpcError, StopReason,
     TaskSnapshot, TaskSupport,
 };
 use taskwire_harness::msg::response;
@@ -282,4 +282,59 @@ fn a_status_message_is_journaled_as_a_small_change() {
         added,
         [json!({"message": {"task": task, "message": "step 2 of 3", "at": now.0}})]
     );
+}
+
+#[test]
+fn restore_reports_the_records_past_their_retention_deleted() {
+    let mut d = journaled(Durability::Journal);
+    let gone = start(&mut d, 2_000);
+    let kept = start(&mut d, 60_000);
+    let mut store = Store::default();
+    store.apply(&d.journal);
+    let mut config = server_config();
+    config.durability = Durability::Journal;
+    let later = d.now.plus(5_000);
+    let mut fresh = Host::new(config, counter_ids("x-"), later);
+    assert_eq!(fresh.restore(later, store.tasks.values().cloned()), Ok(1));
+    let mut entries = Vec::new();
+    while let Some(output) = fresh.poll_output() {
+        if let Output::Journal(entry) = output {
+            entries.push(entry);
+        }
+    }
+    // The new process's journal starts again at 1.
+    let mut store = Store {
+        tasks: store.tasks,
+        last_seq: 0,
+    };
+    store.apply(&entries);
+    assert!(matches!(
+        &entries[..],
+        [JournalEntry { change: Change::Delete { task, reason: StopReason::Expired }, .. }]
+            if task.as_str() == gone
+    ));
+    assert_eq!(store.tasks.keys().collect::<Vec<_>>(), [&kept]);
+}
+
+#[test]
+fn a_store_attached_later_gets_every_task_and_holds_what_it_has_not_stored() {
+    let mut d = journaled(Durability::Volatile);
+    let task = start(&mut d, 60_000);
+    d.drain();
+    assert!(d.journal.is_empty(), "nothing is journaled before");
+    let now = d.now;
+    d.host.set_durability(now, Durability::Confirmed).unwrap();
+    d.drain();
+    assert!(
+        matches!(&d.journal[..], [JournalEntry { change: Change::Put(s), .. }] if s.info.id.as_str() == task),
+        "{:?}",
+        d.journal
+    );
+    let (get, out) = d.send("tasks/get", json!({ "taskId": task }));
+    assert!(out.is_empty(), "waits for the store: {out:?}");
+    // Turning confirmations off releases what waited.
+    d.host.set_durability(now, Durability::Journal).unwrap();
+    let out = d.drain();
+    assert_eq!(out[0]["id"], get);
+    assert_eq!(out[0]["result"]["status"], "working");
 }
