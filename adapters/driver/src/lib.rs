@@ -33,6 +33,7 @@ mod runtime;
 mod server;
 #[cfg(unix)]
 pub mod stdio;
+mod store;
 
 pub use client::{spawn_server, Client, ClientBuilder, Initialized, TaskCall, TaskUpdate};
 pub use driver::{MessageSession, Outgoing};
@@ -45,6 +46,7 @@ pub use server::{
     serve_stdio, CallToolResult, Content, NoArgs, ResourceBody, ResourceContents, Server,
     ServerHandle, ToolContext, ToolOutcome, STDIO_OWNER,
 };
+pub use store::{StoreError, TaskStore};
 
 /// serde_json, for building arguments and results.
 pub use serde_json;

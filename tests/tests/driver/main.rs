@@ -13,3 +13,4 @@ mod fairness;
 mod messages;
 mod requests;
 mod schema;
+mod store;

@@ -2,13 +2,16 @@
 //! tool contexts, connection handles and the application's own handles (a client's calls,
 //! [`App::Command`](super::App::Command)).
 
+use std::sync::Arc;
+
 use futures::channel::oneshot;
 use serde_json::Value;
-use taskwire_engine::{CallId, LogLevel, Owner, RpcError, TaskId};
+use taskwire_engine::{CallId, JournalEntry, LogLevel, Owner, RpcError, TaskId};
 
 use super::Outcome;
 use crate::error::Error;
 use crate::runtime::{Reader, Writer};
+use crate::store::StoreError;
 
 /// Where an answer goes.
 pub(crate) type Reply<T> = oneshot::Sender<Result<T, Error>>;
@@ -55,6 +58,15 @@ pub(crate) enum Command<X> {
     },
     /// Stop: close every session and stop all work.
     Shutdown,
+
+    // ---- the task store ------------------------------------------------------------------
+    /// A write of `batch` to the store returned.
+    Stored {
+        batch: Arc<[JournalEntry]>,
+        result: Result<(), StoreError>,
+    },
+    /// The wait after a failed write is over: write again.
+    StoreRetry,
     /// For the application ([`App::on_command`](super::App::on_command)).
     App(X),
 }

@@ -8,6 +8,7 @@
 mod app;
 mod bytes;
 mod command;
+mod journal;
 mod messages;
 mod work;
 
@@ -20,13 +21,15 @@ use std::task::{Context, Poll};
 use async_channel::{Receiver, Sender};
 use futures::future::AbortHandle;
 use serde_json::Value;
-use taskwire_engine::{CallId, Event, Host, InputId, Millis, Output, Owner, SessionId};
+use taskwire_engine::{CallId, Durability, Event, Host, InputId, Millis, Output, Owner, SessionId};
 
 use crate::error::Error;
 use crate::runtime::{instant_of, now, BoxFuture, Reader, Runtime, Timer, Writer};
+use crate::store::TaskStore;
 pub(crate) use app::{App, Ctx, Work};
 use bytes::{ByteLink, Read};
 pub(crate) use command::{closed, Command, Reply};
+use journal::StoreLink;
 use messages::LinkInput;
 pub(crate) use messages::MessageLinks;
 pub use messages::{MessageSession, Outgoing};
@@ -69,6 +72,8 @@ pub(crate) struct Driver<A: App> {
     inputs: HashMap<InputId, (CallId, Reply<Value>)>,
     until: Until,
     stopping: bool,
+    /// The durable store, if any.
+    store: Option<StoreLink>,
 }
 
 impl<A: App> Driver<A> {
@@ -99,8 +104,16 @@ impl<A: App> Driver<A> {
             inputs: HashMap::new(),
             until,
             stopping: false,
+            store: None,
         };
         (driver, tx)
+    }
+
+    /// Keeps the host's tasks in `store`: its tasks are loaded before the first turn, and
+    /// from then on every message revealing a change waits until the change is stored.
+    pub fn with_store(&mut self, store: Arc<dyn TaskStore>) {
+        let _ = self.host.set_durability(now(), Durability::Confirmed);
+        self.store = Some(StoreLink::new(store));
     }
 
     /// Opens message sessions on this driver (see [`MessageLinks`]).
@@ -170,8 +183,94 @@ impl<A: App> Driver<A> {
             let _ = self.host.handle_timeout(now());
         }
         busy |= self.route_outputs(cx);
+        self.write_store();
         self.write_links(cx);
         busy
+    }
+
+    /// Starts the next write to the store, when one may go.
+    fn write_store(&mut self) {
+        let Some(link) = self.store.as_mut() else {
+            return;
+        };
+        let Some(batch) = link.next_batch() else {
+            return;
+        };
+        let write = link.store.write(batch.clone());
+        let tx = self.tx.clone();
+        self.runtime.spawn(Box::pin(async move {
+            let result = write.await;
+            let _ = tx.send(Command::Stored { batch, result }).await;
+        }));
+    }
+
+    /// A write returned: what waited for it goes out, or it is written again later.
+    fn stored(
+        &mut self,
+        batch: &[taskwire_engine::JournalEntry],
+        result: Result<(), crate::StoreError>,
+    ) {
+        let Some(link) = self.store.as_mut() else {
+            return;
+        };
+        match result {
+            Ok(()) => {
+                link.writing = false;
+                link.failures = 0;
+                if let Some(last) = batch.last() {
+                    self.host.confirm(now(), last.seq);
+                }
+            }
+            Err(error) => {
+                let wait = link.failed(batch);
+                tracing::error!(
+                    store = link.store.name(),
+                    %error,
+                    retry_in = ?wait,
+                    "a task store write failed; the replies that reveal its changes wait for the retry"
+                );
+                let tx = self.tx.clone();
+                let sleep = self.runtime.sleep(wait);
+                self.runtime.spawn(Box::pin(async move {
+                    sleep.await;
+                    let _ = tx.send(Command::StoreRetry).await;
+                }));
+            }
+        }
+    }
+
+    /// Loads the store's tasks into the host before the first turn; `Pending` until then.
+    /// A store that cannot load stops the driver (serving without its tasks would lose them).
+    fn load_store(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(link) = self.store.as_mut() else {
+            return Poll::Ready(());
+        };
+        let Some(loading) = link.loading.as_mut() else {
+            return Poll::Ready(());
+        };
+        let Poll::Ready(loaded) = loading.as_mut().poll(cx) else {
+            return Poll::Pending;
+        };
+        link.loading = None;
+        let name = link.store.name().to_owned();
+        let restored = loaded.map_err(|e| e.to_string()).and_then(|tasks| {
+            // A task the server made in its setup is the live one.
+            let tasks: Vec<_> = tasks
+                .into_iter()
+                .filter(|t| self.host.task(&t.info.id).is_none())
+                .collect();
+            self.host
+                .restore(now(), tasks)
+                .map_err(|e| format!("cannot restore its tasks: {e}"))
+        });
+        match restored {
+            Ok(count) => tracing::info!(store = name, tasks = count, "tasks restored"),
+            Err(error) => {
+                tracing::error!(store = name, %error, "the task store cannot load; stopping");
+                self.stop();
+            }
+        }
+        Poll::Ready(())
     }
 
     fn take_commands(&mut self, cx: &mut Context<'_>) -> bool {
@@ -285,10 +384,13 @@ impl<A: App> Driver<A> {
                     }
                 }
                 Output::Event(event) => self.on_event(event, cx),
-                // No store keeps the entry: it is as stored as it will be. Confirming it at
-                // once releases what a host configured with `Durability::Confirmed` holds
-                // for it (its replies would otherwise wait forever).
-                Output::Journal(entry) => self.host.confirm(now(), entry.seq),
+                Output::Journal(entry) => match self.store.as_mut() {
+                    Some(link) => link.pending.push(entry),
+                    // No store keeps the entry: it is as stored as it will be. Confirming
+                    // it at once releases what a host configured with
+                    // `Durability::Confirmed` holds for it (it would wait forever).
+                    None => self.host.confirm(now(), entry.seq),
+                },
                 _ => {}
             }
         }
@@ -326,6 +428,7 @@ impl<A: App> Driver<A> {
         }
         if self.stopping {
             self.route_outputs(cx);
+            self.write_store();
             self.messages.clear();
         }
         let host = &self.host;
@@ -336,7 +439,7 @@ impl<A: App> Driver<A> {
                 (closed || stopping) && (link.output_gone() || link.poll_close(cx).is_ready());
             !done
         });
-        self.stopping && self.links.is_empty()
+        self.stopping && self.links.is_empty() && self.store.as_ref().is_none_or(StoreLink::idle)
     }
 
     /// Closes every session and stops all work.
@@ -424,6 +527,12 @@ impl<A: App> Driver<A> {
                 self.attach(owner, reader, writer, Some(done));
             }
             Command::Shutdown => self.stop(),
+            Command::Stored { batch, result } => self.stored(&batch, result),
+            Command::StoreRetry => {
+                if let Some(link) = self.store.as_mut() {
+                    link.waiting = false;
+                }
+            }
             Command::App(command) => {
                 let (app, ctx) = self.ctx();
                 app.on_command(command, ctx);
@@ -468,6 +577,9 @@ impl<A: App> Future for Driver<A> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = &mut *self;
+        if this.load_store(cx).is_pending() {
+            return Poll::Pending;
+        }
         for _ in 0..TURNS_PER_POLL {
             let busy = this.turn(cx);
             if this.settle(cx) {

@@ -2,7 +2,7 @@
 //! started unless the tool asks first), each other request its handler.
 
 use futures::FutureExt;
-use taskwire_engine::{Event, Role, ToolCall};
+use taskwire_engine::{Event, Role, RpcError, ToolCall};
 
 use super::context::ToolContext;
 use super::result::CallToolResult;
@@ -22,6 +22,15 @@ impl App for ToolSet {
             Event::Request(request) => {
                 let handler = self.requests.get(&request.method)?;
                 Some(request_work(handler, request))
+            }
+            // Restored from a store, it was running when the process stopped: its work is
+            // gone, and the task says so rather than stay `working` until it expires.
+            Event::Restored { call, task } => {
+                tracing::warn!(%task, "a restored task was running when the server stopped; it fails");
+                let error = RpcError::internal(format!(
+                    "Internal error: task {task} was running when the server stopped, and its work was lost; run it again"
+                ));
+                Some(Work::done(call, Err(error)))
             }
             _ => None,
         }

@@ -25,6 +25,7 @@ pub use tool::{NoArgs, ToolOutcome};
 use crate::driver::{Command, Driver, MessageLinks, MessageSession, Until};
 use crate::error::Error;
 use crate::runtime::{random_task_id, BoxFuture, Reader, Runtime, Writer};
+use crate::store::TaskStore;
 use tool::ToolSet;
 
 /// A server takes no commands of its own: its tools' contexts and its connections' handles
@@ -38,6 +39,7 @@ pub const STDIO_OWNER: &str = "stdio";
 pub struct Server {
     host: Host,
     tools: ToolSet,
+    store: Option<Arc<dyn TaskStore>>,
 }
 
 impl Server {
@@ -47,6 +49,7 @@ impl Server {
         Server {
             host,
             tools: ToolSet::default(),
+            store: None,
         }
     }
 
@@ -180,12 +183,28 @@ impl Server {
         ServerHandle { commands, links }
     }
 
+    /// Keeps the tasks in `store` (SQLite, PostgreSQL, …): at start the server loads them
+    /// (a task that was running when the process stopped becomes `failed`, saying so: its
+    /// work is lost), and from then on a reply that reveals a change of a task (a
+    /// `CreateTaskResult`, a `tasks/cancel` answer, a status notification) is sent only once
+    /// the store holds the change. A failed write is logged and retried, and those replies
+    /// wait for it. A store that cannot load stops the server. Without a store, tasks live in
+    /// memory.
+    pub fn with_store(mut self, store: impl TaskStore) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
     fn driver(
         self,
         runtime: Arc<dyn Runtime>,
         until: Until,
     ) -> (Driver<ToolSet>, Sender<Command<ServerCommand>>) {
-        Driver::new(self.host, runtime, self.tools, until)
+        let (mut driver, commands) = Driver::new(self.host, runtime, self.tools, until);
+        if let Some(store) = self.store {
+            driver.with_store(store);
+        }
+        (driver, commands)
     }
 }
 

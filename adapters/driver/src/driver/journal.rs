@@ -1,0 +1,72 @@
+//! The driver's side of a durable store: the journal entries waiting for a write, the one
+//! write in flight, retries after a failure, and the load before the first turn.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use taskwire_engine::{JournalEntry, TaskSnapshot};
+
+use crate::runtime::BoxFuture;
+use crate::store::{StoreError, TaskStore};
+
+/// The first wait before writing again after a failed write; it doubles up to
+/// [`RETRY_MAX`].
+const RETRY_FIRST: Duration = Duration::from_millis(100);
+/// The longest wait between attempts.
+const RETRY_MAX: Duration = Duration::from_secs(5);
+
+/// A store and what the driver owes it.
+pub(crate) struct StoreLink {
+    pub store: Arc<dyn TaskStore>,
+    /// Entries not written yet, in journal order.
+    pub pending: Vec<JournalEntry>,
+    /// A write is in flight.
+    pub writing: bool,
+    /// Failed writes in a row (a retry is scheduled while this is above zero).
+    pub failures: u32,
+    /// A retry is scheduled.
+    pub waiting: bool,
+    /// The load before the first turn, until it completes.
+    pub loading: Option<BoxFuture<Result<Vec<TaskSnapshot>, StoreError>>>,
+}
+
+impl StoreLink {
+    pub fn new(store: Arc<dyn TaskStore>) -> Self {
+        let loading = Some(store.load());
+        StoreLink {
+            store,
+            pending: Vec::new(),
+            writing: false,
+            failures: 0,
+            waiting: false,
+            loading,
+        }
+    }
+
+    /// The next batch to write, when one may go now.
+    pub fn next_batch(&mut self) -> Option<Arc<[JournalEntry]>> {
+        if self.writing || self.waiting || self.pending.is_empty() {
+            return None;
+        }
+        self.writing = true;
+        Some(std::mem::take(&mut self.pending).into())
+    }
+
+    /// `batch` failed: it goes first in the next write, after the returned wait.
+    pub fn failed(&mut self, batch: &[JournalEntry]) -> Duration {
+        self.writing = false;
+        self.waiting = true;
+        self.failures += 1;
+        let mut again = batch.to_vec();
+        again.append(&mut self.pending);
+        self.pending = again;
+        let doublings = self.failures.saturating_sub(1).min(16);
+        (RETRY_FIRST * 2u32.saturating_pow(doublings)).min(RETRY_MAX)
+    }
+
+    /// Nothing is waiting to be written (or the store keeps failing: shutdown does not wait
+    /// for it).
+    pub fn idle(&self) -> bool {
+        (self.pending.is_empty() && !self.writing) || self.failures > 0
+    }
+}

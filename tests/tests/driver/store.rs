@@ -1,0 +1,263 @@
+//! A server with a durable store (`Server::with_store`), against a store in memory that
+//! records its writes and can hold them back or fail them: a reply that reveals a change
+//! waits for the write holding it, changes made during a write go in the next one, a failed
+//! write is retried, and a new server on the same store restores the tasks (a task that was
+//! running fails, saying why).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use taskwire_driver::engine::{Change, JournalEntry, MessageKind, RequestId, TaskSnapshot};
+use taskwire_driver::{
+    BoxFuture, CallToolResult, Config, MessageSession, Runtime, Server, ServerHandle, StoreError,
+    TaskStore, TaskSupport, Tool,
+};
+
+/// What the test store holds and did.
+#[derive(Default)]
+struct Held {
+    tasks: BTreeMap<String, TaskSnapshot>,
+    /// The seqs of each write, in order.
+    writes: Vec<Vec<u64>>,
+    /// Writes to fail before the next one succeeds.
+    fail: usize,
+}
+
+/// A store in memory. With a gate, each write waits for one message on it.
+#[derive(Clone, Default)]
+struct TestStore {
+    held: Arc<Mutex<Held>>,
+    gate: Option<async_channel::Receiver<()>>,
+}
+
+impl TaskStore for TestStore {
+    fn name(&self) -> &str {
+        "test-store"
+    }
+
+    fn load(&self) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {
+        let tasks = self.held.lock().unwrap().tasks.values().cloned().collect();
+        Box::pin(async move { Ok(tasks) })
+    }
+
+    fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<(), StoreError>> {
+        let (held, gate) = (self.held.clone(), self.gate.clone());
+        Box::pin(async move {
+            if let Some(gate) = gate {
+                let _ = gate.recv().await;
+            }
+            let mut held = held.lock().unwrap();
+            if held.fail > 0 {
+                held.fail -= 1;
+                return Err(StoreError::new("the disk is full"));
+            }
+            held.writes.push(entries.iter().map(|e| e.seq).collect());
+            for entry in entries.iter() {
+                match &entry.change {
+                    Change::Put(task) => {
+                        held.tasks.insert(task.info.id.to_string(), task.clone());
+                    }
+                    Change::Message { task, message, at } => {
+                        let stored = held.tasks.get_mut(task.as_str()).expect("stored");
+                        stored.info.status_message = message.clone();
+                        stored.info.last_updated_at = *at;
+                    }
+                    Change::Delete { task, .. } => {
+                        held.tasks.remove(task.as_str());
+                    }
+                    other => panic!("unknown change {other:?}"),
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// `wait`: sets a status message, sleeps `ms`, answers "waited".
+fn server(store: TestStore) -> Server {
+    Server::new(Config::new("store", "1.0"))
+        .tool(
+            Tool::new("wait", TaskSupport::Optional),
+            |ctx, args: Value| async move {
+                ctx.set_status("waiting").await;
+                let ms = args["ms"].as_u64().unwrap_or(10);
+                ctx.sleep(Duration::from_millis(ms)).await;
+                Ok(CallToolResult::text("waited"))
+            },
+        )
+        .with_store(store)
+}
+
+fn run(store: TestStore, body: impl AsyncFnOnce(ServerHandle)) {
+    let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
+    let handle = server(store).start(runtime);
+    smol::block_on(async {
+        let limit = smol::Timer::after(Duration::from_secs(20));
+        let body = body(handle);
+        futures::pin_mut!(body);
+        if let futures::future::Either::Right(_) = futures::future::select(body, limit).await {
+            panic!("the test body did not finish within 20 s");
+        }
+    });
+}
+
+fn send(session: &MessageSession, message: Value) {
+    session.send(message.to_string()).expect("the server runs");
+}
+
+/// The reply to `id`, skipping what comes before it.
+async fn reply(session: &MessageSession, id: i64) -> Value {
+    loop {
+        let out = session.recv().await.expect("a message");
+        if matches!(&out.kind, MessageKind::Reply { to: Some(to), .. } if *to == RequestId::Number(id))
+        {
+            return serde_json::from_str(&out.message).expect("JSON");
+        }
+    }
+}
+
+/// The reply to `id` if it comes within `ms`.
+async fn reply_within(session: &MessageSession, id: i64, ms: u64) -> Option<Value> {
+    let waited = async { Some(reply(session, id).await) };
+    let late = async {
+        smol::Timer::after(Duration::from_millis(ms)).await;
+        None
+    };
+    futures::pin_mut!(waited, late);
+    match futures::future::select(waited, late).await {
+        futures::future::Either::Left((value, _)) => value,
+        futures::future::Either::Right((none, _)) => none,
+    }
+}
+
+async fn session(handle: &ServerHandle) -> MessageSession {
+    let session = handle.open("alice", 256).await.expect("open");
+    send(
+        &session,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    reply(&session, 1).await;
+    send(
+        &session,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    session
+}
+
+fn call_as_task(session: &MessageSession, id: i64, ms: u64) {
+    send(
+        session,
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "wait", "arguments": {"ms": ms}, "task": {"ttl": 60000}}}),
+    );
+}
+
+#[test]
+fn a_create_task_result_waits_for_the_write_that_stores_the_task() {
+    let (open, gate) = async_channel::unbounded();
+    let store = TestStore {
+        gate: Some(gate),
+        ..TestStore::default()
+    };
+    let held = store.held.clone();
+    run(store, async |handle| {
+        let session = session(&handle).await;
+        call_as_task(&session, 2, 5_000);
+        assert!(
+            reply_within(&session, 2, 300).await.is_none(),
+            "no CreateTaskResult before the task is stored"
+        );
+        assert!(held.lock().unwrap().tasks.is_empty());
+        // Every write from here on goes through.
+        for _ in 0..64 {
+            open.try_send(()).unwrap();
+        }
+        let created = reply(&session, 2).await;
+        let task = created["result"]["task"]["taskId"].as_str().unwrap();
+        let held = held.lock().unwrap();
+        let stored = &held.tasks[task];
+        assert_eq!(stored.info.status.to_string(), "working");
+        // The creation went alone in the first write; what changed meanwhile (the status
+        // message) in a later one.
+        assert_eq!(held.writes[0], [1]);
+        assert_eq!(
+            held.writes.concat(),
+            (1..=held.writes.concat().len() as u64).collect::<Vec<_>>()
+        );
+    });
+}
+
+#[test]
+fn a_failed_write_is_retried_and_what_waited_for_it_then_goes_out() {
+    let store = TestStore::default();
+    store.held.lock().unwrap().fail = 2;
+    let held = store.held.clone();
+    run(store, async |handle| {
+        let session = session(&handle).await;
+        call_as_task(&session, 2, 10);
+        let created = reply(&session, 2).await;
+        let task = created["result"]["task"]["taskId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(held.lock().unwrap().tasks.contains_key(&task));
+        assert_eq!(held.lock().unwrap().fail, 0, "both failures were retried");
+    });
+}
+
+#[test]
+fn a_new_server_on_the_store_restores_the_tasks_and_fails_the_running_ones() {
+    let store = TestStore::default();
+    let (done, running) = {
+        let store = store.clone();
+        let mut ids = (String::new(), String::new());
+        run(store, async |handle| {
+            let session = session(&handle).await;
+            call_as_task(&session, 2, 10);
+            call_as_task(&session, 3, 60_000);
+            let done = reply(&session, 2).await["result"]["task"]["taskId"].clone();
+            let running = reply(&session, 3).await["result"]["task"]["taskId"].clone();
+            send(
+                &session,
+                json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/result", "params": {"taskId": done}}),
+            );
+            assert_eq!(
+                reply(&session, 4).await["result"]["content"][0]["text"],
+                "waited"
+            );
+            ids = (
+                done.as_str().unwrap().to_owned(),
+                running.as_str().unwrap().to_owned(),
+            );
+            handle.shutdown().await;
+        });
+        ids
+    };
+    run(store, async |handle| {
+        let session = session(&handle).await;
+        send(
+            &session,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": done}}),
+        );
+        assert_eq!(
+            reply(&session, 2).await["result"]["content"][0]["text"],
+            "waited"
+        );
+        send(
+            &session,
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": running}}),
+        );
+        let got = reply(&session, 3).await;
+        assert_eq!(got["result"]["status"], "failed", "{got}");
+        assert!(
+            got["result"]["statusMessage"]
+                .as_str()
+                .is_some_and(|m| m.contains("was running when the server stopped")),
+            "{got}"
+        );
+    });
+}
