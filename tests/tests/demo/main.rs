@@ -18,5 +18,6 @@ mod flow;
 mod panic;
 mod shutdown;
 mod stdio;
+mod store;
 mod v2026;
 mod v2026_client;

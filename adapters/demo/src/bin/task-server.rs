@@ -2,8 +2,10 @@
 //! [--bench-tools] [--step-ms N]`: the seed's MCP task server on stdio, or over Streamable
 //! HTTP at `http://ADDR/mcp` (both eras; tokio, many threads). `--extra-tools` adds `confirm_task`
 //! (asks for a confirmation mid-task) and `progress_task` (reports progress); `--bench-tools`
-//! adds the benchmark fixture's `echo` and `instant_task` and room for 200,000 tasks. The
-//! `wasm32-wasip1` build runs on taskwire-wasi and has no `--runtime`.
+//! adds the benchmark fixture's `echo` and `instant_task` and room for 200,000 tasks.
+//! `--store sqlite:PATH` keeps the tasks in a SQLite file, so that they survive a restart
+//! (without it they live in memory). The `wasm32-wasip1` build runs on taskwire-wasi and has
+//! neither `--runtime` nor `--store`.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -14,8 +16,9 @@ use taskwire_demo::options::RuntimeChoice;
 use taskwire_demo::tools::ServerOptions;
 
 #[cfg(not(target_os = "wasi"))]
-const USAGE: &str = "usage: task-server [--runtime smol|tokio | --http ADDR] [--required-tool] \
-                     [--extra-tools] [--bench-tools] [--step-ms N]";
+const USAGE: &str = "usage: task-server [--runtime smol|tokio | --http ADDR] \
+                     [--store sqlite:PATH] [--required-tool] [--extra-tools] [--bench-tools] \
+                     [--step-ms N]";
 #[cfg(target_os = "wasi")]
 const USAGE: &str =
     "usage: task-server.wasm [--required-tool] [--extra-tools] [--bench-tools] [--step-ms N]";
@@ -36,6 +39,21 @@ fn main() -> ExitCode {
         Ok(address) => address,
         Err(e) => return usage(&e),
     };
+    #[cfg(not(target_os = "wasi"))]
+    let store = match taskwire_demo::options::take_value(&mut args, "--store") {
+        Ok(None) => None,
+        Ok(Some(spec)) => match spec.strip_prefix("sqlite:") {
+            Some(path) => match taskwire_sqlite::SqliteStore::open(path) {
+                Ok(store) => Some(store),
+                Err(e) => {
+                    eprintln!("task-server: {e}");
+                    return ExitCode::FAILURE;
+                }
+            },
+            None => return usage(&format!("--store takes sqlite:PATH, not {spec:?}")),
+        },
+        Err(e) => return usage(&e),
+    };
     let flags = ["--required-tool", "--extra-tools", "--bench-tools"];
     let options = match Options::parse(args, &flags) {
         Ok(o) => o,
@@ -50,6 +68,11 @@ fn main() -> ExitCode {
     let server = match taskwire_demo::tools::server(server_options) {
         Ok(server) => server,
         Err(e) => return usage(&e.to_string()),
+    };
+    #[cfg(not(target_os = "wasi"))]
+    let server = match store {
+        Some(store) => server.with_store(store),
+        None => server,
     };
     #[cfg(not(target_os = "wasi"))]
     if http.is_none() {

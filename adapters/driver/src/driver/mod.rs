@@ -112,7 +112,6 @@ impl<A: App> Driver<A> {
     /// Keeps the host's tasks in `store`: its tasks are loaded before the first turn, and
     /// from then on every message revealing a change waits until the change is stored.
     pub fn with_store(&mut self, store: Arc<dyn TaskStore>) {
-        let _ = self.host.set_durability(now(), Durability::Confirmed);
         self.store = Some(StoreLink::new(store));
     }
 
@@ -254,14 +253,18 @@ impl<A: App> Driver<A> {
         link.loading = None;
         let name = link.store.name().to_owned();
         let restored = loaded.map_err(|e| e.to_string()).and_then(|tasks| {
-            // A task the server made in its setup is the live one.
-            let tasks: Vec<_> = tasks
-                .into_iter()
-                .filter(|t| self.host.task(&t.info.id).is_none())
-                .collect();
-            self.host
+            // A task the server made in its setup gives way to the stored one of that id
+            // (the same task, from an earlier run).
+            for task in &tasks {
+                let _ = self.host.remove_task(now(), &task.info.id);
+            }
+            let count = self
+                .host
                 .restore(now(), tasks)
-                .map_err(|e| format!("cannot restore its tasks: {e}"))
+                .map_err(|e| format!("cannot restore its tasks: {e}"))?;
+            // From here on every change is stored (the tasks held now first).
+            let _ = self.host.set_durability(now(), Durability::Confirmed);
+            Ok(count)
         });
         match restored {
             Ok(count) => tracing::info!(store = name, tasks = count, "tasks restored"),

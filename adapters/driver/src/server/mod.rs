@@ -188,8 +188,9 @@ impl Server {
     /// work is lost), and from then on a reply that reveals a change of a task (a
     /// `CreateTaskResult`, a `tasks/cancel` answer, a status notification) is sent only once
     /// the store holds the change. A failed write is logged and retried, and those replies
-    /// wait for it. A store that cannot load stops the server. Without a store, tasks live in
-    /// memory.
+    /// wait for it. A store that cannot load stops the server. A task made in
+    /// [`Server::setup`] whose id is stored gives way to the stored one. Without a store,
+    /// tasks live in memory.
     pub fn with_store(mut self, store: impl TaskStore) -> Self {
         self.store = Some(Arc::new(store));
         self

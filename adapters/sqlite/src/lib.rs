@@ -1,0 +1,113 @@
+//! # taskwire-sqlite
+//!
+//! A durable [`TaskStore`] in one SQLite file, for
+//! [`Server::with_store`](taskwire_driver::Server::with_store): tasks and their outcomes
+//! survive a restart of the process. SQLite is compiled in (rusqlite's `bundled`), so a fresh
+//! machine needs nothing installed.
+//!
+//! - The file is in WAL mode. Each batch the driver writes is one transaction, committed with
+//!   `synchronous=NORMAL` by default (durable across a crash of the process; the last
+//!   commits may be lost if the machine loses power), or `FULL` ([`Synchronous::Full`]: durable
+//!   across power loss too).
+//! - One row per task: its id, owner, status and the snapshot as JSON. A task in a terminal
+//!   status keeps its status and outcome, in the database too (a trigger refuses a change).
+//! - The file carries its schema version (`PRAGMA user_version`); a file of another version,
+//!   one that is not a database, or one another process holds locked, is refused when the
+//!   store opens, with an error saying which; nothing is overwritten.
+//! - The connection lives on a thread of its own, so the driver's runtime never blocks on the
+//!   disk.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), taskwire_driver::StoreError> {
+//! use taskwire_driver::{Config, Server};
+//! let store = taskwire_sqlite::SqliteStore::open("tasks.db")?;
+//! let server = Server::new(Config::new("my-server", "1.0")).with_store(store);
+//! # Ok(()) }
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod schema;
+mod worker;
+
+use std::path::Path;
+use std::sync::mpsc;
+use std::sync::Arc;
+
+use futures::channel::oneshot;
+use taskwire_driver::engine::{JournalEntry, TaskSnapshot};
+use taskwire_driver::{BoxFuture, StoreError, TaskStore};
+
+use worker::Job;
+
+/// How each write is made durable (SQLite's `synchronous` in WAL mode).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Synchronous {
+    /// Durable when the process crashes; the last commits may be lost on power loss. The
+    /// default.
+    #[default]
+    Normal,
+    /// Durable on power loss too: every commit waits for the disk.
+    Full,
+}
+
+/// Tasks kept in one SQLite file. Cheap to clone (the clones share the connection).
+#[derive(Clone, Debug)]
+pub struct SqliteStore {
+    name: Arc<str>,
+    jobs: mpsc::Sender<Job>,
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the store at `path` with [`Synchronous::Normal`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        SqliteStore::open_with(path, Synchronous::Normal)
+    }
+
+    /// Opens (or creates) the store at `path`, making writes durable as `sync` says. Fails
+    /// with a message naming the file when it is no database, holds another schema version,
+    /// or is locked by another process.
+    pub fn open_with(path: impl AsRef<Path>, sync: Synchronous) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        let name: Arc<str> = format!("sqlite:{}", path.display()).into();
+        let connection =
+            schema::open(path, sync).map_err(|e| StoreError::new(format!("{name}: {e}")))?;
+        let (jobs, queue) = mpsc::channel();
+        let thread_name = name.clone();
+        std::thread::Builder::new()
+            .name("taskwire-sqlite".into())
+            .spawn(move || worker::run(connection, queue, &thread_name))
+            .map_err(|e| StoreError::new(format!("{name}: cannot start its thread: {e}")))?;
+        Ok(SqliteStore { name, jobs })
+    }
+
+    /// Sends `job` to the connection's thread and waits for its answer.
+    fn ask<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(oneshot::Sender<Result<T, StoreError>>) -> Job,
+    ) -> BoxFuture<Result<T, StoreError>> {
+        let (reply, answer) = oneshot::channel();
+        let sent = self.jobs.send(job(reply));
+        let name = self.name.clone();
+        Box::pin(async move {
+            sent.map_err(|_| StoreError::new(format!("{name}: its thread has stopped")))?;
+            answer
+                .await
+                .map_err(|_| StoreError::new(format!("{name}: its thread has stopped")))?
+        })
+    }
+}
+
+impl TaskStore for SqliteStore {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn load(&self) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {
+        self.ask(Job::Load)
+    }
+
+    fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<(), StoreError>> {
+        self.ask(|reply| Job::Write(entries, reply))
+    }
+}

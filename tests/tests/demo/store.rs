@@ -1,0 +1,123 @@
+//! `task-server --store sqlite:PATH`: tasks that survive the process. A server killed with
+//! SIGKILL (one task done, one running) and started again on the same file answers a new
+//! client, in either era: the finished task's outcome exactly as before (same result, same
+//! `createdAt` and `ttl`), the running one `failed`, saying its work was lost. A file that is
+//! no task store is refused at start with a message naming it, and left as it was.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::json;
+use taskwire_driver::engine::{ClientEra, Era, TaskStatus};
+use taskwire_tests::procs::{self, Rt};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// A fresh path for a database file of this test.
+fn database(test: &str) -> PathBuf {
+    let dir = taskwire_tests::peers::target_dir().join("tmp/store");
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let path = dir.join(format!("{test}.db"));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    path
+}
+
+fn survives_a_kill(era: Era, test: &str) {
+    let path = database(test);
+    let args = vec![
+        "--store".to_owned(),
+        format!("sqlite:{}", path.display()),
+        "--step-ms".to_owned(),
+        "100".to_owned(),
+    ];
+    let rt = Rt::Smol;
+    rt.block_on(LIMIT, async {
+        let server = procs::task_server();
+        let (client, mut process) = rt.spawn_in(ClientEra::Only(era), &server, &args);
+        client.initialize().await.expect("initialize");
+        let call = client
+            .call_tool_as_task("long_running_task", json!({}), Some(60_000))
+            .await
+            .expect("a task");
+        let done = call.task.clone().expect("a task").id.to_string();
+        let outcome = call.result().await.expect("its result");
+        let before = client.get_task(&done).await.expect("tasks/get");
+        let running = client
+            .call_tool_as_task("long_running_task", json!({}), Some(60_000))
+            .await
+            .expect("a task")
+            .task
+            .expect("a task")
+            .id
+            .to_string();
+        process.kill();
+
+        let (client, _process) = rt.spawn_in(ClientEra::Only(era), &server, &args);
+        client.initialize().await.expect("initialize again");
+        let after = client.get_task(&done).await.expect("the finished task");
+        assert_eq!(after.status, TaskStatus::Completed);
+        assert_eq!(
+            (after.created_at, after.ttl_ms),
+            (before.created_at, before.ttl_ms)
+        );
+        // 2025-11-25 reads it with tasks/result; 2026-07-28 carries it inline in tasks/get.
+        let again = match era {
+            Era::V2025_11_25 => client.task_result(&done).await.expect("tasks/result"),
+            _ => {
+                let got = client
+                    .request("tasks/get", Some(json!({ "taskId": done })))
+                    .await
+                    .expect("tasks/get");
+                got["result"].clone()
+            }
+        };
+        assert_eq!(
+            serde_json::to_string(&again).unwrap(),
+            serde_json::to_string(&outcome).unwrap(),
+            "the same result"
+        );
+        let lost = client.get_task(&running).await.expect("the running task");
+        assert_eq!(lost.status, TaskStatus::Failed, "{lost:?}");
+        assert!(
+            lost.status_message
+                .as_deref()
+                .is_some_and(|m| m.contains("was running when the server stopped")),
+            "{lost:?}"
+        );
+    });
+}
+
+#[test]
+fn a_finished_task_survives_a_kill_and_a_running_one_fails_2025_11_25() {
+    survives_a_kill(Era::V2025_11_25, "kill-2025");
+}
+
+#[test]
+fn a_finished_task_survives_a_kill_and_a_running_one_fails_2026_07_28() {
+    survives_a_kill(Era::V2026_07_28, "kill-2026");
+}
+
+#[test]
+fn a_file_that_is_no_task_store_is_refused_at_start_and_left_alone() {
+    let path = database("not-a-store");
+    let junk = "these are not the bytes of a database\n".repeat(200);
+    std::fs::write(&path, &junk).expect("written");
+    let out = std::process::Command::new(procs::task_server())
+        .args(["--store", &format!("sqlite:{}", path.display())])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("task-server runs");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("sqlite:{}", path.display())) && stderr.contains("not a"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        junk,
+        "left as it was"
+    );
+}
