@@ -44,10 +44,10 @@ pub(crate) fn open(path: &Path, sync: Synchronous) -> Result<Connection, String>
         .map_err(|e| e.to_string())?;
     let version: i64 = connection
         .query_row("PRAGMA user_version", [], |row| row.get(0))
-        .map_err(|e| format!("not a taskwire task store (is it a SQLite database?): {e}"))?;
+        .map_err(|e| explain(e, "not a taskwire task store (is it a SQLite database?)"))?;
     let mode: String = connection
         .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
-        .map_err(|e| format!("cannot switch to WAL mode (locked by another process?): {e}"))?;
+        .map_err(|e| explain(e, "cannot switch to WAL mode"))?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(format!("cannot switch to WAL mode (it stays {mode})"));
     }
@@ -72,7 +72,7 @@ pub(crate) fn open(path: &Path, sync: Synchronous) -> Result<Connection, String>
                 .execute_batch(&format!(
                     "BEGIN IMMEDIATE; {CREATE} PRAGMA user_version = {VERSION}; COMMIT;"
                 ))
-                .map_err(|e| format!("cannot create the schema (locked?): {e}"))?;
+                .map_err(|e| explain(e, "cannot create the schema"))?;
         }
         VERSION => {}
         other => {
@@ -83,4 +83,109 @@ pub(crate) fn open(path: &Path, sync: Synchronous) -> Result<Connection, String>
         }
     }
     Ok(connection)
+}
+
+/// What went wrong opening the file: it is locked by another process, or `otherwise`.
+fn explain(error: rusqlite::Error, otherwise: &str) -> String {
+    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
+    match error.sqlite_error_code() {
+        Some(DatabaseBusy | DatabaseLocked) => {
+            format!("locked by another process (waited {BUSY_TIMEOUT:?}): {error}")
+        }
+        _ => format!("{otherwise}: {error}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh path in the system's temporary directory.
+    fn fresh(name: &str) -> std::path::PathBuf {
+        let path =
+            std::env::temp_dir().join(format!("taskwire-sqlite-{}-{name}.db", std::process::id()));
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+        path
+    }
+
+    #[test]
+    fn a_new_file_gets_the_schema_and_opens_again() {
+        let path = fresh("new");
+        drop(open(&path, Synchronous::Full).expect("created"));
+        let again = open(&path, Synchronous::Normal).expect("opened again");
+        let version: i64 = again
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, VERSION);
+    }
+
+    #[test]
+    fn another_schema_version_is_refused_and_left_alone() {
+        let path = fresh("version");
+        let other = Connection::open(&path).unwrap();
+        other
+            .execute_batch("CREATE TABLE tasks (x); PRAGMA user_version = 7;")
+            .unwrap();
+        drop(other);
+        let refused = open(&path, Synchronous::Normal).unwrap_err();
+        assert!(refused.contains("schema version 7"), "{refused}");
+        let other = Connection::open(&path).unwrap();
+        let version: i64 = other
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, 7, "left alone");
+    }
+
+    #[test]
+    fn a_database_of_something_else_is_refused() {
+        let path = fresh("other");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE invoices (n INTEGER);")
+            .unwrap();
+        let refused = open(&path, Synchronous::Normal).unwrap_err();
+        assert!(refused.contains("not a taskwire task store"), "{refused}");
+    }
+
+    #[test]
+    fn a_file_locked_by_another_process_is_refused() {
+        let path = fresh("locked");
+        drop(open(&path, Synchronous::Normal).unwrap());
+        // Another connection holds the database exclusively (outside WAL: no reader may
+        // enter either).
+        let holder = Connection::open(&path).unwrap();
+        holder
+            .execute_batch(
+                "PRAGMA journal_mode=DELETE; PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE;",
+            )
+            .unwrap();
+        let refused = open(&path, Synchronous::Normal).unwrap_err();
+        assert!(refused.contains("locked"), "{refused}");
+    }
+
+    #[test]
+    fn a_terminal_task_keeps_its_status_and_outcome() {
+        let path = fresh("terminal");
+        let db = open(&path, Synchronous::Normal).unwrap();
+        db.execute(
+            "INSERT INTO tasks VALUES ('t', 'o', 'completed', '{\"outcome\":{\"result\":1}}')",
+            [],
+        )
+        .unwrap();
+        // The same outcome written again (a retried write) is no change.
+        db.execute(
+            "UPDATE tasks SET snapshot = '{\"outcome\":{\"result\":1},\"x\":2}' WHERE id = 't'",
+            [],
+        )
+        .expect("allowed");
+        for change in [
+            "UPDATE tasks SET status = 'working' WHERE id = 't'",
+            "UPDATE tasks SET snapshot = '{\"outcome\":{\"result\":2}}' WHERE id = 't'",
+        ] {
+            let refused = db.execute(change, []).unwrap_err().to_string();
+            assert!(refused.contains("terminal status"), "{change}: {refused}");
+        }
+    }
 }

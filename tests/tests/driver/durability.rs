@@ -6,23 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use taskwire_driver::engine::{Durability, MessageKind, RequestId};
-use taskwire_driver::{CallToolResult, Config, MessageSession, Runtime, Server, TaskSupport, Tool};
+use taskwire_driver::engine::Durability;
+use taskwire_driver::{CallToolResult, Config, Runtime, Server, TaskSupport, Tool};
 
-/// Reads until the reply to `id`.
-async fn reply(session: &MessageSession, id: i64) -> Value {
-    loop {
-        let out = session.recv().await.expect("a message");
-        if matches!(&out.kind, MessageKind::Reply { to: Some(to), .. } if *to == RequestId::Number(id))
-        {
-            return serde_json::from_str(&out.message).expect("JSON");
-        }
-    }
-}
-
-fn send(session: &MessageSession, message: Value) {
-    session.send(message.to_string()).expect("the server runs");
-}
+use crate::links::{initialize, reply, send};
 
 #[test]
 fn journaled_changes_hold_no_reply_without_a_store() {
@@ -41,17 +28,7 @@ fn journaled_changes_hold_no_reply_without_a_store() {
         smol::block_on(async {
             let body = async {
                 let session = handle.open("alice", 64).await.expect("open");
-                send(
-                    &session,
-                    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                        "protocolVersion": "2025-11-25", "capabilities": {},
-                        "clientInfo": {"name": "t", "version": "1"}}}),
-                );
-                reply(&session, 1).await;
-                send(
-                    &session,
-                    json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-                );
+                initialize(&session).await;
                 send(
                     &session,
                     json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {

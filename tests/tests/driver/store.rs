@@ -9,11 +9,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use taskwire_driver::engine::{Change, JournalEntry, MessageKind, RequestId, TaskSnapshot};
+use taskwire_driver::engine::{Change, JournalEntry, TaskSnapshot};
 use taskwire_driver::{
     BoxFuture, CallToolResult, Config, MessageSession, Runtime, Server, ServerHandle, StoreError,
     TaskStore, TaskSupport, Tool,
 };
+
+use crate::links::{initialize, reply, send};
 
 /// What the test store holds and did.
 #[derive(Default)]
@@ -103,21 +105,6 @@ fn run(store: TestStore, body: impl AsyncFnOnce(ServerHandle)) {
     });
 }
 
-fn send(session: &MessageSession, message: Value) {
-    session.send(message.to_string()).expect("the server runs");
-}
-
-/// The reply to `id`, skipping what comes before it.
-async fn reply(session: &MessageSession, id: i64) -> Value {
-    loop {
-        let out = session.recv().await.expect("a message");
-        if matches!(&out.kind, MessageKind::Reply { to: Some(to), .. } if *to == RequestId::Number(id))
-        {
-            return serde_json::from_str(&out.message).expect("JSON");
-        }
-    }
-}
-
 /// The reply to `id` if it comes within `ms`.
 async fn reply_within(session: &MessageSession, id: i64, ms: u64) -> Option<Value> {
     let waited = async { Some(reply(session, id).await) };
@@ -134,17 +121,7 @@ async fn reply_within(session: &MessageSession, id: i64, ms: u64) -> Option<Valu
 
 async fn session(handle: &ServerHandle) -> MessageSession {
     let session = handle.open("alice", 256).await.expect("open");
-    send(
-        &session,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}}}),
-    );
-    reply(&session, 1).await;
-    send(
-        &session,
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    );
+    initialize(&session).await;
     session
 }
 

@@ -1,0 +1,135 @@
+//! A server in process on `taskwire-sqlite`: 10,000 tasks, made through one session with
+//! their calls in flight together (so the store writes them in batches), survive a restart:
+//! a new server on the file lists every one of them, completed, once.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use taskwire_driver::engine::{MessageKind, RequestId};
+use taskwire_driver::TaskStore;
+use taskwire_driver::{
+    CallToolResult, Config, MessageSession, Runtime, Server, ServerHandle, TaskSupport, Tool,
+};
+use taskwire_sqlite::SqliteStore;
+
+use crate::links::{initialize, send};
+
+const TASKS: usize = 10_000;
+
+fn start(path: &std::path::Path) -> ServerHandle {
+    let mut config = Config::new("sqlite", "1.0");
+    config.tasks.page_size = 500;
+    let store = SqliteStore::open(path).expect("the store opens");
+    let server = Server::new(config)
+        .tool(
+            Tool::new("instant", TaskSupport::Optional),
+            |_, _: Value| async { Ok(CallToolResult::text("done")) },
+        )
+        .with_store(store);
+    let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
+    server.start(runtime)
+}
+
+/// The next `count` replies, with the ids they answer, skipping everything else.
+async fn replies(session: &MessageSession, count: usize) -> Vec<(i64, Value)> {
+    let mut got = Vec::with_capacity(count);
+    while got.len() < count {
+        let out = session.recv().await.expect("a message");
+        if let MessageKind::Reply {
+            to: Some(RequestId::Number(id)),
+            ..
+        } = out.kind
+        {
+            got.push((id, serde_json::from_str(&out.message).expect("JSON")));
+        }
+    }
+    got
+}
+
+async fn session(handle: &ServerHandle) -> MessageSession {
+    let session = handle.open("alice", 4 * TASKS).await.expect("open");
+    initialize(&session).await;
+    session
+}
+
+#[test]
+fn ten_thousand_tasks_survive_a_restart_and_list_once_each() {
+    let dir = taskwire_tests::peers::target_dir().join("tmp/store");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ten-thousand.db");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    smol::block_on(async {
+        let limit = smol::Timer::after(Duration::from_secs(120));
+        let body = async {
+            let made: BTreeSet<String> = {
+                let handle = start(&path);
+                let session = session(&handle).await;
+                for id in 1..=TASKS {
+                    send(
+                        &session,
+                        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                            "name": "instant", "arguments": {}, "task": {"ttl": 3_600_000}}}),
+                    );
+                }
+                let made = replies(&session, TASKS)
+                    .await
+                    .into_iter()
+                    .map(|(_, r)| r["result"]["task"]["taskId"].as_str().unwrap().to_owned())
+                    .collect();
+                handle.shutdown().await;
+                made
+            };
+            assert_eq!(made.len(), TASKS);
+            // A reply waits only for what it reveals: each task's completion may still be
+            // on its way to the file while the server stops (its last write is waited for).
+            let observer = SqliteStore::open(&path).expect("a second connection");
+            loop {
+                let stored = observer.load().await.expect("load");
+                let done = stored
+                    .iter()
+                    .filter(|t| t.info.status.to_string() == "completed")
+                    .count();
+                if done >= TASKS {
+                    break;
+                }
+                smol::Timer::after(Duration::from_millis(50)).await;
+            }
+
+            let handle = start(&path);
+            let session = session(&handle).await;
+            let mut listed = Vec::new();
+            let mut cursor: Option<String> = None;
+            for page in 1.. {
+                let mut params = json!({});
+                if let Some(cursor) = &cursor {
+                    params["cursor"] = json!(cursor);
+                }
+                send(
+                    &session,
+                    json!({"jsonrpc": "2.0", "id": page, "method": "tasks/list", "params": params}),
+                );
+                let (_, reply) = replies(&session, 1).await.remove(0);
+                for task in reply["result"]["tasks"].as_array().expect("tasks") {
+                    assert_eq!(task["status"], "completed", "{task}");
+                    listed.push(task["taskId"].as_str().unwrap().to_owned());
+                }
+                match reply["result"]["nextCursor"].as_str() {
+                    Some(next) => cursor = Some(next.to_owned()),
+                    None => break,
+                }
+            }
+            // Exactly the tasks made, once each.
+            let unique: BTreeSet<String> = listed.iter().cloned().collect();
+            assert_eq!(unique.len(), listed.len(), "none twice");
+            assert_eq!(unique, made);
+        };
+        futures::pin_mut!(body);
+        if let futures::future::Either::Right(_) = futures::future::select(body, limit).await {
+            panic!("the test did not finish within 120 s");
+        }
+    });
+}
