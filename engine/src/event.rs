@@ -6,7 +6,9 @@ use serde_json::Value;
 
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{RequestId, RpcError};
-use crate::model::{Implementation, PlainReason, ProgressParams, TaskInfo, TaskSnapshot};
+use crate::model::{
+    Implementation, PlainReason, ProgressParams, TaskInfo, TaskRequest, TaskSnapshot,
+};
 use crate::peer_error::PeerErrorKind;
 use crate::time::Millis;
 
@@ -258,6 +260,9 @@ pub enum Event {
         call: CallId,
         /// The task.
         task: TaskId,
+        /// The `tools/call` it runs, when the host that created it journaled it (a host
+        /// with [`Durability::Journal`](crate::Durability) or `Confirmed` keeps it).
+        request: Option<TaskRequest>,
     },
     /// The peer answered an input request made with
     /// [`Host::request_input`](crate::Host::request_input).

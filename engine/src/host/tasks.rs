@@ -7,6 +7,7 @@ use crate::era;
 use crate::error::UsageError;
 use crate::event::{Event, StopReason};
 use crate::ids::{CallId, Owner, TaskId};
+use crate::jsonrpc::RpcError;
 use crate::model::{InputKinds, TaskSnapshot};
 use crate::state::{Call, CreateError, NewTask};
 use crate::time::Millis;
@@ -33,6 +34,7 @@ impl Host {
             poll_interval_ms: st.config.tasks.poll_interval_ms,
             era: era::APP_TASKS,
             input_kinds: InputKinds::default(),
+            request: None,
         };
         match st.tasks.create(new) {
             Ok(_) => {}
@@ -94,9 +96,14 @@ impl Host {
             };
             if !record.status.is_terminal() {
                 let (task, era) = (record.id.clone(), record.era);
+                let request = record.request.as_deref().cloned();
                 let call = st.add_call(Call::task(era, None, task.clone(), None));
                 st.work.insert(task.clone(), call);
-                st.event(Event::Restored { call, task });
+                st.event(Event::Restored {
+                    call,
+                    task,
+                    request,
+                });
             }
         }
         Ok(count)
@@ -129,6 +136,17 @@ impl Host {
     /// The store holds every journal entry up to `seq`: messages waiting for them go out.
     pub fn confirm(&mut self, now: Millis, seq: u64) {
         self.state.confirm(seq);
+        self.state.advance(now);
+    }
+
+    /// The store could not write the journal entries up to `seq` (and will not be waited
+    /// for): every reply waiting for one of them is sent as `error` instead (say which store
+    /// failed and why, e.g. with [`RpcError::internal`]); other messages waiting go out as
+    /// they are. A task whose `CreateTaskResult` failed so is removed, its work stopped
+    /// ([`StopReason::Removed`]): its requestor never learnt
+    /// its id. Only with [`Durability::Confirmed`].
+    pub fn fail_journal(&mut self, now: Millis, seq: u64, error: &RpcError) {
+        self.state.fail_journal(seq, error);
         self.state.advance(now);
     }
 }

@@ -6,5 +6,5 @@ mod task;
 mod tool;
 
 pub use peer::{Implementation, PlainReason, ProgressParams, Role};
-pub use task::{Era, InputKinds, Outcome, TaskInfo, TaskSnapshot};
+pub use task::{Era, InputKinds, Outcome, TaskInfo, TaskRequest, TaskSnapshot};
 pub use tool::{TaskDecision, TaskSupport, Tool, ToolDef, ToolExecution};

@@ -121,4 +121,20 @@ pub struct TaskSnapshot {
     pub input_kinds: InputKinds,
     /// Set exactly when the status is terminal (`cancelled` tasks carry the cancel error).
     pub outcome: Option<Outcome>,
+    /// The `tools/call` that created it, kept while it runs (only by a host that journals)
+    /// so that its work can start again after a restart ([`Event::Restored`]).
+    ///
+    /// [`Event::Restored`]: crate::Event::Restored
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<TaskRequest>,
+}
+
+/// The `tools/call` a task runs: what resuming its work after a restart needs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TaskRequest {
+    /// The tool name.
+    pub tool: String,
+    /// The arguments exactly as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Box<RawValue>>,
 }

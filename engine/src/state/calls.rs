@@ -12,7 +12,7 @@ use crate::event::{AppRequest, Event, MessageKind};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{self, RequestId};
 use crate::log_level::LogLevel;
-use crate::model::{Era, InputKinds, ProgressParams};
+use crate::model::{Era, InputKinds, ProgressParams, TaskRequest};
 
 /// A session told about a hosted task's changes, in the era it asked in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +42,8 @@ pub(crate) struct Call {
     pub offer: Option<Option<u64>>,
     /// The input the requestor can answer, as it declared it.
     pub input_kinds: InputKinds,
+    /// The `tools/call` of a call offered a task, kept for the task ([`State::task_request`]).
+    pub request: Option<Box<TaskRequest>>,
     /// What the call's era keeps on it.
     pub slots: Slots,
 }
@@ -63,6 +65,7 @@ impl Call {
             followers: Vec::new(),
             offer: None,
             input_kinds: InputKinds::default(),
+            request: None,
             slots: Slots::default(),
         }
     }
@@ -83,6 +86,7 @@ impl Call {
             followers: Vec::new(),
             offer: None,
             input_kinds: InputKinds::default(),
+            request: None,
             slots: Slots::default(),
         }
     }

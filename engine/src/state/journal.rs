@@ -8,7 +8,8 @@ use crate::config::Durability;
 use crate::event::{Change, JournalEntry, Output, StopReason};
 use crate::ids::TaskId;
 use crate::jsonrpc::RpcError;
-use crate::model::{Outcome, TaskSnapshot};
+use crate::model::{Outcome, TaskRequest, TaskSnapshot};
+use serde_json::value::RawValue;
 
 /// Journal positions and which tasks have changes the store has not confirmed.
 #[derive(Debug)]
@@ -47,6 +48,9 @@ impl Journal {
 
     /// The entry a message about `task` must wait for, if any.
     pub fn wait_for(&self, task: Option<&TaskId>) -> Option<u64> {
+        if self.unconfirmed.is_empty() {
+            return None;
+        }
         task.and_then(|t| self.unconfirmed.get(t).copied())
     }
 
@@ -68,9 +72,32 @@ impl State {
         self.journal.enabled()
     }
 
+    /// The `tools/call` a new task runs, kept in its record when journaling (a restart
+    /// hands it to [`Event::Restored`](crate::Event::Restored)); `None` otherwise.
+    pub fn task_request(
+        &self,
+        tool: &str,
+        arguments: Option<&RawValue>,
+    ) -> Option<Box<TaskRequest>> {
+        self.journal.enabled().then(|| {
+            Box::new(TaskRequest {
+                tool: tool.to_owned(),
+                arguments: arguments.map(ToOwned::to_owned),
+            })
+        })
+    }
+
     /// Reports changes as `mode` says from now on.
     pub fn set_journal_mode(&mut self, mode: Durability) {
         self.journal.mode = mode;
+    }
+
+    /// The newest entry about any of `tasks` that the store has not confirmed.
+    pub fn newest_unstored<'a>(&self, tasks: impl IntoIterator<Item = &'a TaskId>) -> Option<u64> {
+        tasks
+            .into_iter()
+            .filter_map(|t| self.journal.wait_for(Some(t)))
+            .max()
     }
 
     /// Reports a task's current state to the store (when journaling).
@@ -128,6 +155,14 @@ impl State {
         self.release_held(self.journal.confirmed());
     }
 
+    /// The store could not write the entries up to `seq`: the messages waiting for them go
+    /// out, each reply revealing one as `error` (see [`State::release_held_failing`]). The
+    /// store may still write them later; nothing waits for that any more.
+    pub fn fail_journal(&mut self, seq: u64, error: &RpcError) {
+        self.journal.confirm(seq);
+        self.release_held_failing(self.journal.confirmed(), Some(error));
+    }
+
     /// Everything stored about a hosted task.
     pub fn snapshot(&self, record: &Record) -> TaskSnapshot {
         let outcome = record.outcome().map(|o| match o {
@@ -147,6 +182,7 @@ impl State {
             era: record.era,
             input_kinds: record.input_kinds(),
             outcome,
+            request: record.request.as_deref().cloned(),
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::error::{Quota, UsageError};
 use crate::event::StopReason;
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::RpcError;
-use crate::model::{Era, InputKinds};
+use crate::model::{Era, InputKinds, TaskRequest};
 use crate::status::TaskStatus;
 
 /// A new task of a task-augmented request.
@@ -24,6 +24,8 @@ pub(crate) struct Begin {
     pub input_kinds: InputKinds,
     /// The session hears the task's changes from the start (2025-11-25).
     pub follow: bool,
+    /// The `tools/call` it runs, kept for a restart ([`State::task_request`]).
+    pub request: Option<Box<TaskRequest>>,
 }
 
 impl State {
@@ -42,6 +44,7 @@ impl State {
             poll_interval_ms: self.config.tasks.poll_interval_ms,
             era: begin.era,
             input_kinds: begin.input_kinds,
+            request: begin.request,
         };
         self.tasks.create(new).map_err(|e| match e {
             CreateError::Quota(q) => quota_error(q),

@@ -9,6 +9,19 @@ use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{self, Reject, RequestId, RpcError};
 use crate::peer_error::PeerErrorKind;
 
+/// A message held until the journal entry it waits for is stored.
+#[derive(Debug)]
+pub(crate) struct Held {
+    /// It goes out once entries up to this one are stored: its own, or the one the message
+    /// before it waits for (the order of a session's messages holds).
+    pub after: u64,
+    /// The entry it reveals, if any (its reply fails if that entry cannot be stored).
+    pub reveals: Option<u64>,
+    /// The task its reply creates.
+    pub creates: Option<TaskId>,
+    pub transmit: Transmit,
+}
+
 /// What the caller drains, and the sessions that have messages held for the journal.
 #[derive(Debug, Default)]
 pub(super) struct Queue {
@@ -53,23 +66,45 @@ impl State {
         about: Option<&TaskId>,
         message: String,
     ) {
-        let wait = self.journal.wait_for(about);
+        let reveals = self.journal.wait_for(about);
+        self.queue(
+            session,
+            Transmit {
+                session,
+                kind,
+                message,
+            },
+            reveals,
+            None,
+        );
+    }
+
+    /// Queues `transmit`, held until the journal entry it `reveals` is stored (and behind
+    /// the session's messages held before it). A message that `creates` a task (its
+    /// `CreateTaskResult`) takes the task with it if that entry cannot be stored.
+    fn queue(
+        &mut self,
+        session: SessionId,
+        transmit: Transmit,
+        reveals: Option<u64>,
+        creates: Option<TaskId>,
+    ) {
         let Some(s) = self.sessions.get_mut(session.index, session.generation) else {
             return;
         };
         if s.closing {
             return;
         }
-        let transmit = Transmit {
-            session,
-            kind,
-            message,
-        };
-        match (wait, s.held.back()) {
+        match (reveals, s.held.back()) {
             (None, None) => self.out.items.push_back(Output::Send(transmit)),
-            (wait, last) => {
-                let after = last.map_or(0, |(seq, _)| *seq);
-                s.held.push_back((wait.unwrap_or(0).max(after), transmit));
+            (reveals, last) => {
+                let behind = last.map_or(0, |h| h.after);
+                s.held.push_back(Held {
+                    after: reveals.unwrap_or(0).max(behind),
+                    reveals,
+                    creates,
+                    transmit,
+                });
                 self.out.holding.insert(session);
             }
         }
@@ -77,19 +112,49 @@ impl State {
 
     /// Releases the held messages whose journal entries are now stored, session by session.
     pub(super) fn release_held(&mut self, confirmed: u64) {
+        self.release_held_failing(confirmed, None);
+    }
+
+    /// Releases the held messages that wait for entries up to `upto`. When those entries
+    /// could not be stored (`failed`), a reply that reveals one becomes that error, and a
+    /// task whose `CreateTaskResult` became an error is removed (its work stops with
+    /// [`StopReason::Removed`]): nobody learnt its id.
+    pub(super) fn release_held_failing(&mut self, upto: u64, failed: Option<&RpcError>) {
+        let mut uncreated = Vec::new();
         let holding: Vec<SessionId> = self.out.holding.iter().copied().collect();
         for session in holding {
             let Some(s) = self.sessions.get_mut(session.index, session.generation) else {
                 self.out.holding.remove(&session);
                 continue;
             };
-            while s.held.front().is_some_and(|(seq, _)| *seq <= confirmed) {
-                if let Some((_, t)) = s.held.pop_front() {
-                    self.out.items.push_back(Output::Send(t));
+            while s.held.front().is_some_and(|h| h.after <= upto) {
+                let Some(held) = s.held.pop_front() else {
+                    break;
+                };
+                let mut transmit = held.transmit;
+                if let (Some(error), Some(_)) = (failed, held.reveals) {
+                    if let MessageKind::Reply {
+                        to: Some(id),
+                        error: None,
+                    } = &transmit.kind
+                    {
+                        transmit.message = jsonrpc::error_line(Some(id), error);
+                        transmit.kind = MessageKind::Reply {
+                            to: Some(id.clone()),
+                            error: Some(error.code),
+                        };
+                        uncreated.extend(held.creates);
+                    }
                 }
+                self.out.items.push_back(Output::Send(transmit));
             }
             if s.held.is_empty() {
                 self.out.holding.remove(&session);
+            }
+        }
+        for task in uncreated {
+            if let Some(record) = self.tasks.remove(task.as_str()) {
+                self.task_gone(record, StopReason::Removed);
             }
         }
     }
@@ -108,6 +173,49 @@ impl State {
             error: None,
         };
         self.send(session, kind, about, message);
+    }
+
+    /// The `CreateTaskResult` answering `id`: held until the task's creation is stored,
+    /// and, should that fail, an error that takes the task away.
+    pub fn reply_created(
+        &mut self,
+        session: SessionId,
+        id: &RequestId,
+        task: &TaskId,
+        message: String,
+    ) {
+        let kind = MessageKind::Reply {
+            to: Some(id.clone()),
+            error: None,
+        };
+        let reveals = self.journal.wait_for(Some(task));
+        let transmit = Transmit {
+            session,
+            kind,
+            message,
+        };
+        self.queue(session, transmit, reveals, Some(task.clone()));
+    }
+
+    /// The answer to `id` about several tasks (a `tasks/list` page), held until the
+    /// entry `reveals` ([`State::newest_unstored`]) is stored.
+    pub fn reply_listing(
+        &mut self,
+        session: SessionId,
+        id: &RequestId,
+        reveals: Option<u64>,
+        message: String,
+    ) {
+        let kind = MessageKind::Reply {
+            to: Some(id.clone()),
+            error: None,
+        };
+        let transmit = Transmit {
+            session,
+            kind,
+            message,
+        };
+        self.queue(session, transmit, reveals, None);
     }
 
     /// An error answer (`id` omitted when it could not be read).

@@ -9,10 +9,11 @@ use serde_json::Value;
 
 use super::following::RemoteTask;
 use super::outbound::Outbound;
+use super::output::Held;
 use super::slots::Slots;
 use super::tasks::{IdHasher, OwnerIdx};
 use super::{Sent, State, Timer};
-use crate::event::{Event, StopReason, Transmit};
+use crate::event::{Event, StopReason};
 use crate::framing::LineFramer;
 use crate::ids::{CallId, Owner, SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
@@ -53,7 +54,7 @@ pub(crate) struct Session {
     /// Tasks the peer hosts that we follow (the requestor role).
     pub remote: HashMap<TaskId, RemoteTask>,
     /// Messages waiting for the journal (each with the entry it waits for), in order.
-    pub held: VecDeque<(u64, Transmit)>,
+    pub held: VecDeque<Held>,
     /// Hosted tasks whose changes this session hears (so closing it costs only its own).
     pub following: HashSet<TaskId, BuildHasherDefault<IdHasher>>,
     /// Closing: nothing more is sent to it.

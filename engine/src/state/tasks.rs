@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 use crate::error::Quota;
 use crate::ids::{Owner, TaskId};
 use crate::jsonrpc::RpcError;
-use crate::model::{Era, InputKinds, Outcome, TaskInfo, TaskSnapshot};
+use crate::model::{Era, InputKinds, Outcome, TaskInfo, TaskRequest, TaskSnapshot};
 use crate::status::TaskStatus;
 use crate::time::Millis;
 
@@ -68,6 +68,8 @@ pub(crate) struct Record {
     pub era: Era,
     kind: OutcomeKind,
     inputs: u8,
+    /// The call that created it, while it runs (only when journaling).
+    pub request: Option<Box<TaskRequest>>,
 }
 
 impl Record {
@@ -129,6 +131,7 @@ pub(crate) struct NewTask {
     pub poll_interval_ms: Option<u32>,
     pub era: Era,
     pub input_kinds: InputKinds,
+    pub request: Option<Box<TaskRequest>>,
 }
 
 /// An outcome to store: a result object, or a JSON-RPC error object, serialized.
@@ -262,6 +265,7 @@ impl TaskTable {
             era: new.era,
             kind: OutcomeKind::None,
             inputs: new.input_kinds.bits(),
+            request: new.request,
         };
         Ok(self.insert(record))
     }
@@ -274,6 +278,7 @@ impl TaskTable {
             era,
             input_kinds,
             outcome,
+            request,
         } = snapshot;
         if self.ids.contains_key(info.id.as_str()) {
             return Err(CreateError::Duplicate);
@@ -310,6 +315,7 @@ impl TaskTable {
             era,
             kind,
             inputs: input_kinds.bits(),
+            request: request.filter(|_| !info.status.is_terminal()).map(Box::new),
         };
         Ok(self.insert(record))
     }
@@ -434,6 +440,7 @@ impl TaskTable {
         if let Some(outcome) = outcome {
             task.kind = outcome.kind;
             task.outcome = Some(outcome.raw);
+            task.request = None;
         }
         if message.is_some() {
             task.message = message.map(String::into_boxed_str);
@@ -610,6 +617,7 @@ mod tests {
             poll_interval_ms: None,
             era: Era::V2025_11_25,
             input_kinds: InputKinds::default(),
+            request: None,
         }
     }
 

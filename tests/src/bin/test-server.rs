@@ -1,21 +1,28 @@
-//! `test-server [--runtime smol|tokio] [--step-ms N]`: the demo server (`task-server`'s tools
-//! and `demo-task`) plus two test-only tools, for the demo and driver suites
-//! (`tests/tests/demo/`, `tests/tests/driver/`):
+//! `test-server [--runtime smol|tokio] [--step-ms N] [--store sqlite:PATH [--crash-on-task
+//! N]]`: the demo server (`task-server`'s tools and `demo-task`) plus test-only tools, for the
+//! demo and driver suites (`tests/tests/demo/`, `tests/tests/driver/`). `--crash-on-task N`
+//! aborts the process right after the store commits the write holding the Nth task made,
+//! before the driver hears of it (so before its `CreateTaskResult` goes out): a crash between
+//! the database and the reply.
 //!
 //! - `panic`: sets the status message "about to panic", then panics.
 //! - `ticker`: appends a line to the file named by its `file` argument every `step_ms`
 //!   (argument, default 20) until it is dropped, so a test can see when work stops.
 //! - `flood`: reports progress and status in a tight loop until it is dropped (fairness).
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Deserialize;
-use taskwire_demo::options::{Options, RuntimeChoice};
+use taskwire_demo::options::{take_value, Options, RuntimeChoice};
 use taskwire_demo::tools::ServerOptions;
+use taskwire_driver::engine::{Change, JournalEntry, TaskSnapshot};
 use taskwire_driver::engine::{RpcError, TaskSupport, Tool};
-use taskwire_driver::{NoArgs, Server, ToolContext, ToolOutcome};
+use taskwire_driver::{BoxFuture, NoArgs, Server, StoreError, TaskStore, ToolContext, ToolOutcome};
+use taskwire_sqlite::SqliteStore;
 
 /// The panicking tool's status message, set before it panics.
 const PANIC_STATUS: &str = "about to panic";
@@ -33,6 +40,10 @@ fn main() -> ExitCode {
         }
         args.drain(i..i + 2);
     }
+    let store = match store(&mut args) {
+        Ok(store) => store,
+        Err(e) => return usage(&e),
+    };
     let options = match Options::parse(args, &[]) {
         Ok(options) => options,
         Err(e) => return usage(&e),
@@ -43,6 +54,10 @@ fn main() -> ExitCode {
     }) {
         Ok(server) => with_test_tools(server),
         Err(e) => return usage(&e.to_string()),
+    };
+    let server = match store {
+        Some(store) => server.with_store(store),
+        None => server,
     };
     let served = match options.runtime {
         RuntimeChoice::Smol => taskwire_smol::serve_stdio(server),
@@ -57,6 +72,69 @@ fn main() -> ExitCode {
             eprintln!("test-server: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `--store sqlite:PATH`, crashing once the task `--crash-on-task` counts is stored.
+fn store(args: &mut Vec<String>) -> Result<Option<CrashingStore>, String> {
+    let crash_after = take_value(args, "--crash-on-task")?
+        .map(|n| {
+            n.parse::<usize>()
+                .map_err(|_| "--crash-on-task takes a number")
+        })
+        .transpose()?;
+    let Some(spec) = take_value(args, "--store")? else {
+        return Ok(None);
+    };
+    let path = spec
+        .strip_prefix("sqlite:")
+        .ok_or("--store takes sqlite:PATH")?;
+    let inner = SqliteStore::open(path).map_err(|e| e.to_string())?;
+    Ok(Some(CrashingStore {
+        inner,
+        crash_after,
+        made: Arc::new(Mutex::new(HashSet::new())),
+    }))
+}
+
+/// A SQLite store that aborts the process once a write holding the Nth task made (its first
+/// `Put`) is committed.
+struct CrashingStore {
+    inner: SqliteStore,
+    crash_after: Option<usize>,
+    /// The tasks it has stored so far.
+    made: Arc<Mutex<HashSet<String>>>,
+}
+
+impl TaskStore for CrashingStore {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn load(&self) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {
+        self.inner.load()
+    }
+
+    fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<(), StoreError>> {
+        let made = {
+            let mut made = self.made.lock().expect("not poisoned");
+            for entry in entries.iter() {
+                if let Change::Put(task) = &entry.change {
+                    made.insert(task.info.id.to_string());
+                }
+            }
+            made.len()
+        };
+        let write = self.inner.write(entries);
+        let crash = self.crash_after.is_some_and(|n| made >= n);
+        Box::pin(async move {
+            let written = write.await;
+            if written.is_ok() && crash {
+                eprintln!("test-server: crashing once task {made} is stored, as asked");
+                std::process::abort();
+            }
+            written
+        })
     }
 }
 
@@ -127,6 +205,9 @@ fn quiet_deliberate_panics() {
 }
 
 fn usage(error: &str) -> ExitCode {
-    eprintln!("test-server: {error}\nusage: test-server [--runtime smol|tokio] [--step-ms N]");
+    eprintln!(
+        "test-server: {error}\nusage: test-server [--runtime smol|tokio] [--step-ms N] \
+         [--store sqlite:PATH [--crash-on-task N]]"
+    );
     ExitCode::from(2)
 }

@@ -2,12 +2,14 @@
 //! SIGKILL (one task done, one running) and started again on the same file answers a new
 //! client, in either era: the finished task's outcome exactly as before (same result, same
 //! `createdAt` and `ttl`), the running one `failed`, saying its work was lost. A file that is
-//! no task store is refused at start with a message naming it, and left as it was.
+//! no task store is refused at start with a message naming it, and left as it was. A server
+//! that crashes right after the database commits a write, before any reply waiting for it
+//! goes out, loses nothing it acknowledged.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use taskwire_driver::engine::{ClientEra, Era, TaskStatus};
 use taskwire_tests::procs::{self, Rt};
 
@@ -120,4 +122,72 @@ fn a_file_that_is_no_task_store_is_refused_at_start_and_left_alone() {
         junk,
         "left as it was"
     );
+}
+
+/// Five tasks, one after another, each read to its result, on `test-server`, which aborts
+/// right after the database commits the sixth (the demo task is the first made); a new server
+/// on the file has every task the client was told of, each result as the client read it, and
+/// the task whose creation was stored but never acknowledged, failed.
+#[test]
+fn a_crash_between_the_database_and_the_reply_loses_nothing_acknowledged() {
+    let path = database("crash-between");
+    let store = format!("sqlite:{}", path.display());
+    let server = taskwire_tests::test_server!();
+    let args = |crash: bool| {
+        let mut args = vec!["--store".to_owned(), store.clone()];
+        args.extend(["--step-ms".to_owned(), "5".to_owned()]);
+        if crash {
+            args.extend(["--crash-on-task".to_owned(), "7".to_owned()]);
+        }
+        args
+    };
+    let rt = Rt::Smol;
+    rt.block_on(LIMIT, async {
+        let (client, mut process) = rt.spawn(&server, &args(true));
+        client.initialize().await.expect("initialize");
+        let mut told: Vec<(String, Value)> = Vec::new();
+        for _ in 0..5 {
+            let call = client
+                .call_tool_as_task("long_running_task", json!({}), Some(600_000))
+                .await
+                .expect("a task");
+            let task = call.task.clone().expect("a task").id.to_string();
+            told.push((task, call.result().await.expect("its result")));
+        }
+        let cut = client
+            .call_tool_as_task("long_running_task", json!({}), Some(600_000))
+            .await;
+        assert!(
+            cut.is_err(),
+            "no CreateTaskResult: the server crashed first"
+        );
+        let status = process.wait(rt, Duration::from_secs(10)).await;
+        assert!(
+            status.is_some_and(|s| !s.success()),
+            "the server crashed as asked: {status:?}"
+        );
+
+        let (client, _process) = rt.spawn(&server, &args(false));
+        client.initialize().await.expect("initialize again");
+        for (task, result) in &told {
+            let info = client
+                .get_task(task)
+                .await
+                .expect("an acknowledged task is kept");
+            assert_eq!(info.status, TaskStatus::Completed, "{info:?}");
+            let again = client.task_result(task).await.expect("its result");
+            assert_eq!(&again, result, "the result read before the crash");
+        }
+        let listed = client.list_tasks().await.expect("tasks/list");
+        let unacknowledged: Vec<_> = listed
+            .iter()
+            .filter(|t| {
+                !told.iter().any(|(id, _)| t.id.as_str() == id) && t.id.as_str() != "demo-task"
+            })
+            .collect();
+        assert!(
+            matches!(&unacknowledged[..], [t] if t.status == TaskStatus::Failed),
+            "the stored but unacknowledged task is there, failed: {unacknowledged:?}"
+        );
+    });
 }

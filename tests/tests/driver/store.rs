@@ -1,8 +1,9 @@
 //! A server with a durable store (`Server::with_store`), against a store in memory that
 //! records its writes and can hold them back or fail them: a reply that reveals a change
 //! waits for the write holding it, changes made during a write go in the next one, a failed
-//! write is retried, and a new server on the same store restores the tasks (a task that was
-//! running fails, saying why).
+//! write fails the replies that waited for it and is retried, and a new server on the same
+//! store restores the tasks (a task that was running fails, saying why, or resumes with its
+//! tool's hook).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -12,7 +13,7 @@ use serde_json::{json, Value};
 use taskwire_driver::engine::{Change, JournalEntry, TaskSnapshot};
 use taskwire_driver::{
     BoxFuture, CallToolResult, Config, MessageSession, Runtime, Server, ServerHandle, StoreError,
-    TaskStore, TaskSupport, Tool,
+    TaskStore, TaskSupport, Tool, ToolContext,
 };
 
 use crate::links::{initialize, reply, send};
@@ -169,21 +170,99 @@ fn a_create_task_result_waits_for_the_write_that_stores_the_task() {
 }
 
 #[test]
-fn a_failed_write_is_retried_and_what_waited_for_it_then_goes_out() {
+fn a_failed_write_fails_the_reply_waiting_for_it_and_is_retried() {
     let store = TestStore::default();
-    store.held.lock().unwrap().fail = 2;
+    store.held.lock().unwrap().fail = 1;
     let held = store.held.clone();
     run(store, async |handle| {
         let session = session(&handle).await;
         call_as_task(&session, 2, 10);
-        let created = reply(&session, 2).await;
+        let refused = reply(&session, 2).await;
+        assert_eq!(refused["error"]["code"], -32603, "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("test-store") && message.contains("the disk is full"),
+            "the error names the store and says why: {message}"
+        );
+        // The task nobody learnt of is gone; the retried writes store it and then its
+        // deletion.
+        call_as_task(&session, 3, 10);
+        let created = reply(&session, 3).await;
         let task = created["result"]["task"]["taskId"]
             .as_str()
-            .unwrap()
+            .expect("the next call is stored")
             .to_owned();
-        assert!(held.lock().unwrap().tasks.contains_key(&task));
-        assert_eq!(held.lock().unwrap().fail, 0, "both failures were retried");
+        let held = held.lock().unwrap();
+        assert_eq!(held.fail, 0, "the failed write was retried");
+        assert_eq!(held.tasks.keys().collect::<Vec<_>>(), [&task]);
     });
+}
+
+/// `slow` never finishes on the first server; the second resumes it (the arguments kept).
+#[test]
+fn a_resume_hook_runs_a_restored_task_again_with_its_arguments() {
+    let store = TestStore::default();
+    let task = {
+        let store = store.clone();
+        let mut task = String::new();
+        let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
+        let handle = Server::new(Config::new("store", "1.0"))
+            .tool(Tool::new("slow", TaskSupport::Optional), |_, _: Value| {
+                futures::future::pending()
+            })
+            .with_store(store)
+            .start(runtime);
+        smol::block_on(async {
+            let session = session(&handle).await;
+            send(
+                &session,
+                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                    "name": "slow", "arguments": {"word": "again"}, "task": {"ttl": 60000}}}),
+            );
+            task = reply(&session, 2).await["result"]["task"]["taskId"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            handle.shutdown().await;
+        });
+        task
+    };
+    let stored = store.held.lock().unwrap().tasks[&task].request.clone();
+    let stored = stored.expect("the store keeps the call of a running task");
+    assert_eq!(stored.tool, "slow");
+    let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
+    let handle = Server::new(Config::new("store", "1.0"))
+        .tool(Tool::new("slow", TaskSupport::Optional), |_, _: Value| {
+            futures::future::pending()
+        })
+        .resume("slow", |ctx: ToolContext, args: Value| async move {
+            let task = ctx.task_id().unwrap_or_default().to_owned();
+            Ok(CallToolResult::text(format!(
+                "resumed {task} {}",
+                args["word"]
+            )))
+        })
+        .with_store(store.clone())
+        .start(runtime);
+    smol::block_on(async {
+        let session = session(&handle).await;
+        send(
+            &session,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": task}}),
+        );
+        let result = reply(&session, 2).await;
+        assert_eq!(
+            result["result"]["content"][0]["text"],
+            format!("resumed {task} \"again\""),
+            "{result}"
+        );
+        handle.shutdown().await;
+    });
+    let held = store.held.lock().unwrap();
+    assert!(
+        held.tasks[&task].request.is_none(),
+        "a finished task no longer keeps its call"
+    );
 }
 
 #[test]

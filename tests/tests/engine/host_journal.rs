@@ -184,7 +184,7 @@ fn a_restored_host_answers_exactly_like_the_one_that_journaled() {
         .take_events()
         .into_iter()
         .filter_map(|e| match e {
-            Event::Restored { call, task } => Some((call, task)),
+            Event::Restored { call, task, .. } => Some((call, task)),
             _ => None,
         })
         .collect();
@@ -337,4 +337,126 @@ fn a_store_attached_later_gets_every_task_and_holds_what_it_has_not_stored() {
     let out = d.drain();
     assert_eq!(out[0]["id"], get);
     assert_eq!(out[0]["result"]["status"], "working");
+}
+
+#[test]
+fn a_failed_write_fails_the_replies_that_wait_for_it_and_takes_back_an_unseen_task() {
+    let mut d = journaled(Durability::Confirmed);
+    let (call_id, out) = d.send(
+        "tools/call",
+        json!({ "name": "job", "arguments": {}, "task": {} }),
+    );
+    assert!(out.is_empty(), "{out:?}");
+    let created = d.journal.last().expect("the creation is journaled").clone();
+    let Change::Put(snapshot) = &created.change else {
+        panic!("a creation is a put: {created:?}");
+    };
+    let task = snapshot.info.id.to_string();
+    let call = d.work(&task);
+    let (ping, _) = d.send("ping", Value::Null);
+    d.take_events();
+
+    let failed = RpcError::internal("The task store test:mem could not save (disk full)");
+    let now = d.now;
+    d.host.fail_journal(now, created.seq, &failed);
+    let out = d.drain();
+    let ids: Vec<&Value> = out.iter().map(|m| &m["id"]).collect();
+    assert_eq!(ids, [&call_id, &ping], "released in order");
+    assert_eq!(out[0]["error"]["code"], -32603);
+    assert_eq!(out[0]["error"]["message"], failed.message);
+    assert_eq!(
+        out[1]["result"],
+        json!({}),
+        "what did not wait goes out as it was"
+    );
+    // Nobody learnt the task's id: it is gone, its work stopped, its deletion journaled.
+    assert!(d.host.task(&task).is_none());
+    assert!(
+        d.take_events().iter().any(|e| matches!(
+            e,
+            Event::Stop { call: c, reason: StopReason::Removed, .. } if *c == call
+        )),
+        "the work stops"
+    );
+    assert!(matches!(
+        &d.journal.last().unwrap().change,
+        Change::Delete { task: t, reason: StopReason::Removed } if t.as_str() == task
+    ));
+    // The retried write (the put and the delete) confirms; nothing waits any more.
+    let now = d.now;
+    d.host.confirm(now, d.journal.last().unwrap().seq);
+    assert!(d.drain().is_empty());
+    let pong = d.call("ping", Value::Null);
+    assert_eq!(pong["result"], json!({}));
+}
+
+#[test]
+fn a_failed_write_fails_a_cancel_but_the_task_stays_cancelled() {
+    let mut d = journaled(Durability::Confirmed);
+    let (_, _) = d.send(
+        "tools/call",
+        json!({ "name": "job", "arguments": {}, "task": {} }),
+    );
+    let now = d.now;
+    d.host.confirm(now, d.journal.last().unwrap().seq);
+    let created = d.drain();
+    let task = created[0]["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (cancel, out) = d.send("tasks/cancel", json!({ "taskId": task }));
+    assert!(out.is_empty(), "{out:?}");
+    let failed = RpcError::internal("The task store test:mem could not save (disk full)");
+    let now = d.now;
+    d.host
+        .fail_journal(now, d.journal.last().unwrap().seq, &failed);
+    let out = d.drain();
+    let answer = response(&out, &cancel).expect("answered");
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    // The host did cancel it; asking again tells so (nothing waits for the retry).
+    let get = d.call("tasks/get", json!({ "taskId": task }));
+    assert_eq!(get["result"]["status"], "cancelled");
+}
+
+#[test]
+fn a_list_page_waits_for_the_newest_unstored_change_on_it() {
+    let mut d = journaled(Durability::Confirmed);
+    let mut tasks = Vec::new();
+    for _ in 0..2 {
+        d.send(
+            "tools/call",
+            json!({ "name": "job", "arguments": {}, "task": {} }),
+        );
+        let now = d.now;
+        d.host.confirm(now, d.journal.last().unwrap().seq);
+        let out = d.drain();
+        tasks.push(
+            out[0]["result"]["task"]["taskId"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    let listed = d.call("tasks/list", json!({}));
+    assert_eq!(
+        listed["result"]["tasks"].as_array().unwrap().len(),
+        2,
+        "all stored: at once"
+    );
+
+    // The first task's status message changes: the page showing it waits for the store.
+    let now = d.now;
+    let call = d.work(&tasks[0]);
+    d.host
+        .set_task_message(now, call, Some("half way".into()))
+        .unwrap();
+    d.drain();
+    let message = d.journal.last().unwrap().seq;
+    let (list, out) = d.send("tasks/list", json!({}));
+    assert!(out.is_empty(), "the page waits: {out:?}");
+    let now = d.now;
+    d.host.confirm(now, message);
+    let out = d.drain();
+    let page = response(&out, &list).expect("released");
+    assert_eq!(page["result"]["tasks"][0]["statusMessage"], "half way");
 }

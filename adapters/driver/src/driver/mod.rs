@@ -21,7 +21,9 @@ use std::task::{Context, Poll};
 use async_channel::{Receiver, Sender};
 use futures::future::AbortHandle;
 use serde_json::Value;
-use taskwire_engine::{CallId, Durability, Event, Host, InputId, Millis, Output, Owner, SessionId};
+use taskwire_engine::{
+    CallId, Durability, Event, Host, InputId, Millis, Output, Owner, RpcError, SessionId,
+};
 
 use crate::error::Error;
 use crate::runtime::{instant_of, now, BoxFuture, Reader, Runtime, Timer, Writer};
@@ -226,8 +228,16 @@ impl<A: App> Driver<A> {
                     store = link.store.name(),
                     %error,
                     retry_in = ?wait,
-                    "a task store write failed; the replies that reveal its changes wait for the retry"
+                    "a task store write failed; the replies that depend on it fail, and the write is retried"
                 );
+                let failed = RpcError::internal(format!(
+                    "The task store {} could not save the change this answer depends on ({error}); \
+                     it may not survive a restart. The server retries the write; ask again.",
+                    link.store.name()
+                ));
+                if let Some(last) = batch.last() {
+                    self.host.fail_journal(now(), last.seq, &failed);
+                }
                 let tx = self.tx.clone();
                 let sleep = self.runtime.sleep(wait);
                 self.runtime.spawn(Box::pin(async move {

@@ -2,7 +2,7 @@
 //! started unless the tool asks first), each other request its handler.
 
 use futures::FutureExt;
-use taskwire_engine::{Event, Role, RpcError, ToolCall};
+use taskwire_engine::{CallId, Event, Role, RpcError, TaskId, TaskRequest, ToolCall};
 
 use super::context::ToolContext;
 use super::result::CallToolResult;
@@ -23,15 +23,11 @@ impl App for ToolSet {
                 let handler = self.requests.get(&request.method)?;
                 Some(request_work(handler, request))
             }
-            // Restored from a store, it was running when the process stopped: its work is
-            // gone, and the task says so rather than stay `working` until it expires.
-            Event::Restored { call, task } => {
-                tracing::warn!(%task, "a restored task was running when the server stopped; it fails");
-                let error = RpcError::internal(format!(
-                    "Internal error: task {task} was running when the server stopped, and its work was lost; run it again"
-                ));
-                Some(Work::done(call, Err(error)))
-            }
+            Event::Restored {
+                call,
+                task,
+                request,
+            } => Some(self.restored(call, task, request, ctx)),
             _ => None,
         }
     }
@@ -42,6 +38,46 @@ impl App for ToolSet {
 }
 
 impl ToolSet {
+    /// A task restored from a store was running when the process stopped: its tool's
+    /// resume hook runs it again, or, without one, the task fails saying so (rather than
+    /// stay `working` until it expires).
+    fn restored(
+        &self,
+        call: CallId,
+        task: TaskId,
+        request: Option<TaskRequest>,
+        ctx: Ctx<'_, ServerCommand>,
+    ) -> Work {
+        let resumer = request
+            .as_ref()
+            .and_then(|r| Some((r, self.resumer(&r.tool)?)));
+        let Some((request, resume)) = resumer else {
+            tracing::warn!(%task, "a restored task was running when the server stopped; it fails");
+            let error = RpcError::internal(format!(
+                "Internal error: task {task} was running when the server stopped, and its work was lost; run it again"
+            ));
+            return Work::done(call, Err(error));
+        };
+        let start = match resume(request.arguments.as_deref()) {
+            Ok(start) => start,
+            Err(error) => {
+                tracing::warn!(%task, tool = %request.tool, %error.message, "a restored task cannot resume; it fails");
+                return Work::done(call, Err(error));
+            }
+        };
+        tracing::info!(%task, tool = %request.tool, "a restored task resumes");
+        let tool = ToolContext::new(
+            request.tool.clone(),
+            Ok(task),
+            call,
+            ctx.commands.clone(),
+            ctx.runtime.clone(),
+        );
+        let work =
+            start(tool).map(|outcome: ToolOutcome| outcome.and_then(CallToolResult::into_raw));
+        Work::new(call, work)
+    }
+
     fn tool_call(&self, call: ToolCall, ctx: Ctx<'_, ServerCommand>) -> Option<Work> {
         let handler = self.handler(&call.name)?;
         // Arguments first: a mismatch is a -32602 answer, and no task is created for it.

@@ -108,6 +108,24 @@ impl Server {
         self.tool(tool, handler)
     }
 
+    /// Resumes the tasks of tool `name` that were running when the server stopped, after a
+    /// restart on a store ([`Server::with_store`]): `handler` runs with the arguments of the
+    /// call that created each one, under the task's context, and its outcome finishes the
+    /// task as the tool's would. It may be the tool's own function (the work starts over) or
+    /// one that picks up where the work left off. Arguments that no longer decode into `A`
+    /// fail the task with -32602. Without a hook, such a task fails, saying that its work
+    /// was lost.
+    pub fn resume<A, F, Fut>(mut self, name: &str, handler: F) -> Self
+    where
+        A: DeserializeOwned + Send + 'static,
+        F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ToolOutcome> + Send + 'static,
+    {
+        self.tools
+            .insert_resumer(name.to_owned(), tool::handler(name, handler));
+        self
+    }
+
     /// Answers requests for `method` (an exact name, or a prefix ending in `*`, e.g.
     /// `"resources/*"`) with `handler`: params in (`null` when none), result out. The engine
     /// keeps the methods it owns (the handshake, `ping`, `tools/*`, `tasks/*`); anything else
@@ -184,11 +202,14 @@ impl Server {
     }
 
     /// Keeps the tasks in `store` (SQLite, PostgreSQL, …): at start the server loads them
-    /// (a task that was running when the process stopped becomes `failed`, saying so: its
-    /// work is lost), and from then on a reply that reveals a change of a task (a
-    /// `CreateTaskResult`, a `tasks/cancel` answer, a status notification) is sent only once
-    /// the store holds the change. A failed write is logged and retried, and those replies
-    /// wait for it. A store that cannot load stops the server. A task made in
+    /// (a task that was running when the process stopped resumes with its tool's
+    /// [`Server::resume`] hook, or else becomes `failed`, saying that its work was lost),
+    /// and from then on a reply that reveals a change of a task (a `CreateTaskResult`, a
+    /// `tasks/cancel` answer, a status notification) is sent only once the store holds the
+    /// change. A failed write is logged and retried in the background (100 ms, doubling up
+    /// to 5 s); the replies that waited for it fail with -32603 naming the store, and a
+    /// task whose `CreateTaskResult` failed so is dropped. A store that cannot load stops
+    /// the server. A task made in
     /// [`Server::setup`] whose id is stored gives way to the stored one. Without a store,
     /// tasks live in memory.
     pub fn with_store(mut self, store: impl TaskStore) -> Self {

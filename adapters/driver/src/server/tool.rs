@@ -37,6 +37,8 @@ pub(crate) struct ToolSet {
     fallback: Option<Handler>,
     /// Tools that start their task themselves, after asking for input.
     asking_first: HashSet<String>,
+    /// What resumes a tool's tasks that were running when the server stopped, by tool.
+    resumers: HashMap<String, Handler>,
     /// Requests the application answers besides `tools/call` (`resources/read`, …).
     pub requests: Handlers,
 }
@@ -56,6 +58,14 @@ impl ToolSet {
 
     pub fn insert(&mut self, name: String, handler: Handler) {
         self.handlers.insert(name, handler);
+    }
+
+    pub fn resumer(&self, tool: &str) -> Option<&Handler> {
+        self.resumers.get(tool)
+    }
+
+    pub fn insert_resumer(&mut self, tool: String, handler: Handler) {
+        self.resumers.insert(tool, handler);
     }
 
     pub fn set_fallback(&mut self, handler: Handler) {

@@ -129,8 +129,11 @@ impl Protocol for V2025_11_25 {
         request: &RequestId,
         ttl: Option<u64>,
     ) -> Result<(TaskId, CallId), Reject> {
-        let token = st.call(call).and_then(|c| c.progress_token.clone());
-        tools::begin_task(st, session, request, ttl, token, None)
+        let (token, kept) = st
+            .call_mut(call)
+            .map(|c| (c.progress_token.clone(), c.request.take()))
+            .unwrap_or_default();
+        tools::begin_task(st, session, request, ttl, token, None, kept)
     }
 
     fn open(&self, st: &mut State, session: SessionId, _fallback: bool) -> Option<RequestId> {

@@ -97,6 +97,7 @@ pub(super) fn on_tasks_list(
         after,
         st.config.tasks.page_size.max(1),
     );
+    let reveals = st.newest_unstored(tasks.iter().map(|r| &r.id));
     let line = jsonrpc::reply_with(id, 64 + 200 * tasks.len(), |buf| {
         buf.extend_from_slice(br#"{"tasks":["#);
         for (i, task) in tasks.iter().enumerate() {
@@ -112,7 +113,7 @@ pub(super) fn on_tasks_list(
         }
         buf.push(b'}');
     });
-    st.reply(session, id, None, line);
+    st.reply_listing(session, id, reveals, line);
     Ok(())
 }
 
@@ -262,7 +263,8 @@ pub(super) fn on_peer_request(
         .map(|t| TaskId::from(t.task_id));
     let (call, task) = match metadata {
         Some(m) => {
-            let (task, call) = tools::begin_task(st, session, id, m.ttl, progress_token, None)?;
+            let (task, call) =
+                tools::begin_task(st, session, id, m.ttl, progress_token, None, None)?;
             (call, Some(task))
         }
         None => {

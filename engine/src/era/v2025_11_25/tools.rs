@@ -9,7 +9,7 @@ use super::{encode, serving};
 use crate::event::{Event, ToolCall};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{self, code, Reject, RequestId, RpcError};
-use crate::model::{Era, InputKinds, TaskDecision, TaskSupport};
+use crate::model::{Era, InputKinds, TaskDecision, TaskRequest, TaskSupport};
 use crate::peer_error::PeerErrorKind;
 use crate::state::{Begin, Call, PeerRequest, State};
 
@@ -64,6 +64,9 @@ pub(super) fn on_tools_call(
     }
     let progress_token = p.common.meta.and_then(|m| m.progress_token);
     let arguments = p.arguments.map(ToOwned::to_owned);
+    let request = task
+        .as_ref()
+        .and_then(|_| st.task_request(&p.name, arguments.as_deref()));
     let (call, task, task_offered) = match task {
         Some(metadata) if decision == TaskDecision::Policy => {
             let (task, call) = begin_task(
@@ -73,12 +76,14 @@ pub(super) fn on_tools_call(
                 metadata.ttl,
                 progress_token,
                 immediate.as_deref(),
+                request,
             )?;
             (call, Some(task), false)
         }
         offer => {
             let mut state = Call::plain(Era::V2025_11_25, session, id.clone(), progress_token);
             state.offer = offer.map(|m| m.ttl);
+            state.request = request;
             let offered = state.offer.is_some();
             let call = st.add_call(state);
             if let Some(s) = st.session_mut(session) {
@@ -108,6 +113,7 @@ pub(super) fn begin_task(
     ttl: Option<u64>,
     progress_token: Option<Value>,
     immediate_response: Option<&str>,
+    request: Option<Box<TaskRequest>>,
 ) -> Result<(TaskId, CallId), Reject> {
     let caps = st
         .session(session)
@@ -124,10 +130,11 @@ pub(super) fn begin_task(
         progress_token,
         input_kinds,
         follow: true,
+        request,
     })?;
     if let Some(record) = st.tasks.get(&task) {
         let line = encode::create_task_result(id, record, immediate_response);
-        st.reply(session, id, Some(&task), line);
+        st.reply_created(session, id, &task, line);
     }
     Ok((task, call))
 }

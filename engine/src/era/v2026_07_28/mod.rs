@@ -150,11 +150,11 @@ impl Protocol for V2026_07_28 {
         request: &RequestId,
         _ttl: Option<u64>,
     ) -> Result<(TaskId, CallId), Reject> {
-        let (token, kinds) = st
-            .call(call)
-            .map(|c| (c.progress_token.clone(), c.input_kinds))
+        let (token, kinds, kept) = st
+            .call_mut(call)
+            .map(|c| (c.progress_token.clone(), c.input_kinds, c.request.take()))
             .unwrap_or_default();
-        tools::begin_task(st, session, request, token, kinds)
+        tools::begin_task(st, session, request, token, kinds, kept)
     }
 
     fn open(&self, st: &mut State, session: SessionId, fallback: bool) -> Option<RequestId> {

@@ -15,7 +15,7 @@ use crate::event::{Event, ToolCall};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
-use crate::model::{Era, InputKinds, TaskDecision, TaskSupport};
+use crate::model::{Era, InputKinds, TaskDecision, TaskRequest, TaskSupport};
 use crate::peer_error::PeerErrorKind;
 use crate::state::{Answer, Begin, Call, PeerRequest, State};
 
@@ -106,13 +106,17 @@ pub(super) fn on_tools_call(
     let wants_task = declared && support != TaskSupport::Forbidden;
     let token = meta.progress_token.clone();
     let kinds = meta.input_kinds();
+    let request = wants_task
+        .then(|| st.task_request(&p.name, p.arguments))
+        .flatten();
     let (call, task, task_offered) = if wants_task && decision == TaskDecision::Policy {
-        let (task, call) = begin_task(st, session, id, token, kinds)?;
+        let (task, call) = begin_task(st, session, id, token, kinds, request)?;
         (call, Some(task), false)
     } else {
         let mut state = Call::plain(Era::V2026_07_28, session, id.clone(), token);
         state.input_kinds = kinds;
         state.offer = wants_task.then_some(None);
+        state.request = request;
         let kept = kept::of_call(&mut state);
         kept.log_level = meta.log_level;
         kept.rounds = rounds(p.request_state.as_deref(), p.input_responses)?;
@@ -143,6 +147,7 @@ pub(super) fn begin_task(
     id: &RequestId,
     progress_token: Option<Value>,
     input_kinds: InputKinds,
+    request: Option<Box<TaskRequest>>,
 ) -> Result<(TaskId, CallId), Reject> {
     let (task, call) = st.begin_task(Begin {
         session,
@@ -151,10 +156,11 @@ pub(super) fn begin_task(
         progress_token,
         input_kinds,
         follow: false,
+        request,
     })?;
     if let Some(record) = st.tasks.get(&task) {
         let line = encode::create_task_result(id, record, &st.info_json);
-        st.reply(session, id, Some(&task), line);
+        st.reply_created(session, id, &task, line);
     }
     Ok((task, call))
 }
