@@ -13,7 +13,8 @@ usage: bench [--quick | --smoke] [--rounds N] [--servers LIST] [--workloads LIST
 
 Drives stdio MCP servers with raw JSON-RPC lines in alternating rounds (each server once per
 round) and prints Markdown tables: medians with min–max over the rounds, then ratios of ours to
-each other server. Every reply is checked; a wrong one stops the run with the reason.
+each other server, and of ours on SQLite to ours in memory (smol). Every reply is checked; a
+wrong one stops the run with the reason.
 
   (default)   3 rounds; up to 20,000 sequential and 100,000 windowed echo calls, up to 5,000
               sequential and 20,000 windowed lifecycles (each run also stops after 10 s), 10k
@@ -21,7 +22,9 @@ each other server. Every reply is checked; a wrong one stops the run with the re
   --quick     1 round, runs of at most 2 s, 10k retained tasks only (about a minute)
   --smoke     1 round, a few hundred calls: checks the driver, measures nothing useful
   --rounds N  rounds (overrides the mode's)
-  --servers   comma-separated, from: smol, tokio, ts, python, rmcp, null (default: all)
+  --servers   comma-separated, from: smol, smol-sqlite, smol-sqlite-full, tokio, ts, python,
+              rmcp, null (default: all); smol-sqlite(-full) is task-server on smol with
+              --store sqlite:PATH (synchronous=NORMAL, FULL), a fresh database per start
   --workloads comma-separated, from: echo, echo-64, lifecycle, lifecycle-32, retained
               (every size) or retained-10k / retained-100k, startup (default: all)
   --task-server PATH, --null-server PATH
@@ -206,7 +209,8 @@ mod tests {
     #[test]
     fn modes_and_selections() {
         let default = run(&[]).unwrap();
-        assert_eq!((default.rounds, default.servers.len()), (3, 6));
+        assert_eq!((default.rounds, default.servers.len()), (3, 8));
+        assert_eq!(default.servers, ServerId::ALL);
         assert!(default.workloads.contains(&Workload::Retained(100_000)));
         let quick = run(&["--rounds", "2", "--quick"]).unwrap();
         assert_eq!(
@@ -223,6 +227,20 @@ mod tests {
                 Workload::Retained(100_000)
             ]
         );
+        let stores = run(&["--servers", "smol-sqlite-full,smol,smol-sqlite"]).unwrap();
+        assert_eq!(
+            stores.servers,
+            [
+                ServerId::Smol,
+                ServerId::SmolSqlite,
+                ServerId::SmolSqliteFull
+            ]
+        );
+        let full = run(&["--servers", "smol-sqlite-full"]).unwrap();
+        assert_eq!(full.servers, [ServerId::SmolSqliteFull]);
+        assert!(run(&["--servers", "sqlite"])
+            .unwrap_err()
+            .contains("smol-sqlite-full"));
         let one = run(&["--workloads", "retained-100k"]).unwrap();
         assert_eq!(one.workloads, [Workload::Retained(100_000)]);
         assert!(run(&["--servers", "go"])

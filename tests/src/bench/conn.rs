@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::database::ScratchDb;
 use super::replies::{self, Incoming, Reply};
 use super::requests;
 use crate::peers::Argv;
@@ -36,6 +37,9 @@ pub struct Conn {
     next_id: u64,
     watchdog: Watchdog,
     stderr_log: PathBuf,
+    /// The server's database, removed after the server is stopped (fields drop after
+    /// [`Drop::drop`]).
+    database: Option<ScratchDb>,
     /// Time from spawning the process to reading its `initialize` answer.
     pub spawn_to_initialize: Duration,
     /// The `initialize` result.
@@ -69,6 +73,7 @@ impl Conn {
             next_id: 0,
             watchdog,
             stderr_log: stderr_log.to_path_buf(),
+            database: None,
             spawn_to_initialize: Duration::ZERO,
             initialize_result: Value::Null,
         };
@@ -93,6 +98,16 @@ impl Conn {
         pong.expect_id(id)?;
         pong.expect_result()?;
         Ok(conn)
+    }
+
+    /// Keeps the server's `database` for as long as the server runs, then removes it.
+    pub fn keep(&mut self, database: ScratchDb) {
+        self.database = Some(database);
+    }
+
+    /// The server's database, if it has one of ours.
+    pub fn database(&self) -> Option<&ScratchDb> {
+        self.database.as_ref()
     }
 
     /// The server's process id.

@@ -1,5 +1,6 @@
 //! The Markdown report: the machine and settings, one table per workload (medians with
-//! min–max over the rounds), notes for anything skipped, then the ratio tables.
+//! min–max over the rounds), notes for anything skipped, then the ratio tables: each of ours
+//! with tasks in memory to each peer, and ours on SQLite to ours in memory (smol).
 
 use std::fmt::Write;
 
@@ -23,9 +24,10 @@ pub fn render(options: &Options, results: &Results) -> String {
     for &workload in &options.workloads {
         workload_table(&mut out, options, results, workload);
     }
-    for &ours in options.servers.iter().filter(|s| s.is_ours()) {
-        ratio_table(&mut out, options, results, ours);
+    for &ours in options.servers.iter().filter(|s| s.is_ours_in_memory()) {
+        peers_ratio_table(&mut out, options, results, ours);
     }
+    durable_ratio_table(&mut out, options, results);
     out
 }
 
@@ -51,6 +53,7 @@ fn workload_table(out: &mut String, options: &Options, results: &Results, worklo
         } else {
             (0..metrics.len())
                 .map(|i| match summary(outcomes, i) {
+                    _ if !metrics[i].applies_to(server) => "–".into(),
                     None if outcomes.iter().any(|o| o.skipped.is_some()) => "skipped".into(),
                     found => cell(metrics[i], found),
                 })
@@ -66,39 +69,130 @@ fn workload_table(out: &mut String, options: &Options, results: &Results, worklo
     }
 }
 
-fn ratio_table(out: &mut String, options: &Options, results: &Results, ours: ServerId) {
-    let others: Vec<ServerId> = options
+/// `ours` (with tasks in memory) to each peer, one column each.
+fn peers_ratio_table(out: &mut String, options: &Options, results: &Results, ours: ServerId) {
+    let columns: Vec<Column> = options
         .servers
         .iter()
-        .copied()
         .filter(|s| !s.is_ours())
+        .map(|&other| Column {
+            label: other.label().into(),
+            of: ours,
+            to: other,
+        })
         .collect();
-    if others.is_empty() {
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "\n### Ratios: {} / each server (medians; for rates above 1 means ours is faster, \
-         for times, CPU, switches and memory below 1 means ours uses less)\n",
+    let heading = format!(
+        "Ratios: {} / each server (medians; for rates above 1 means ours is faster, for times, \
+         CPU, switches and memory below 1 means ours uses less)",
         ours.label()
     );
-    let labels: Vec<&str> = others.iter().map(|s| s.label()).collect();
+    ratio_table(out, options, results, &heading, &columns);
+}
+
+/// Issue 21's targets for 32 lifecycles in flight: at least this fraction of the in-memory
+/// store's rate.
+const DURABLE_TARGETS: [(ServerId, f64); 2] = [
+    (ServerId::SmolSqlite, 0.5),
+    (ServerId::SmolSqliteFull, 0.25),
+];
+
+/// Ours on SQLite to ours in memory, both on smol, then whether the rates of 32 lifecycles
+/// in flight meet [`DURABLE_TARGETS`].
+fn durable_ratio_table(out: &mut String, options: &Options, results: &Results) {
+    let memory = ServerId::Smol;
+    if !options.servers.contains(&memory) {
+        return;
+    }
+    let columns: Vec<Column> = options
+        .servers
+        .iter()
+        .filter(|s| s.sqlite().is_some())
+        .map(|&store| Column {
+            label: format!("{} / {}", store.key(), memory.key()),
+            of: store,
+            to: memory,
+        })
+        .collect();
+    let heading = format!(
+        "Ratios: durable store vs in-memory (smol): each SQLite server / {} (medians; for rates \
+         above 1 means the store is faster, so higher is better; for times, CPU, switches and \
+         memory below 1 means the store uses less)",
+        memory.label()
+    );
+    ratio_table(out, options, results, &heading, &columns);
+    let workload = Workload::LifecycleWindow;
+    let rate = workload
+        .metrics()
+        .iter()
+        .position(|&m| m == Metric::LifecyclesPerSecond);
+    let (true, Some(rate)) = (options.workloads.contains(&workload), rate) else {
+        return;
+    };
+    let mut lines = Vec::new();
+    for &(store, target) in &DURABLE_TARGETS {
+        if let Some(r) = columns
+            .iter()
+            .find(|c| c.of == store)
+            .and_then(|c| c.ratio(results, workload, rate))
+        {
+            let verdict = if r >= target { "met" } else { "not met" };
+            lines.push(format!(
+                "- {}: {} (target ≥ {target}): {verdict}.",
+                store.label(),
+                ratio(r)
+            ));
+        }
+    }
+    if !lines.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nIssue 21 targets, {} lifecycles/s (store / in-memory):\n",
+            workload.key()
+        );
+        let _ = writeln!(out, "{}", lines.join("\n"));
+    }
+}
+
+/// A column of a ratio table: the medians of `of` over those of `to`.
+struct Column {
+    label: String,
+    of: ServerId,
+    to: ServerId,
+}
+
+impl Column {
+    /// The ratio of the medians of metric `index` of `workload`, where both have one.
+    fn ratio(&self, results: &Results, workload: Workload, index: usize) -> Option<f64> {
+        let of = summary(results.outcomes(workload, self.of), index)?;
+        let to = summary(results.outcomes(workload, self.to), index)?;
+        (to.median > 0.0).then(|| of.median / to.median)
+    }
+}
+
+/// A table of `columns` under `heading`, a row per compared metric of each workload (rows
+/// with no ratio at all are left out); nothing without columns.
+fn ratio_table(
+    out: &mut String,
+    options: &Options,
+    results: &Results,
+    heading: &str,
+    columns: &[Column],
+) {
+    if columns.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n### {heading}\n");
+    let labels: Vec<&str> = columns.iter().map(|c| c.label.as_str()).collect();
     let _ = writeln!(out, "| workload: metric | {} |", labels.join(" | "));
-    let _ = writeln!(out, "| --- |{}", " ---: |".repeat(others.len()));
+    let _ = writeln!(out, "| --- |{}", " ---: |".repeat(columns.len()));
     for &workload in &options.workloads {
         for (i, &metric) in workload.metrics().iter().enumerate() {
             if !metric.compared() {
                 continue;
             }
-            let mine = summary(results.outcomes(workload, ours), i);
-            let ratios: Vec<Option<f64>> = others
+            let ratios: Vec<Option<f64>> = columns
                 .iter()
-                .map(
-                    |&other| match (mine, summary(results.outcomes(workload, other), i)) {
-                        (Some(a), Some(b)) if b.median > 0.0 => Some(a.median / b.median),
-                        _ => None,
-                    },
-                )
+                .map(|c| c.ratio(results, workload, i))
                 .collect();
             if ratios.iter().all(Option::is_none) {
                 continue;
@@ -173,5 +267,62 @@ mod tests {
         assert_eq!(cell(Metric::P50Micros, None), "—");
         let ratios = [0.00481, 0.274, 3.64, 12.4, 466.2].map(ratio);
         assert_eq!(ratios, ["0.0048", "0.27", "3.6", "12", "466"]);
+    }
+
+    /// The lines of the section whose heading contains `heading`.
+    fn section<'a>(report: &'a str, heading: &str) -> Vec<&'a str> {
+        let text = report
+            .split("\n### ")
+            .find(|s| s.lines().next().is_some_and(|h| h.contains(heading)))
+            .unwrap_or_else(|| panic!("no {heading:?} in\n{report}"));
+        text.lines().collect()
+    }
+
+    #[test]
+    fn sqlite_servers_are_compared_with_smol_not_the_peers() {
+        let args = "--smoke --servers smol,smol-sqlite,smol-sqlite-full,ts \
+                    --workloads lifecycle-32,retained";
+        let options = match super::super::cli::parse(args.split_whitespace().map(String::from)) {
+            Ok(super::super::cli::Command::Run(options)) => *options,
+            other => panic!("{other:?}"),
+        };
+        let retained = Workload::Retained(300);
+        let mut results = Results::default();
+        for (server, rate, disk) in [
+            (ServerId::Smol, 1000.0, None),
+            (ServerId::SmolSqlite, 600.0, Some(2048.0)),
+            (ServerId::SmolSqliteFull, 200.0, Some(4096.0)),
+            (ServerId::TypeScript, 500.0, None),
+        ] {
+            let lifecycles = Outcome::measured(vec![rate, 1.0]);
+            results.add(Workload::LifecycleWindow, server, lifecycles);
+            let mut fill = Outcome::measured(vec![rate, 10.0, 3.0, 500.0]);
+            fill.values.push(disk);
+            results.add(retained, server, fill);
+        }
+        let report = render(&options, &results);
+        let smol = section(&report, "Ratios: taskwire (smol) / each server");
+        assert_eq!(smol[2], "| workload: metric | TypeScript SDK 1.32.2 |");
+        assert!(
+            smol.contains(&"| lifecycle-32: lifecycles/s | 2.0 |"),
+            "{smol:?}"
+        );
+        assert!(!report.contains("Ratios: taskwire (smol, SQLite"));
+        let durable = section(&report, "durable store vs in-memory (smol)");
+        assert_eq!(
+            durable[2],
+            "| workload: metric | smol-sqlite / smol | smol-sqlite-full / smol |"
+        );
+        assert!(durable.contains(&"| lifecycle-32: lifecycles/s | 0.60 | 0.20 |"));
+        assert!(!durable.iter().any(|l| l.contains("disk B/task")));
+        assert!(durable.contains(&"- taskwire (smol, SQLite NORMAL): 0.60 (target ≥ 0.5): met."));
+        assert!(durable.contains(&"- taskwire (smol, SQLite FULL): 0.20 (target ≥ 0.25): not met."));
+        let table = section(&report, "300 retained tasks");
+        assert!(
+            table[2].ends_with("| RSS B/task | disk B/task |"),
+            "{table:?}"
+        );
+        assert!(table.contains(&"| taskwire (smol) | 1,000 | 10.0 | 3 | 500 | – |"));
+        assert!(table.contains(&"| taskwire (smol, SQLite FULL) | 200 | 10.0 | 3 | 500 | 4,096 |"));
     }
 }

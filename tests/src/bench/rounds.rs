@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use super::cli::Options;
-use super::conn::Conn;
 use super::servers::{Programs, ServerId};
 use super::workloads::{Outcome, Workload};
 use crate::peers;
@@ -24,7 +23,8 @@ impl Results {
             .map_or(&[], Vec::as_slice)
     }
 
-    fn add(&mut self, workload: Workload, server: ServerId, outcome: Outcome) {
+    /// Records one more round's `outcome` of `workload` on `server`.
+    pub(crate) fn add(&mut self, workload: Workload, server: ServerId, outcome: Outcome) {
         self.outcomes
             .entry((workload, server))
             .or_default()
@@ -41,6 +41,8 @@ impl Results {
 }
 
 /// Runs every round; the first failure stops the run with a message naming where it happened.
+/// Each server's stderr is kept in `target/tmp/bench/`, where ours on SQLite also get a fresh
+/// database per start (removed when the server stops).
 pub fn run(options: &Options, programs: &Programs) -> Result<Results, String> {
     let logs = peers::target_dir().join("tmp").join("bench");
     std::fs::create_dir_all(&logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
@@ -48,7 +50,6 @@ pub fn run(options: &Options, programs: &Programs) -> Result<Results, String> {
     let mut results = Results::default();
     for round in 1..=options.rounds {
         for &server in &options.servers {
-            let argv = programs.argv(server);
             for &workload in &options.workloads {
                 if !workload.applies_to(server) {
                     continue;
@@ -69,7 +70,7 @@ pub fn run(options: &Options, programs: &Programs) -> Result<Results, String> {
                     continue;
                 }
                 let log = logs.join(format!("{}-{}.stderr.log", server.key(), workload.key()));
-                let mut start = || Conn::start(&argv, &log);
+                let mut start = || programs.start(server, &logs, &log);
                 let outcome = workload
                     .run(&options.sizes, server, &mut start)
                     .map_err(|e| format!("{place}: {e}"))?;

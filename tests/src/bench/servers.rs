@@ -1,7 +1,11 @@
-//! The servers the benchmark drives, and where their programs are.
+//! The servers the benchmark drives, where their programs are, and how each is started (ours
+//! on a SQLite store get a fresh database per start).
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
+use super::conn::Conn;
+use super::database::ScratchDb;
 use crate::peers::{self, Argv};
 
 /// A server under test.
@@ -9,6 +13,11 @@ use crate::peers::{self, Argv};
 pub enum ServerId {
     /// `task-server --bench-tools --runtime smol`.
     Smol,
+    /// `task-server --bench-tools --runtime smol --store sqlite:PATH` on a fresh database
+    /// (`synchronous=NORMAL`).
+    SmolSqlite,
+    /// The same with `?synchronous=full`.
+    SmolSqliteFull,
     /// `task-server --bench-tools --runtime tokio`.
     Tokio,
     /// `tests/peers/bench_server.mjs` on the TypeScript SDK 1.32.2.
@@ -23,8 +32,10 @@ pub enum ServerId {
 
 impl ServerId {
     /// Every server, in the order of the tables.
-    pub const ALL: [ServerId; 6] = [
+    pub const ALL: [ServerId; 8] = [
         ServerId::Smol,
+        ServerId::SmolSqlite,
+        ServerId::SmolSqliteFull,
         ServerId::Tokio,
         ServerId::TypeScript,
         ServerId::Python,
@@ -36,6 +47,8 @@ impl ServerId {
     pub fn key(self) -> &'static str {
         match self {
             ServerId::Smol => "smol",
+            ServerId::SmolSqlite => "smol-sqlite",
+            ServerId::SmolSqliteFull => "smol-sqlite-full",
             ServerId::Tokio => "tokio",
             ServerId::TypeScript => "ts",
             ServerId::Python => "python",
@@ -48,6 +61,8 @@ impl ServerId {
     pub fn label(self) -> &'static str {
         match self {
             ServerId::Smol => "taskwire (smol)",
+            ServerId::SmolSqlite => "taskwire (smol, SQLite NORMAL)",
+            ServerId::SmolSqliteFull => "taskwire (smol, SQLite FULL)",
             ServerId::Tokio => "taskwire (tokio)",
             ServerId::TypeScript => "TypeScript SDK 1.32.2",
             ServerId::Python => "Python SDK 1.30.0",
@@ -56,9 +71,27 @@ impl ServerId {
         }
     }
 
-    /// Whether it is ours (the rows of the ratio tables).
+    /// Whether it is ours (`task-server`, with our `demo-task` pre-created).
     pub fn is_ours(self) -> bool {
+        matches!(
+            self,
+            ServerId::Smol | ServerId::Tokio | ServerId::SmolSqlite | ServerId::SmolSqliteFull
+        )
+    }
+
+    /// Whether it is one of ours with tasks in memory: a row of the tables of ratios to the
+    /// peers (ours on SQLite are compared with [`ServerId::Smol`] instead).
+    pub fn is_ours_in_memory(self) -> bool {
         matches!(self, ServerId::Smol | ServerId::Tokio)
+    }
+
+    /// Its SQLite store's `synchronous` mode, for ours on a SQLite store.
+    pub fn sqlite(self) -> Option<Synchronous> {
+        match self {
+            ServerId::SmolSqlite => Some(Synchronous::Normal),
+            ServerId::SmolSqliteFull => Some(Synchronous::Full),
+            _ => None,
+        }
     }
 
     /// Whether it hosts 2025-11-25 tasks (`instant_task`, `tasks/get|result|list`).
@@ -69,6 +102,28 @@ impl ServerId {
     /// Tasks it holds before any call, which `tasks/list` also shows (our `demo-task`).
     pub fn precreated_tasks(self) -> usize {
         usize::from(self.is_ours())
+    }
+}
+
+/// SQLite's `synchronous` in WAL mode, as `task-server --store` takes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Synchronous {
+    /// `?synchronous=normal` (the default): durable when the process crashes.
+    Normal,
+    /// `?synchronous=full`: every commit waits for the disk.
+    Full,
+}
+
+impl Synchronous {
+    /// The `--store sqlite:PATH` value for a database at `path`.
+    pub fn store_arg(self, path: &Path) -> OsString {
+        let mut arg = OsString::from("sqlite:");
+        arg.push(path);
+        arg.push(match self {
+            Synchronous::Normal => "?synchronous=normal",
+            Synchronous::Full => "?synchronous=full",
+        });
+        arg
     }
 }
 
@@ -95,7 +150,7 @@ impl Programs {
         let needs = |s: ServerId| servers.contains(&s);
         let task_server = match task_server {
             Some(path) => path,
-            None if needs(ServerId::Smol) || needs(ServerId::Tokio) => {
+            None if servers.iter().any(|s| s.is_ours()) => {
                 peers::demo::release_binary("taskwire-demo", "task-server")?
             }
             None => PathBuf::new(),
@@ -118,13 +173,35 @@ impl Programs {
         Ok(programs)
     }
 
-    /// The command line that starts `server`.
+    /// Starts `server` with its stderr going to `stderr_log` (see [`Conn::start`]). Ours on
+    /// SQLite get a fresh database in a directory of their own under `scratch`, which the
+    /// [`Conn`] removes when it is dropped.
+    pub fn start(
+        &self,
+        server: ServerId,
+        scratch: &Path,
+        stderr_log: &Path,
+    ) -> Result<Conn, String> {
+        let Some(sync) = server.sqlite() else {
+            return Conn::start(&self.argv(server), stderr_log);
+        };
+        let database = ScratchDb::create(scratch)?;
+        let argv = self
+            .argv(server)
+            .arg("--store")
+            .arg(sync.store_arg(database.path()));
+        let mut conn = Conn::start(&argv, stderr_log)?;
+        conn.keep(database);
+        Ok(conn)
+    }
+
+    /// The command line that starts `server` (for ours on SQLite, without its `--store`).
     pub fn argv(&self, server: ServerId) -> Argv {
         let ours = |runtime: &str| {
             Argv::new(&self.task_server).args(&["--bench-tools", "--runtime", runtime])
         };
         match server {
-            ServerId::Smol => ours("smol"),
+            ServerId::Smol | ServerId::SmolSqlite | ServerId::SmolSqliteFull => ours("smol"),
             ServerId::Tokio => ours("tokio"),
             ServerId::TypeScript => self.peers.bench_ts_server(),
             ServerId::Python => self.peers.bench_py_server(),
@@ -137,7 +214,9 @@ impl Programs {
         const SETUP: &str = "install the peers with `bash tests/peers/setup.sh`";
         let peers = &self.peers;
         let (needed, why): (Vec<PathBuf>, String) = match server {
-            ServerId::Smol | ServerId::Tokio => (vec![self.task_server.clone()], String::new()),
+            ServerId::Smol | ServerId::Tokio | ServerId::SmolSqlite | ServerId::SmolSqliteFull => {
+                (vec![self.task_server.clone()], String::new())
+            }
             ServerId::Limit => (vec![self.null_server.clone()], String::new()),
             ServerId::TypeScript => (
                 vec![

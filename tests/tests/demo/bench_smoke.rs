@@ -1,7 +1,8 @@
 //! The `bench` binary in `--smoke` mode (a few hundred calls, one round), so that the load
-//! driver's checks run in `cargo test`: against our fixture (smol, tokio) and the do-nothing
-//! server every workload runs and reports; a server with wrong replies stops the run with the
-//! reason; a missing peer fails with how to install it.
+//! driver's checks run in `cargo test`: against our fixture (smol, tokio, smol on a SQLite
+//! store) and the do-nothing server every workload runs and reports, the SQLite one with its
+//! size on disk and beside smol in a table of its own; a server with wrong replies stops the
+//! run with the reason; a missing peer fails with how to install it.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -50,7 +51,7 @@ fn smoke_run_measures_every_workload_on_ours_and_the_limit() {
         &[
             "--smoke",
             "--servers",
-            "smol,tokio,null",
+            "smol,smol-sqlite,tokio,null",
             "--task-server",
             task_server.to_str().expect("a UTF-8 path"),
             "--null-server",
@@ -60,7 +61,8 @@ fn smoke_run_measures_every_workload_on_ours_and_the_limit() {
     );
     let (report, log) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "bench failed:\n{log}\n{report}");
-    for ours in ["taskwire (smol)", "taskwire (tokio)"] {
+    let sqlite = "taskwire (smol, SQLite NORMAL)";
+    for ours in ["taskwire (smol)", "taskwire (tokio)", sqlite] {
         for heading in [
             "Sequential `tools/call echo`",
             "`tools/call echo`, 64 in flight",
@@ -78,8 +80,25 @@ fn smoke_run_measures_every_workload_on_ours_and_the_limit() {
             retained[..3].iter().all(|c| positive(c)),
             "{ours}: {retained:?}"
         );
-        assert!(report.contains(&format!("### Ratios: {ours} / each server")));
+        // The database's files per task only for the SQLite server.
+        assert_eq!(
+            positive(&retained[4]),
+            ours == sqlite,
+            "{ours}: {retained:?}"
+        );
+        assert_eq!(
+            report.contains(&format!("### Ratios: {ours} / each server")),
+            ours != sqlite
+        );
     }
+    assert_eq!(row(&report, "retained tasks", "taskwire (smol)")[4], "–");
+    let durable = row(
+        &report,
+        "durable store vs in-memory (smol)",
+        "lifecycle-32: lifecycles/s",
+    );
+    assert!(positive(&durable[0]), "{durable:?}");
+    assert!(!report.contains("| smol-sqlite / smol | smol-sqlite-full"));
     let limit = "limit (null-server)";
     assert!(positive(
         &row(&report, "Sequential `tools/call echo`", limit)[0]

@@ -1,5 +1,7 @@
 //! What the workloads measure, and how a value is written in a table.
 
+use crate::bench::servers::ServerId;
+
 /// A measured quantity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Metric {
@@ -25,6 +27,9 @@ pub enum Metric {
     ListPages,
     /// (RSS with the tasks − idle RSS) / tasks created, bytes.
     BytesPerTask,
+    /// The SQLite database's files (`.db`, `-wal`, `-shm`) after the fill / tasks created,
+    /// bytes; only for ours on SQLite.
+    DiskBytesPerTask,
     /// Spawn to `initialize` answer, ms.
     SpawnToInitializeMs,
     /// RSS after `initialize`, MiB.
@@ -46,14 +51,24 @@ impl Metric {
             Metric::ListMs => "full tasks/list ms",
             Metric::ListPages => "pages",
             Metric::BytesPerTask => "RSS B/task",
+            Metric::DiskBytesPerTask => "disk B/task",
             Metric::SpawnToInitializeMs => "spawn → initialize ms",
             Metric::IdleRssMib => "idle RSS MiB",
         }
     }
 
-    /// Whether the ratio tables show it (counts that only describe a run are left out).
+    /// Whether the ratio tables show it (counts that only describe a run are left out, and
+    /// so is the size on disk, which only the SQLite servers have).
     pub fn compared(self) -> bool {
-        !matches!(self, Metric::GetsPerLifecycle | Metric::ListPages)
+        !matches!(
+            self,
+            Metric::GetsPerLifecycle | Metric::ListPages | Metric::DiskBytesPerTask
+        )
+    }
+
+    /// Whether `server` has it at all (only ours on SQLite have a size on disk).
+    pub fn applies_to(self, server: ServerId) -> bool {
+        self != Metric::DiskBytesPerTask || server.sqlite().is_some()
     }
 
     /// `value` formatted for a table cell.
@@ -63,6 +78,7 @@ impl Metric {
             | Metric::LifecyclesPerSecond
             | Metric::CreatedPerSecond
             | Metric::BytesPerTask
+            | Metric::DiskBytesPerTask
             | Metric::ListPages => thousands(value),
             Metric::ContextSwitchesPerCall | Metric::GetsPerLifecycle => format!("{value:.2}"),
             _ if value >= 100.0 => thousands(value),
@@ -99,5 +115,9 @@ mod tests {
         assert_eq!(Metric::P50Micros.format(78.26), "78.3");
         assert_eq!(Metric::ContextSwitchesPerCall.format(12.0), "12.00");
         assert_eq!(Metric::IdleRssMib.format(3.86), "3.9");
+        assert_eq!(Metric::DiskBytesPerTask.format(1234.5), "1,234");
+        assert!(Metric::DiskBytesPerTask.applies_to(ServerId::SmolSqliteFull));
+        assert!(!Metric::DiskBytesPerTask.applies_to(ServerId::Smol));
+        assert!(Metric::BytesPerTask.applies_to(ServerId::Smol));
     }
 }

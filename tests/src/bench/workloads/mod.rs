@@ -5,7 +5,8 @@
 //!   per call) and 64 calls in flight.
 //! - [`lifecycle`]: task lifecycles (`tools/call instant_task` as a task, `tasks/get` until
 //!   completed, `tasks/result`), sequential and 32 in flight.
-//! - [`retained`]: N retained tasks: creation rate, a full `tasks/list` pagination, RSS per task.
+//! - [`retained`]: N retained tasks: creation rate, a full `tasks/list` pagination, RSS per
+//!   task, and for ours on SQLite the database's size on disk per task.
 //!
 //! [`Metric`] names and formats what they measure.
 
@@ -165,7 +166,7 @@ impl Workload {
             ),
             Workload::Retained(n) => format!(
                 "{} retained tasks: creation ({FILL_WINDOW} in flight), a full `tasks/list` \
-                 pagination, RSS per task",
+                 pagination, RSS per task, SQLite files (.db, -wal, -shm) per task",
                 count_name(n)
             ),
         }
@@ -191,6 +192,7 @@ impl Workload {
                 Metric::ListMs,
                 Metric::ListPages,
                 Metric::BytesPerTask,
+                Metric::DiskBytesPerTask,
             ],
         }
     }

@@ -1,7 +1,8 @@
 //! N retained tasks: `instant_task` called as a task N times ([`FILL_WINDOW`] in flight, each
 //! reply a `CreateTaskResult`), then a full `tasks/list` pagination that must show exactly the
 //! created tasks, completed, plus the ones the server pre-creates (our `demo-task`). Memory is
-//! the RSS after the fill minus the idle RSS, per created task.
+//! the RSS after the fill minus the idle RSS, per created task; for a server with one of our
+//! SQLite databases, disk is the size of its files after the fill, per created task.
 //!
 //! A server whose creation rate would make the fill take longer than the budget is skipped,
 //! and the outcome says so with the rate it had reached; so is the listing of a server whose
@@ -46,6 +47,10 @@ pub fn run(
     }
     let full_kib = procfs::rss_kib(pid)?;
     let bytes_per_task = full_kib.saturating_sub(idle_kib) as f64 * 1024.0 / count.max(1) as f64;
+    let disk_per_task = match conn.database() {
+        Some(database) => Some(database.bytes_on_disk()? as f64 / count.max(1) as f64),
+        None => None,
+    };
     let start = Instant::now();
     let (listing, skipped) = match list_all(conn, &created, server.precreated_tasks(), budget)? {
         Listing::Done { pages } => {
@@ -60,6 +65,7 @@ pub fn run(
             listing.0,
             listing.1,
             Some(bytes_per_task),
+            disk_per_task,
         ],
         skipped,
     })
