@@ -11,9 +11,12 @@
 //!   across power loss too).
 //! - One row per task: its id, owner, status and the snapshot as JSON. A task in a terminal
 //!   status keeps its status and outcome, in the database too (a trigger refuses a change).
-//! - The file carries its schema version (`PRAGMA user_version`); a file of another version,
-//!   one that is not a database, or one another process holds locked, is refused when the
-//!   store opens, with an error saying which; nothing is overwritten.
+//! - The file carries its schema version (`PRAGMA user_version`, now 2; a file of version 1
+//!   is upgraded in place, in one transaction); a file of another version, one that is not a
+//!   database, or one another process holds locked, is refused when the store opens, with an
+//!   error saying which; nothing is overwritten.
+//! - Within a batch, a change that a later `Put` or `Delete` of the same task supersedes is
+//!   not written (a task made and finished within one batch is one row write).
 //! - The connection lives on a thread of its own, so the driver's runtime never blocks on the
 //!   disk.
 //!
