@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Every check of taskwire, as CI runs it. First installs what the tests need (idempotent):
-# the wasm32-wasip1 and wasm32-unknown-unknown targets and the pinned interop peers under
-# target/peers/.
+# the wasm32-wasip1 and wasm32-unknown-unknown targets, the pinned interop peers under
+# target/peers/, and PostgreSQL for the PostgreSQL store tests: tests/postgres.sh installs it
+# if needed (Debian: apt-get install postgresql) and starts a private cluster (127.0.0.1:55432,
+# data under target/postgres/, or /var/tmp/taskwire-postgres-*/ as root), whose URL the tests
+# get in TASKWIRE_POSTGRES_URL; this script stops it at the end if it started it. A
+# TASKWIRE_POSTGRES_URL set by the caller is used as it is, and no cluster is started.
 #
 # At the end (also when a step fails) it prints how long each step took, and a summary of the
 # tests: passed, failed, ignored, and skipped by an opt-out variable (TASKWIRE_SKIP_INTEROP=1,
-# TASKWIRE_SKIP_WASI=1; each skipped test leaves a file in <target>/skipped/, see
-# tests/src/skip.rs, since cargo counts it as passed).
+# TASKWIRE_SKIP_WASI=1, TASKWIRE_SKIP_POSTGRES=1; each skipped test leaves a file in
+# <target>/skipped/, see tests/src/skip.rs, since cargo counts it as passed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +50,11 @@ summary() {
   if [ -n "${peers_pid:-}" ] && kill -0 "$peers_pid" 2>/dev/null; then
     kill "$peers_pid" 2>/dev/null || true
   fi
+  # The private PostgreSQL cluster, if this run started it (one already running is left so).
+  if [ -n "${postgres_started:-}" ]; then
+    printf '\n== stopping the private PostgreSQL cluster\n'
+    bash tests/postgres.sh stop || echo "run-all.sh: could not stop the private PostgreSQL cluster (bash tests/postgres.sh stop)" >&2
+  fi
   if [ -n "$step_name" ]; then
     [ "$status" = 0 ] || step_name="$step_name: FAILED"
     steps+=("$step_name ($((now - step_start)) s)")
@@ -57,18 +66,19 @@ summary() {
   done
   printf '== total (%s s)\n' "$((now - run_start))"
   if [ -f "$test_log" ]; then
-    local passed failed ignored skipped interop wasi
+    local passed failed ignored skipped interop wasi postgres
     passed=$(count passed)
     failed=$(count failed)
     ignored=$(count ignored)
-    skipped=0 interop=0 wasi=0
+    skipped=0 interop=0 wasi=0 postgres=0
     if [ -d "$skipped_dir" ]; then
       skipped=$(find "$skipped_dir" -type f | wc -l)
       interop=$({ grep -rl 'TASKWIRE_SKIP_INTEROP=1' "$skipped_dir" || true; } | wc -l)
       wasi=$({ grep -rl 'TASKWIRE_SKIP_WASI=1' "$skipped_dir" || true; } | wc -l)
+      postgres=$({ grep -rl 'TASKWIRE_SKIP_POSTGRES=1' "$skipped_dir" || true; } | wc -l)
     fi
-    printf '\n== tests: %s passed, %s failed, %s ignored, %s skipped (TASKWIRE_SKIP_INTEROP=1: %s, TASKWIRE_SKIP_WASI=1: %s)\n' \
-      "$((passed - skipped))" "$failed" "$ignored" "$skipped" "$interop" "$wasi"
+    printf '\n== tests: %s passed, %s failed, %s ignored, %s skipped (TASKWIRE_SKIP_INTEROP=1: %s, TASKWIRE_SKIP_WASI=1: %s, TASKWIRE_SKIP_POSTGRES=1: %s)\n' \
+      "$((passed - skipped))" "$failed" "$ignored" "$skipped" "$interop" "$wasi" "$postgres"
     if [ "$skipped" != 0 ]; then
       # Files are named <binary>--<test>: the count per test binary, and where the names are.
       printf '   skipped per test binary: %s (one file per test in %s/)\n' \
@@ -99,6 +109,35 @@ if [ "${TASKWIRE_SKIP_INTEROP:-}" != 1 ]; then
   else
     echo "run-all.sh: chromium is not on PATH and there is no apt-get to install it; install Chromium (Debian: apt-get install chromium)" >&2
     exit 1
+  fi
+fi
+
+# The PostgreSQL store tests reach their server through TASKWIRE_POSTGRES_URL (tests/src/postgres.rs):
+# a private cluster that tests/postgres.sh installs if needed and starts, unless the caller set
+# the URL of a server of theirs.
+postgres_started=""
+if [ "${TASKWIRE_SKIP_POSTGRES:-}" = 1 ]; then
+  step "system: PostgreSQL skipped (TASKWIRE_SKIP_POSTGRES=1); the PostgreSQL store tests will say so"
+else
+  step "system: PostgreSQL (private cluster for the store tests)"
+  if [ -n "${TASKWIRE_POSTGRES_URL:-}" ]; then
+    echo "TASKWIRE_POSTGRES_URL is set: the tests use that server ($TASKWIRE_POSTGRES_URL); no private cluster is started"
+  else
+    postgres_log="$target/run-all/postgres.log"
+    mkdir -p "$(dirname "$postgres_log")"
+    # Stopped at the end (in `summary`) only if it was not already running.
+    bash tests/postgres.sh status >/dev/null 2>&1 || postgres_started=1
+    bash tests/postgres.sh start | tee "$postgres_log"
+    TASKWIRE_POSTGRES_URL=$(tail -n 1 "$postgres_log")
+    case "$TASKWIRE_POSTGRES_URL" in
+      postgres://*) ;;
+      *)
+        echo "run-all.sh: tests/postgres.sh start did not end with the URL (log in $postgres_log)" >&2
+        exit 1
+        ;;
+    esac
+    export TASKWIRE_POSTGRES_URL
+    echo "TASKWIRE_POSTGRES_URL=$TASKWIRE_POSTGRES_URL"
   fi
 fi
 

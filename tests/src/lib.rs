@@ -13,8 +13,10 @@
 //! - [`peers`]: the pinned official SDK peers (installed on first use) and recorded traffic.
 //! - [`wasi`]: the `wasm32-wasip1` build under real WASI runtimes.
 //! - [`examples`]: the adapters' example binaries.
-//! - [`skip`]: tests switched off by `TASKWIRE_SKIP_INTEROP=1` or `TASKWIRE_SKIP_WASI=1`
-//!   report themselves, so that `tests/run-all.sh` counts them.
+//! - [`postgres`]: the PostgreSQL server of the PostgreSQL task-store tests
+//!   (`TASKWIRE_POSTGRES_URL`, a private cluster that `tests/postgres.sh` starts).
+//! - [`skip`]: tests switched off by `TASKWIRE_SKIP_INTEROP=1`, `TASKWIRE_SKIP_WASI=1` or
+//!   `TASKWIRE_SKIP_POSTGRES=1` report themselves, so that `tests/run-all.sh` counts them.
 //!
 //! [`bench`] is the end-to-end stdio benchmark behind the `bench` binary; [`scripted`] is the
 //! engine-free server behind `scripted-server`, which the driver suite's `client_scripted`
@@ -23,6 +25,7 @@
 pub mod bench;
 pub mod examples;
 pub mod peers;
+pub mod postgres;
 pub mod procs;
 pub mod scripted;
 pub mod skip;

@@ -1,6 +1,6 @@
 //! Tests switched off by an opt-out variable (`TASKWIRE_SKIP_INTEROP=1`,
-//! `TASKWIRE_SKIP_WASI=1`) pass without running their body, so each one is recorded where
-//! `tests/run-all.sh` counts it: a line on stderr for the reader, and a file
+//! `TASKWIRE_SKIP_WASI=1`, `TASKWIRE_SKIP_POSTGRES=1`) pass without running their body, so each
+//! one is recorded where `tests/run-all.sh` counts it: a line on stderr for the reader, and a file
 //! `<target>/skipped/<binary>--<test>` for the count (cargo keeps a passing test's captured
 //! output to itself; the file is there whatever the harness prints). `run-all.sh` empties
 //! the directory before the tests run.

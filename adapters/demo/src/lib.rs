@@ -12,4 +12,6 @@ pub mod http;
 #[cfg(not(target_os = "wasi"))]
 pub mod logs;
 pub mod options;
+#[cfg(not(target_os = "wasi"))]
+pub mod store;
 pub mod tools;

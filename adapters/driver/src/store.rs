@@ -9,6 +9,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use futures::channel::oneshot;
+
 use taskwire_engine::{JournalEntry, TaskSnapshot};
 
 use crate::runtime::BoxFuture;
@@ -26,6 +28,52 @@ pub trait TaskStore: Send + Sync + 'static {
     /// are durable. Entries are idempotent (a `Put` replaces, a `Message` sets, a `Delete` of
     /// a missing task does nothing): a batch whose write failed is written again.
     fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<(), StoreError>>;
+}
+
+/// A store chosen at run time (e.g. by a command-line option).
+impl TaskStore for Arc<dyn TaskStore> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn load(&self) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {
+        (**self).load()
+    }
+
+    fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<(), StoreError>> {
+        (**self).write(entries)
+    }
+}
+
+/// A request to a store whose connection lives on a thread of its own (SQLite, PostgreSQL):
+/// the store's [`TaskStore`] methods send one with [`ask`], the thread answers on its reply.
+pub enum StoreJob {
+    /// Every stored task.
+    Load(Reply<Vec<TaskSnapshot>>),
+    /// Apply these entries in one transaction.
+    Write(Arc<[JournalEntry]>, Reply<()>),
+}
+
+/// Where a store's thread answers a [`StoreJob`].
+pub type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
+
+/// Sends the job `job` makes through `send` (`false`: the thread is gone) and waits for the
+/// thread's answer; errors name the store (`name`).
+pub fn ask<T: Send + 'static>(
+    name: &Arc<str>,
+    send: impl FnOnce(StoreJob) -> bool,
+    job: impl FnOnce(Reply<T>) -> StoreJob,
+) -> BoxFuture<Result<T, StoreError>> {
+    let (reply, answer) = oneshot::channel();
+    let sent = send(job(reply));
+    let name = name.clone();
+    Box::pin(async move {
+        let stopped = || StoreError::new(format!("{name}: its thread has stopped"));
+        if !sent {
+            return Err(stopped());
+        }
+        answer.await.map_err(|_| stopped())?
+    })
 }
 
 /// Why a store could not load or write.

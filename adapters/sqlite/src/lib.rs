@@ -37,11 +37,8 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::sync::Arc;
 
-use futures::channel::oneshot;
 use taskwire_driver::engine::{JournalEntry, TaskSnapshot};
-use taskwire_driver::{BoxFuture, StoreError, TaskStore};
-
-use worker::Job;
+use taskwire_driver::{ask_store_thread, BoxFuture, StoreError, StoreJob, TaskStore};
 
 /// How each write is made durable (SQLite's `synchronous` in WAL mode).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -58,7 +55,7 @@ pub enum Synchronous {
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
     name: Arc<str>,
-    jobs: mpsc::Sender<Job>,
+    jobs: mpsc::Sender<StoreJob>,
 }
 
 impl SqliteStore {
@@ -83,22 +80,6 @@ impl SqliteStore {
             .map_err(|e| StoreError::new(format!("{name}: cannot start its thread: {e}")))?;
         Ok(SqliteStore { name, jobs })
     }
-
-    /// Sends `job` to the connection's thread and waits for its answer.
-    fn ask<T: Send + 'static>(
-        &self,
-        job: impl FnOnce(oneshot::Sender<Result<T, StoreError>>) -> Job,
-    ) -> BoxFuture<Result<T, StoreError>> {
-        let (reply, answer) = oneshot::channel();
-        let sent = self.jobs.send(job(reply));
-        let name = self.name.clone();
-        Box::pin(async move {
-            sent.map_err(|_| StoreError::new(format!("{name}: its thread has stopped")))?;
-            answer
-                .await
-                .map_err(|_| StoreError::new(format!("{name}: its thread has stopped")))?
-        })
-    }
 }
 
 impl TaskStore for SqliteStore {
@@ -107,10 +88,15 @@ impl TaskStore for SqliteStore {
     }
 
     fn load(&self) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {
-        self.ask(Job::Load)
+        ask_store_thread(
+            &self.name,
+            |job| self.jobs.send(job).is_ok(),
+            StoreJob::Load,
+        )
     }
 
     fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<(), StoreError>> {
-        self.ask(|reply| Job::Write(entries, reply))
+        let write = |reply| StoreJob::Write(entries, reply);
+        ask_store_thread(&self.name, |job| self.jobs.send(job).is_ok(), write)
     }
 }

@@ -3,30 +3,20 @@
 
 use std::collections::HashMap;
 use std::sync::mpsc;
-use std::sync::Arc;
 
-use futures::channel::oneshot;
 use rusqlite::{params, Connection, Transaction};
 use taskwire_driver::engine::{Change, JournalEntry, TaskSnapshot};
-use taskwire_driver::StoreError;
-
-/// One request to the connection's thread.
-pub(crate) enum Job {
-    /// Every stored task.
-    Load(oneshot::Sender<Result<Vec<TaskSnapshot>, StoreError>>),
-    /// Apply these entries in one transaction.
-    Write(Arc<[JournalEntry]>, oneshot::Sender<Result<(), StoreError>>),
-}
+use taskwire_driver::{StoreError, StoreJob};
 
 /// Serves jobs until every handle of the store is dropped.
-pub(crate) fn run(mut connection: Connection, jobs: mpsc::Receiver<Job>, name: &str) {
+pub(crate) fn run(mut connection: Connection, jobs: mpsc::Receiver<StoreJob>, name: &str) {
     for job in jobs {
         match job {
-            Job::Load(reply) => {
+            StoreJob::Load(reply) => {
                 let loaded = load(&connection).map_err(|e| StoreError::new(format!("{name}: {e}")));
                 let _ = reply.send(loaded);
             }
-            Job::Write(entries, reply) => {
+            StoreJob::Write(entries, reply) => {
                 let written = write(&mut connection, &entries)
                     .map_err(|e| StoreError::new(format!("{name}: {e}")));
                 let _ = reply.send(written);

@@ -13,8 +13,8 @@ usage: bench [--quick | --smoke] [--rounds N] [--servers LIST] [--workloads LIST
 
 Drives stdio MCP servers with raw JSON-RPC lines in alternating rounds (each server once per
 round) and prints Markdown tables: medians with min–max over the rounds, then ratios of ours to
-each other server, and of ours on SQLite to ours in memory (smol). Every reply is checked; a
-wrong one stops the run with the reason.
+each other server, and of ours on SQLite and PostgreSQL to ours in memory (smol). Every reply is
+checked; a wrong one stops the run with the reason.
 
   (default)   3 rounds; up to 20,000 sequential and 100,000 windowed echo calls, up to 5,000
               sequential and 20,000 windowed lifecycles (each run also stops after 10 s), 10k
@@ -22,15 +22,20 @@ wrong one stops the run with the reason.
   --quick     1 round, runs of at most 2 s, 10k retained tasks only (about a minute)
   --smoke     1 round, a few hundred calls: checks the driver, measures nothing useful
   --rounds N  rounds (overrides the mode's)
-  --servers   comma-separated, from: smol, smol-sqlite, smol-sqlite-full, tokio, ts, python,
-              rmcp, null (default: all); smol-sqlite(-full) is task-server on smol with
-              --store sqlite:PATH (synchronous=NORMAL, FULL), a fresh database per start
+  --servers   comma-separated, from: smol, smol-sqlite, smol-sqlite-full, smol-postgres,
+              tokio, ts, python, rmcp, null (default: all); smol-sqlite(-full) is task-server
+              on smol with --store sqlite:PATH (synchronous=NORMAL, FULL), smol-postgres with
+              --store postgres://… on the server of TASKWIRE_POSTGRES_URL; each start gets a
+              fresh database (taskwire_bench_<pid>_<n> on PostgreSQL), removed when it stops
   --workloads comma-separated, from: echo, echo-64, lifecycle, lifecycle-32, retained
               (every size) or retained-10k / retained-100k, startup (default: all)
   --task-server PATH, --null-server PATH
               use these binaries instead of building them (cargo build --release)
 
-The peers come from `bash tests/peers/setup.sh` (target/peers/); a missing one fails the run.";
+The peers come from `bash tests/peers/setup.sh` (target/peers/); a missing one fails the run.
+smol-postgres (in the default `all`) needs TASKWIRE_POSTGRES_URL: `bash tests/postgres.sh start`
+starts a private PostgreSQL and prints its URL; without it the run fails before starting (leave
+smol-postgres out with --servers).";
 
 /// A parsed command line.
 #[derive(Clone, Debug)]
@@ -209,7 +214,8 @@ mod tests {
     #[test]
     fn modes_and_selections() {
         let default = run(&[]).unwrap();
-        assert_eq!((default.rounds, default.servers.len()), (3, 8));
+        assert_eq!((default.rounds, default.servers.len()), (3, 9));
+        assert!(default.servers.contains(&ServerId::SmolPostgres));
         assert_eq!(default.servers, ServerId::ALL);
         assert!(default.workloads.contains(&Workload::Retained(100_000)));
         let quick = run(&["--rounds", "2", "--quick"]).unwrap();
@@ -227,15 +233,25 @@ mod tests {
                 Workload::Retained(100_000)
             ]
         );
-        let stores = run(&["--servers", "smol-sqlite-full,smol,smol-sqlite"]).unwrap();
+        let stores = run(&[
+            "--servers",
+            "smol-postgres,smol-sqlite-full,smol,smol-sqlite",
+        ])
+        .unwrap();
         assert_eq!(
             stores.servers,
             [
                 ServerId::Smol,
                 ServerId::SmolSqlite,
-                ServerId::SmolSqliteFull
+                ServerId::SmolSqliteFull,
+                ServerId::SmolPostgres
             ]
         );
+        let postgres = run(&["--servers", "smol-postgres"]).unwrap();
+        assert_eq!(postgres.servers, [ServerId::SmolPostgres]);
+        assert!(run(&["--servers", "postgres"])
+            .unwrap_err()
+            .contains("smol-postgres"));
         let full = run(&["--servers", "smol-sqlite-full"]).unwrap();
         assert_eq!(full.servers, [ServerId::SmolSqliteFull]);
         assert!(run(&["--servers", "sqlite"])

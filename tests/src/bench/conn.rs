@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::database::ScratchDb;
+use super::database::Database;
 use super::replies::{self, Incoming, Reply};
 use super::requests;
 use crate::peers::Argv;
@@ -39,7 +39,7 @@ pub struct Conn {
     stderr_log: PathBuf,
     /// The server's database, removed after the server is stopped (fields drop after
     /// [`Drop::drop`]).
-    database: Option<ScratchDb>,
+    database: Option<Database>,
     /// Time from spawning the process to reading its `initialize` answer.
     pub spawn_to_initialize: Duration,
     /// The `initialize` result.
@@ -101,12 +101,12 @@ impl Conn {
     }
 
     /// Keeps the server's `database` for as long as the server runs, then removes it.
-    pub fn keep(&mut self, database: ScratchDb) {
+    pub fn keep(&mut self, database: Database) {
         self.database = Some(database);
     }
 
     /// The server's database, if it has one of ours.
-    pub fn database(&self) -> Option<&ScratchDb> {
+    pub fn database(&self) -> Option<&Database> {
         self.database.as_ref()
     }
 

@@ -1,8 +1,31 @@
-//! A fresh SQLite database for one server process: a directory of its own, removed when the
-//! [`ScratchDb`] is dropped, and the size of the database's files on disk.
+//! A fresh database for one server process, and its size on disk: for SQLite a directory of
+//! its own, removed when the [`ScratchDb`] is dropped; for PostgreSQL a database of its own
+//! ([`ScratchPgDb`]), dropped when it is dropped.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::postgres_db::ScratchPgDb;
+
+/// The database of one of ours on a durable store, removed when dropped.
+#[derive(Debug)]
+pub enum Database {
+    /// A SQLite database in a directory of its own.
+    Sqlite(ScratchDb),
+    /// A PostgreSQL database of its own.
+    Postgres(ScratchPgDb),
+}
+
+impl Database {
+    /// Bytes on disk: SQLite's files (`.db`, `-wal`, `-shm`), or PostgreSQL's task table
+    /// with its indexes and TOAST (`pg_total_relation_size('taskwire_tasks')`).
+    pub fn bytes_on_disk(&self) -> Result<u64, String> {
+        match self {
+            Database::Sqlite(db) => db.bytes_on_disk(),
+            Database::Postgres(db) => db.bytes_on_disk(),
+        }
+    }
+}
 
 /// Databases created by this process so far (part of each directory's name).
 static CREATED: AtomicU64 = AtomicU64::new(0);

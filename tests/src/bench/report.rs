@@ -1,6 +1,7 @@
 //! The Markdown report: the machine and settings, one table per workload (medians with
 //! min–max over the rounds), notes for anything skipped, then the ratio tables: each of ours
-//! with tasks in memory to each peer, and ours on SQLite to ours in memory (smol).
+//! with tasks in memory to each peer, and ours on a durable store (SQLite, PostgreSQL) to ours
+//! in memory (smol).
 
 use std::fmt::Write;
 
@@ -91,13 +92,14 @@ fn peers_ratio_table(out: &mut String, options: &Options, results: &Results, our
 
 /// Issue 21's targets for 32 lifecycles in flight: at least this fraction of the in-memory
 /// store's rate.
-const DURABLE_TARGETS: [(ServerId, f64); 2] = [
+const DURABLE_TARGETS: [(ServerId, f64); 3] = [
     (ServerId::SmolSqlite, 0.5),
     (ServerId::SmolSqliteFull, 0.25),
+    (ServerId::SmolPostgres, 0.2),
 ];
 
-/// Ours on SQLite to ours in memory, both on smol, then whether the rates of 32 lifecycles
-/// in flight meet [`DURABLE_TARGETS`].
+/// Ours on a durable store (SQLite, PostgreSQL) to ours in memory, all on smol, then whether
+/// the rates of 32 lifecycles in flight meet [`DURABLE_TARGETS`].
 fn durable_ratio_table(out: &mut String, options: &Options, results: &Results) {
     let memory = ServerId::Smol;
     if !options.servers.contains(&memory) {
@@ -106,7 +108,7 @@ fn durable_ratio_table(out: &mut String, options: &Options, results: &Results) {
     let columns: Vec<Column> = options
         .servers
         .iter()
-        .filter(|s| s.sqlite().is_some())
+        .filter(|s| s.is_durable())
         .map(|&store| Column {
             label: format!("{} / {}", store.key(), memory.key()),
             of: store,
@@ -114,9 +116,9 @@ fn durable_ratio_table(out: &mut String, options: &Options, results: &Results) {
         })
         .collect();
     let heading = format!(
-        "Ratios: durable store vs in-memory (smol): each SQLite server / {} (medians; for rates \
-         above 1 means the store is faster, so higher is better; for times, CPU, switches and \
-         memory below 1 means the store uses less)",
+        "Ratios: durable store vs in-memory (smol): each server on a durable store / {} \
+         (medians; for rates above 1 means the store is faster, so higher is better; for times, \
+         CPU, switches and memory below 1 means the store uses less)",
         memory.label()
     );
     ratio_table(out, options, results, &heading, &columns);
@@ -279,8 +281,8 @@ mod tests {
     }
 
     #[test]
-    fn sqlite_servers_are_compared_with_smol_not_the_peers() {
-        let args = "--smoke --servers smol,smol-sqlite,smol-sqlite-full,ts \
+    fn durable_servers_are_compared_with_smol_not_the_peers() {
+        let args = "--smoke --servers smol,smol-sqlite,smol-sqlite-full,smol-postgres,ts \
                     --workloads lifecycle-32,retained";
         let options = match super::super::cli::parse(args.split_whitespace().map(String::from)) {
             Ok(super::super::cli::Command::Run(options)) => *options,
@@ -292,6 +294,7 @@ mod tests {
             (ServerId::Smol, 1000.0, None),
             (ServerId::SmolSqlite, 600.0, Some(2048.0)),
             (ServerId::SmolSqliteFull, 200.0, Some(4096.0)),
+            (ServerId::SmolPostgres, 150.0, Some(1536.0)),
             (ServerId::TypeScript, 500.0, None),
         ] {
             let lifecycles = Outcome::measured(vec![rate, 1.0]);
@@ -308,15 +311,18 @@ mod tests {
             "{smol:?}"
         );
         assert!(!report.contains("Ratios: taskwire (smol, SQLite"));
+        assert!(!report.contains("Ratios: taskwire (smol, PostgreSQL)"));
         let durable = section(&report, "durable store vs in-memory (smol)");
         assert_eq!(
             durable[2],
-            "| workload: metric | smol-sqlite / smol | smol-sqlite-full / smol |"
+            "| workload: metric | smol-sqlite / smol | smol-sqlite-full / smol | \
+             smol-postgres / smol |"
         );
-        assert!(durable.contains(&"| lifecycle-32: lifecycles/s | 0.60 | 0.20 |"));
+        assert!(durable.contains(&"| lifecycle-32: lifecycles/s | 0.60 | 0.20 | 0.15 |"));
         assert!(!durable.iter().any(|l| l.contains("disk B/task")));
         assert!(durable.contains(&"- taskwire (smol, SQLite NORMAL): 0.60 (target ≥ 0.5): met."));
         assert!(durable.contains(&"- taskwire (smol, SQLite FULL): 0.20 (target ≥ 0.25): not met."));
+        assert!(durable.contains(&"- taskwire (smol, PostgreSQL): 0.15 (target ≥ 0.2): not met."));
         let table = section(&report, "300 retained tasks");
         assert!(
             table[2].ends_with("| RSS B/task | disk B/task |"),
@@ -324,5 +330,6 @@ mod tests {
         );
         assert!(table.contains(&"| taskwire (smol) | 1,000 | 10.0 | 3 | 500 | – |"));
         assert!(table.contains(&"| taskwire (smol, SQLite FULL) | 200 | 10.0 | 3 | 500 | 4,096 |"));
+        assert!(table.contains(&"| taskwire (smol, PostgreSQL) | 150 | 10.0 | 3 | 500 | 1,536 |"));
     }
 }

@@ -42,7 +42,8 @@ impl Results {
 
 /// Runs every round; the first failure stops the run with a message naming where it happened.
 /// Each server's stderr is kept in `target/tmp/bench/`, where ours on SQLite also get a fresh
-/// database per start (removed when the server stops).
+/// database per start (removed when the server stops); ours on PostgreSQL get a fresh database
+/// on its server (dropped when the server stops).
 pub fn run(options: &Options, programs: &Programs) -> Result<Results, String> {
     let logs = peers::target_dir().join("tmp").join("bench");
     std::fs::create_dir_all(&logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))?;

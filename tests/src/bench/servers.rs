@@ -1,11 +1,12 @@
 //! The servers the benchmark drives, where their programs are, and how each is started (ours
-//! on a SQLite store get a fresh database per start).
+//! on a SQLite or PostgreSQL store get a fresh database per start).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::conn::Conn;
-use super::database::ScratchDb;
+use super::database::{Database, ScratchDb};
+use super::postgres_db::{PostgresServer, URL_ENV};
 use crate::peers::{self, Argv};
 
 /// A server under test.
@@ -18,6 +19,9 @@ pub enum ServerId {
     SmolSqlite,
     /// The same with `?synchronous=full`.
     SmolSqliteFull,
+    /// `task-server --bench-tools --runtime smol --store postgres://…` on a fresh database of
+    /// the PostgreSQL server in `TASKWIRE_POSTGRES_URL`.
+    SmolPostgres,
     /// `task-server --bench-tools --runtime tokio`.
     Tokio,
     /// `tests/peers/bench_server.mjs` on the TypeScript SDK 1.32.2.
@@ -32,10 +36,11 @@ pub enum ServerId {
 
 impl ServerId {
     /// Every server, in the order of the tables.
-    pub const ALL: [ServerId; 8] = [
+    pub const ALL: [ServerId; 9] = [
         ServerId::Smol,
         ServerId::SmolSqlite,
         ServerId::SmolSqliteFull,
+        ServerId::SmolPostgres,
         ServerId::Tokio,
         ServerId::TypeScript,
         ServerId::Python,
@@ -49,6 +54,7 @@ impl ServerId {
             ServerId::Smol => "smol",
             ServerId::SmolSqlite => "smol-sqlite",
             ServerId::SmolSqliteFull => "smol-sqlite-full",
+            ServerId::SmolPostgres => "smol-postgres",
             ServerId::Tokio => "tokio",
             ServerId::TypeScript => "ts",
             ServerId::Python => "python",
@@ -63,6 +69,7 @@ impl ServerId {
             ServerId::Smol => "taskwire (smol)",
             ServerId::SmolSqlite => "taskwire (smol, SQLite NORMAL)",
             ServerId::SmolSqliteFull => "taskwire (smol, SQLite FULL)",
+            ServerId::SmolPostgres => "taskwire (smol, PostgreSQL)",
             ServerId::Tokio => "taskwire (tokio)",
             ServerId::TypeScript => "TypeScript SDK 1.32.2",
             ServerId::Python => "Python SDK 1.30.0",
@@ -73,16 +80,19 @@ impl ServerId {
 
     /// Whether it is ours (`task-server`, with our `demo-task` pre-created).
     pub fn is_ours(self) -> bool {
-        matches!(
-            self,
-            ServerId::Smol | ServerId::Tokio | ServerId::SmolSqlite | ServerId::SmolSqliteFull
-        )
+        self.is_ours_in_memory() || self.is_durable()
     }
 
     /// Whether it is one of ours with tasks in memory: a row of the tables of ratios to the
-    /// peers (ours on SQLite are compared with [`ServerId::Smol`] instead).
+    /// peers (ours on a durable store are compared with [`ServerId::Smol`] instead).
     pub fn is_ours_in_memory(self) -> bool {
         matches!(self, ServerId::Smol | ServerId::Tokio)
+    }
+
+    /// Whether it is one of ours on a durable store (SQLite or PostgreSQL), with a database of
+    /// its own per start and a size on disk.
+    pub fn is_durable(self) -> bool {
+        self.sqlite().is_some() || self == ServerId::SmolPostgres
     }
 
     /// Its SQLite store's `synchronous` mode, for ours on a SQLite store.
@@ -136,18 +146,29 @@ pub struct Programs {
     pub null_server: PathBuf,
     /// The peers' install (`tests/peers/setup.sh`).
     pub peers: peers::Peers,
+    /// The PostgreSQL server of [`ServerId::SmolPostgres`] (`TASKWIRE_POSTGRES_URL`), when
+    /// that server is run.
+    pub postgres: Option<PostgresServer>,
 }
 
 impl Programs {
     /// `task_server` and `null_server` as given, else built with cargo (`--release`); the peers
-    /// where `setup.sh` puts them. Checks that each program `servers` needs is there, and says
-    /// how to install it if not.
+    /// where `setup.sh` puts them; the PostgreSQL server in `TASKWIRE_POSTGRES_URL`. Checks that
+    /// each program `servers` needs is there, and says how to install it if not, and that the
+    /// PostgreSQL server answers (saying how to start it when the variable is unset).
     pub fn locate(
         servers: &[ServerId],
         task_server: Option<PathBuf>,
         null_server: Option<PathBuf>,
     ) -> Result<Programs, String> {
         let needs = |s: ServerId| servers.contains(&s);
+        let postgres = if needs(ServerId::SmolPostgres) {
+            let server =
+                PostgresServer::from_env().map_err(|why| without_postgres(servers, &why))?;
+            Some(server)
+        } else {
+            None
+        };
         let task_server = match task_server {
             Some(path) => path,
             None if servers.iter().any(|s| s.is_ours()) => {
@@ -166,42 +187,61 @@ impl Programs {
             task_server,
             null_server,
             peers: peers::Peers::locate(),
+            postgres,
         };
         for &server in servers {
             programs.check(server)?;
+        }
+        if let Some(postgres) = &programs.postgres {
+            postgres
+                .check()
+                .map_err(|why| format!("{}: {why}", ServerId::SmolPostgres.label()))?;
         }
         Ok(programs)
     }
 
     /// Starts `server` with its stderr going to `stderr_log` (see [`Conn::start`]). Ours on
-    /// SQLite get a fresh database in a directory of their own under `scratch`, which the
-    /// [`Conn`] removes when it is dropped.
+    /// SQLite get a fresh database in a directory of their own under `scratch`, ours on
+    /// PostgreSQL a fresh database on [`Programs::postgres`]; the [`Conn`] removes it when it
+    /// is dropped, after stopping the server.
     pub fn start(
         &self,
         server: ServerId,
         scratch: &Path,
         stderr_log: &Path,
     ) -> Result<Conn, String> {
-        let Some(sync) = server.sqlite() else {
+        let (store, database) = if let Some(sync) = server.sqlite() {
+            let database = ScratchDb::create(scratch)?;
+            (sync.store_arg(database.path()), Database::Sqlite(database))
+        } else if server == ServerId::SmolPostgres {
+            let postgres = self.postgres.as_ref().ok_or_else(|| {
+                format!(
+                    "no PostgreSQL server ({URL_ENV}) was located for {}",
+                    server.label()
+                )
+            })?;
+            let database = postgres.create()?;
+            (OsString::from(database.url()), Database::Postgres(database))
+        } else {
             return Conn::start(&self.argv(server), stderr_log);
         };
-        let database = ScratchDb::create(scratch)?;
-        let argv = self
-            .argv(server)
-            .arg("--store")
-            .arg(sync.store_arg(database.path()));
+        let argv = self.argv(server).arg("--store").arg(store);
         let mut conn = Conn::start(&argv, stderr_log)?;
         conn.keep(database);
         Ok(conn)
     }
 
-    /// The command line that starts `server` (for ours on SQLite, without its `--store`).
+    /// The command line that starts `server` (for ours on a durable store, without its
+    /// `--store`).
     pub fn argv(&self, server: ServerId) -> Argv {
         let ours = |runtime: &str| {
             Argv::new(&self.task_server).args(&["--bench-tools", "--runtime", runtime])
         };
         match server {
-            ServerId::Smol | ServerId::SmolSqlite | ServerId::SmolSqliteFull => ours("smol"),
+            ServerId::Smol
+            | ServerId::SmolSqlite
+            | ServerId::SmolSqliteFull
+            | ServerId::SmolPostgres => ours("smol"),
             ServerId::Tokio => ours("tokio"),
             ServerId::TypeScript => self.peers.bench_ts_server(),
             ServerId::Python => self.peers.bench_py_server(),
@@ -214,9 +254,11 @@ impl Programs {
         const SETUP: &str = "install the peers with `bash tests/peers/setup.sh`";
         let peers = &self.peers;
         let (needed, why): (Vec<PathBuf>, String) = match server {
-            ServerId::Smol | ServerId::Tokio | ServerId::SmolSqlite | ServerId::SmolSqliteFull => {
-                (vec![self.task_server.clone()], String::new())
-            }
+            ServerId::Smol
+            | ServerId::Tokio
+            | ServerId::SmolSqlite
+            | ServerId::SmolSqliteFull
+            | ServerId::SmolPostgres => (vec![self.task_server.clone()], String::new()),
             ServerId::Limit => (vec![self.null_server.clone()], String::new()),
             ServerId::TypeScript => (
                 vec![
@@ -244,5 +286,67 @@ impl Programs {
                 path.display()
             )),
         }
+    }
+}
+
+/// Why [`ServerId::SmolPostgres`] cannot run (`why`: no usable `TASKWIRE_POSTGRES_URL`), and
+/// the `--servers` that leaves it out of the selected `servers`.
+fn without_postgres(servers: &[ServerId], why: &str) -> String {
+    let postgres = ServerId::SmolPostgres;
+    let others: Vec<&str> = servers
+        .iter()
+        .filter(|&&s| s != postgres)
+        .map(|s| s.key())
+        .collect();
+    let instead = if others.is_empty() {
+        String::new()
+    } else {
+        format!(" (--servers {})", others.join(","))
+    };
+    format!(
+        "{}: {why}; or leave {} out with --servers{instead}",
+        postgres.label(),
+        postgres.key()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ours_on_a_durable_store() {
+        let durable: Vec<ServerId> = ServerId::ALL
+            .into_iter()
+            .filter(|s| s.is_durable())
+            .collect();
+        assert_eq!(
+            durable,
+            [
+                ServerId::SmolSqlite,
+                ServerId::SmolSqliteFull,
+                ServerId::SmolPostgres
+            ]
+        );
+        assert!(durable
+            .iter()
+            .all(|s| s.is_ours() && !s.is_ours_in_memory()));
+        assert_eq!(ServerId::SmolPostgres.sqlite(), None);
+        assert_eq!(ServerId::SmolPostgres.precreated_tasks(), 1);
+    }
+
+    #[test]
+    fn without_postgres_names_the_other_servers() {
+        let why = "TASKWIRE_POSTGRES_URL is not set";
+        assert_eq!(
+            without_postgres(&ServerId::ALL[..4], why),
+            "taskwire (smol, PostgreSQL): TASKWIRE_POSTGRES_URL is not set; or leave \
+             smol-postgres out with --servers (--servers smol,smol-sqlite,smol-sqlite-full)"
+        );
+        assert_eq!(
+            without_postgres(&[ServerId::SmolPostgres], why),
+            "taskwire (smol, PostgreSQL): TASKWIRE_POSTGRES_URL is not set; or leave \
+             smol-postgres out with --servers"
+        );
     }
 }

@@ -3,8 +3,12 @@
 //! alternating rounds, every reply checked. `bench --help` lists the options; the machinery is
 //! in [`taskwire_tests::bench`].
 //!
+//! `smol-postgres` (in the default `--servers all`) needs a PostgreSQL server in
+//! `TASKWIRE_POSTGRES_URL`; without one the run fails before starting, saying what to do.
+//!
 //! ```sh
 //! bash tests/peers/setup.sh
+//! export TASKWIRE_POSTGRES_URL=$(bash tests/postgres.sh start | tail -n 1)
 //! cargo build --release -p taskwire-tests --bin bench && target/release/bench --quick
 //! ```
 

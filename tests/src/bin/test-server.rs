@@ -1,5 +1,4 @@
-//! `test-server [--runtime smol|tokio] [--step-ms N] [--store sqlite:PATH [--crash-on-task
-//! N]]`: the demo server (`task-server`'s tools and `demo-task`) plus test-only tools, for the
+//! `test-server [--runtime smol|tokio] [--step-ms N] [--store SPEC [--crash-on-task N]]`: the demo server (`task-server`'s tools and `demo-task`) plus test-only tools, for the
 //! demo and driver suites (`tests/tests/demo/`, `tests/tests/driver/`). `--crash-on-task N`
 //! aborts the process right after the store commits the write holding the Nth task made,
 //! before the driver hears of it (so before its `CreateTaskResult` goes out): a crash between
@@ -18,11 +17,11 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use taskwire_demo::options::{take_value, Options, RuntimeChoice};
+use taskwire_demo::store::OpenError;
 use taskwire_demo::tools::ServerOptions;
 use taskwire_driver::engine::{Change, JournalEntry, TaskSnapshot};
 use taskwire_driver::engine::{RpcError, TaskSupport, Tool};
 use taskwire_driver::{BoxFuture, NoArgs, Server, StoreError, TaskStore, ToolContext, ToolOutcome};
-use taskwire_sqlite::SqliteStore;
 
 /// The panicking tool's status message, set before it panics.
 const PANIC_STATUS: &str = "about to panic";
@@ -75,7 +74,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// `--store sqlite:PATH`, crashing once the task `--crash-on-task` counts is stored.
+/// `--store SPEC` (as `task-server` takes it), crashing once the task `--crash-on-task` counts
+/// is stored.
 fn store(args: &mut Vec<String>) -> Result<Option<CrashingStore>, String> {
     let crash_after = take_value(args, "--crash-on-task")?
         .map(|n| {
@@ -86,10 +86,10 @@ fn store(args: &mut Vec<String>) -> Result<Option<CrashingStore>, String> {
     let Some(spec) = take_value(args, "--store")? else {
         return Ok(None);
     };
-    let path = spec
-        .strip_prefix("sqlite:")
-        .ok_or("--store takes sqlite:PATH")?;
-    let inner = SqliteStore::open(path).map_err(|e| e.to_string())?;
+    let inner = taskwire_demo::store::open(&spec).map_err(|e| match e {
+        OpenError::Spec(e) => e,
+        OpenError::Store(e) => e.to_string(),
+    })?;
     Ok(Some(CrashingStore {
         inner,
         crash_after,
@@ -97,10 +97,10 @@ fn store(args: &mut Vec<String>) -> Result<Option<CrashingStore>, String> {
     }))
 }
 
-/// A SQLite store that aborts the process once a write holding the Nth task made (its first
-/// `Put`) is committed.
+/// A store that aborts the process once a write holding the Nth task made (its first `Put`)
+/// is committed.
 struct CrashingStore {
-    inner: SqliteStore,
+    inner: Arc<dyn TaskStore>,
     crash_after: Option<usize>,
     /// The tasks it has stored so far.
     made: Arc<Mutex<HashSet<String>>>,
@@ -207,7 +207,7 @@ fn quiet_deliberate_panics() {
 fn usage(error: &str) -> ExitCode {
     eprintln!(
         "test-server: {error}\nusage: test-server [--runtime smol|tokio] [--step-ms N] \
-         [--store sqlite:PATH [--crash-on-task N]]"
+         [--store SPEC [--crash-on-task N]]"
     );
     ExitCode::from(2)
 }

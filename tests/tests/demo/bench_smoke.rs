@@ -1,13 +1,15 @@
 //! The `bench` binary in `--smoke` mode (a few hundred calls, one round), so that the load
 //! driver's checks run in `cargo test`: against our fixture (smol, tokio, smol on a SQLite
 //! store) and the do-nothing server every workload runs and reports, the SQLite one with its
-//! size on disk and beside smol in a table of its own; a server with wrong replies stops the
-//! run with the reason; a missing peer fails with how to install it.
+//! size on disk and beside smol in a table of its own; the same on a PostgreSQL store, whose
+//! databases are gone afterwards; a server with wrong replies stops the run with the reason; a
+//! missing peer, or a missing `TASKWIRE_POSTGRES_URL`, fails with what to do.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
-use taskwire_tests::procs;
+use taskwire_tests::bench::postgres_db::PostgresServer;
+use taskwire_tests::{postgres, procs};
 
 fn bench(args: &[&str], target_dir: Option<&Path>) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_bench"));
@@ -63,17 +65,7 @@ fn smoke_run_measures_every_workload_on_ours_and_the_limit() {
     assert!(out.status.success(), "bench failed:\n{log}\n{report}");
     let sqlite = "taskwire (smol, SQLite NORMAL)";
     for ours in ["taskwire (smol)", "taskwire (tokio)", sqlite] {
-        for heading in [
-            "Sequential `tools/call echo`",
-            "`tools/call echo`, 64 in flight",
-            "Sequential task lifecycles",
-            "Task lifecycles, 32 in flight",
-            "retained tasks",
-            "Startup",
-        ] {
-            let cells = row(&report, heading, ours);
-            assert!(positive(&cells[0]), "{ours}, {heading}: {cells:?}");
-        }
+        every_workload_measured(&report, ours);
         // created/s, list ms and pages; RSS per task may round to 0 for so few tasks.
         let retained = row(&report, "retained tasks", ours);
         assert!(
@@ -143,4 +135,92 @@ fn a_missing_peer_fails_with_how_to_install_it() {
     assert_eq!(out.status.code(), Some(1), "{log}");
     assert!(log.contains("rmcp 3.11.0"), "{log}");
     assert!(log.contains("bash tests/peers/setup.sh"), "{log}");
+}
+
+#[test]
+fn smoke_run_measures_ours_on_postgres_and_drops_its_databases() {
+    let Some(url) = postgres::url() else { return };
+    let task_server = procs::task_server();
+    let child = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args([
+            "--smoke",
+            "--servers",
+            "smol,smol-postgres",
+            "--task-server",
+            task_server.to_str().expect("a UTF-8 path"),
+        ])
+        .env(postgres::URL_ENV, &url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("bench starts");
+    let pid = child.id();
+    let out = child.wait_with_output().expect("bench runs");
+    let (report, log) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "bench failed:\n{log}\n{report}");
+    let ours = "taskwire (smol, PostgreSQL)";
+    every_workload_measured(&report, ours);
+    // created/s, list ms and pages, then the task table's size per task.
+    let retained = row(&report, "retained tasks", ours);
+    assert!(retained[..3].iter().all(|c| positive(c)), "{retained:?}");
+    assert!(positive(&retained[4]), "{retained:?}");
+    assert!(!report.contains(&format!("### Ratios: {ours} / each server")));
+    let durable = row(
+        &report,
+        "durable store vs in-memory (smol)",
+        "lifecycle-32: lifecycles/s",
+    );
+    assert!(positive(&durable[0]), "{durable:?}");
+    assert!(report.contains("| smol-postgres / smol |"), "{report}");
+    assert!(
+        report.contains(&format!("- {ours}: ")) && report.contains("(target ≥ 0.2)"),
+        "{report}"
+    );
+    let server = PostgresServer::new(url).expect("a PostgreSQL URL");
+    let prefix = format!("taskwire_bench_{pid}_");
+    let left: Vec<String> = server
+        .bench_databases()
+        .expect("the databases on the server")
+        .into_iter()
+        .filter(|name| name.starts_with(&prefix))
+        .collect();
+    assert!(left.is_empty(), "bench left {left:?}");
+}
+
+#[test]
+fn postgres_without_its_url_fails_with_what_to_do() {
+    let task_server = procs::task_server();
+    let out = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args([
+            "--smoke",
+            "--servers",
+            "smol,smol-postgres",
+            "--task-server",
+            task_server.to_str().expect("a UTF-8 path"),
+        ])
+        .env_remove(postgres::URL_ENV)
+        .output()
+        .expect("bench runs");
+    let log = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{log}");
+    assert!(log.contains("taskwire (smol, PostgreSQL)"), "{log}");
+    assert!(log.contains("TASKWIRE_POSTGRES_URL is not set"), "{log}");
+    assert!(log.contains("bash tests/postgres.sh start"), "{log}");
+    assert!(log.contains("--servers smol"), "{log}");
+    assert!(out.stdout.is_empty(), "no report without a server");
+}
+
+/// Each workload's first column is a positive figure in `ours`'s row.
+fn every_workload_measured(report: &str, ours: &str) {
+    for heading in [
+        "Sequential `tools/call echo`",
+        "`tools/call echo`, 64 in flight",
+        "Sequential task lifecycles",
+        "Task lifecycles, 32 in flight",
+        "retained tasks",
+        "Startup",
+    ] {
+        let cells = row(report, heading, ours);
+        assert!(positive(&cells[0]), "{ours}, {heading}: {cells:?}");
+    }
 }

@@ -1,4 +1,5 @@
-//! `task-server --store sqlite:PATH`: tasks that survive the process. A server killed with
+//! `task-server --store sqlite:PATH` and `--store postgres://…`: tasks that survive the
+//! process. A server killed with
 //! SIGKILL (one task done, one running) and started again on the same file answers a new
 //! client, in either era: the finished task's outcome exactly as before (same result, same
 //! `createdAt` and `ttl`), the running one `failed`, saying its work was lost. A file that is
@@ -26,11 +27,11 @@ fn database(test: &str) -> PathBuf {
     path
 }
 
-fn survives_a_kill(era: Era, test: &str) {
-    let path = database(test);
+/// `task-server --store SPEC` killed with one task done and one running, then started again.
+fn survives_a_kill(era: Era, store: String) {
     let args = vec![
         "--store".to_owned(),
-        format!("sqlite:{}", path.display()),
+        store,
         "--step-ms".to_owned(),
         "100".to_owned(),
     ];
@@ -91,14 +92,32 @@ fn survives_a_kill(era: Era, test: &str) {
     });
 }
 
+fn sqlite(test: &str) -> String {
+    format!("sqlite:{}", database(test).display())
+}
+
 #[test]
 fn a_finished_task_survives_a_kill_and_a_running_one_fails_2025_11_25() {
-    survives_a_kill(Era::V2025_11_25, "kill-2025");
+    survives_a_kill(Era::V2025_11_25, sqlite("kill-2025"));
 }
 
 #[test]
 fn a_finished_task_survives_a_kill_and_a_running_one_fails_2026_07_28() {
-    survives_a_kill(Era::V2026_07_28, "kill-2026");
+    survives_a_kill(Era::V2026_07_28, sqlite("kill-2026"));
+}
+
+#[test]
+fn on_postgres_a_finished_task_survives_a_kill_and_a_running_one_fails_2025_11_25() {
+    if let Some(url) = taskwire_tests::postgres::fresh_database("kill_2025") {
+        survives_a_kill(Era::V2025_11_25, url);
+    }
+}
+
+#[test]
+fn on_postgres_a_finished_task_survives_a_kill_and_a_running_one_fails_2026_07_28() {
+    if let Some(url) = taskwire_tests::postgres::fresh_database("kill_2026") {
+        survives_a_kill(Era::V2026_07_28, url);
+    }
 }
 
 #[test]
@@ -130,8 +149,17 @@ fn a_file_that_is_no_task_store_is_refused_at_start_and_left_alone() {
 /// the task whose creation was stored but never acknowledged, failed.
 #[test]
 fn a_crash_between_the_database_and_the_reply_loses_nothing_acknowledged() {
-    let path = database("crash-between");
-    let store = format!("sqlite:{}", path.display());
+    crash_between(sqlite("crash-between"));
+}
+
+#[test]
+fn on_postgres_a_crash_between_the_database_and_the_reply_loses_nothing_acknowledged() {
+    if let Some(url) = taskwire_tests::postgres::fresh_database("crash_between") {
+        crash_between(url);
+    }
+}
+
+fn crash_between(store: String) {
     let server = taskwire_tests::test_server!();
     let args = |crash: bool| {
         let mut args = vec!["--store".to_owned(), store.clone()];

@@ -18,7 +18,7 @@ use taskwire_demo::tools::ServerOptions;
 
 #[cfg(not(target_os = "wasi"))]
 const USAGE: &str = "usage: task-server [--runtime smol|tokio | --http ADDR] \
-                     [--store sqlite:PATH[?synchronous=normal|full]] [--required-tool] \
+                     [--store sqlite:PATH[?synchronous=normal|full] | --store postgres://…] [--required-tool] \
                      [--extra-tools] [--bench-tools] [--step-ms N]";
 #[cfg(target_os = "wasi")]
 const USAGE: &str =
@@ -43,15 +43,13 @@ fn main() -> ExitCode {
     #[cfg(not(target_os = "wasi"))]
     let store = match taskwire_demo::options::take_value(&mut args, "--store") {
         Ok(None) => None,
-        Ok(Some(spec)) => match sqlite_store(&spec) {
-            Ok((path, sync)) => match taskwire_sqlite::SqliteStore::open_with(path, sync) {
-                Ok(store) => Some(store),
-                Err(e) => {
-                    eprintln!("task-server: {e}");
-                    return ExitCode::FAILURE;
-                }
-            },
-            Err(e) => return usage(&e),
+        Ok(Some(spec)) => match taskwire_demo::store::open(&spec) {
+            Ok(store) => Some(store),
+            Err(taskwire_demo::store::OpenError::Spec(e)) => return usage(&e),
+            Err(taskwire_demo::store::OpenError::Store(e)) => {
+                eprintln!("task-server: {e}");
+                return ExitCode::FAILURE;
+            }
         },
         Err(e) => return usage(&e),
     };
@@ -116,59 +114,7 @@ fn take_value(args: &mut Vec<String>, name: &str) -> Result<Option<u64>, String>
     Ok(Some(value))
 }
 
-/// The path and `synchronous` mode of `--store sqlite:PATH[?synchronous=normal|full]`.
-#[cfg(not(target_os = "wasi"))]
-fn sqlite_store(spec: &str) -> Result<(&str, taskwire_sqlite::Synchronous), String> {
-    use taskwire_sqlite::Synchronous;
-    let wrong = || format!("--store takes sqlite:PATH[?synchronous=normal|full], not {spec:?}");
-    let rest = spec.strip_prefix("sqlite:").ok_or_else(wrong)?;
-    let (path, sync) = match rest.rsplit_once('?') {
-        None => (rest, Synchronous::Normal),
-        Some((path, "synchronous=normal")) => (path, Synchronous::Normal),
-        Some((path, "synchronous=full")) => (path, Synchronous::Full),
-        Some(_) => return Err(wrong()),
-    };
-    if path.is_empty() {
-        return Err(wrong());
-    }
-    Ok((path, sync))
-}
-
 fn usage(error: &str) -> ExitCode {
     eprintln!("task-server: {error}\n{USAGE}");
     ExitCode::from(2)
-}
-
-#[cfg(all(test, not(target_os = "wasi")))]
-mod tests {
-    use super::sqlite_store;
-    use taskwire_sqlite::Synchronous;
-
-    #[test]
-    fn store_specs() {
-        assert_eq!(
-            sqlite_store("sqlite:a.db"),
-            Ok(("a.db", Synchronous::Normal))
-        );
-        assert_eq!(
-            sqlite_store("sqlite:/t/a.db?synchronous=normal"),
-            Ok(("/t/a.db", Synchronous::Normal))
-        );
-        assert_eq!(
-            sqlite_store("sqlite:a.db?synchronous=full"),
-            Ok(("a.db", Synchronous::Full))
-        );
-        for wrong in [
-            "a.db",
-            "sqlite:",
-            "sqlite:?synchronous=full",
-            "sqlite:a.db?synchronous=off",
-            "sqlite:a.db?sync=full",
-        ] {
-            assert!(
-                sqlite_store(wrong).unwrap_err().contains("sqlite:PATH"),
-                "{wrong}"
-            );
-        }
-    }
 }

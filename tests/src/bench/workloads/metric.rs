@@ -27,8 +27,9 @@ pub enum Metric {
     ListPages,
     /// (RSS with the tasks − idle RSS) / tasks created, bytes.
     BytesPerTask,
-    /// The SQLite database's files (`.db`, `-wal`, `-shm`) after the fill / tasks created,
-    /// bytes; only for ours on SQLite.
+    /// The database's size on disk after the fill / tasks created, bytes; only for ours on a
+    /// durable store: SQLite's files (`.db`, `-wal`, `-shm`), PostgreSQL's
+    /// `pg_total_relation_size('taskwire_tasks')` (the table, its indexes and TOAST).
     DiskBytesPerTask,
     /// Spawn to `initialize` answer, ms.
     SpawnToInitializeMs,
@@ -58,7 +59,7 @@ impl Metric {
     }
 
     /// Whether the ratio tables show it (counts that only describe a run are left out, and
-    /// so is the size on disk, which only the SQLite servers have).
+    /// so is the size on disk, which only ours on a durable store have).
     pub fn compared(self) -> bool {
         !matches!(
             self,
@@ -66,9 +67,9 @@ impl Metric {
         )
     }
 
-    /// Whether `server` has it at all (only ours on SQLite have a size on disk).
+    /// Whether `server` has it at all (only ours on a durable store have a size on disk).
     pub fn applies_to(self, server: ServerId) -> bool {
-        self != Metric::DiskBytesPerTask || server.sqlite().is_some()
+        self != Metric::DiskBytesPerTask || server.is_durable()
     }
 
     /// `value` formatted for a table cell.
@@ -117,6 +118,7 @@ mod tests {
         assert_eq!(Metric::IdleRssMib.format(3.86), "3.9");
         assert_eq!(Metric::DiskBytesPerTask.format(1234.5), "1,234");
         assert!(Metric::DiskBytesPerTask.applies_to(ServerId::SmolSqliteFull));
+        assert!(Metric::DiskBytesPerTask.applies_to(ServerId::SmolPostgres));
         assert!(!Metric::DiskBytesPerTask.applies_to(ServerId::Smol));
         assert!(Metric::BytesPerTask.applies_to(ServerId::Smol));
     }

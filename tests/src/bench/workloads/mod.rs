@@ -6,7 +6,8 @@
 //! - [`lifecycle`]: task lifecycles (`tools/call instant_task` as a task, `tasks/get` until
 //!   completed, `tasks/result`), sequential and 32 in flight.
 //! - [`retained`]: N retained tasks: creation rate, a full `tasks/list` pagination, RSS per
-//!   task, and for ours on SQLite the database's size on disk per task.
+//!   task, and for ours on a durable store (SQLite, PostgreSQL) the database's size on disk
+//!   per task.
 //!
 //! [`Metric`] names and formats what they measure.
 
@@ -166,7 +167,8 @@ impl Workload {
             ),
             Workload::Retained(n) => format!(
                 "{} retained tasks: creation ({FILL_WINDOW} in flight), a full `tasks/list` \
-                 pagination, RSS per task, SQLite files (.db, -wal, -shm) per task",
+                 pagination, RSS per task, disk per task (SQLite: .db, -wal, -shm files; \
+                 PostgreSQL: pg_total_relation_size of taskwire_tasks)",
                 count_name(n)
             ),
         }

@@ -1,8 +1,9 @@
 //! N retained tasks: `instant_task` called as a task N times ([`FILL_WINDOW`] in flight, each
 //! reply a `CreateTaskResult`), then a full `tasks/list` pagination that must show exactly the
 //! created tasks, completed, plus the ones the server pre-creates (our `demo-task`). Memory is
-//! the RSS after the fill minus the idle RSS, per created task; for a server with one of our
-//! SQLite databases, disk is the size of its files after the fill, per created task.
+//! the RSS after the fill minus the idle RSS, per created task; for a server with a database
+//! of ours (SQLite or PostgreSQL), disk is its size after the fill, per created task (see
+//! [`Database::bytes_on_disk`](crate::bench::database::Database::bytes_on_disk)).
 //!
 //! A server whose creation rate would make the fill take longer than the budget is skipped,
 //! and the outcome says so with the rate it had reached; so is the listing of a server whose

@@ -1,6 +1,7 @@
-//! A server in process on `taskwire-sqlite`: 10,000 tasks, made through one session with
-//! their calls in flight together (so the store writes them in batches), survive a restart:
-//! a new server on the file lists every one of them, completed, once.
+//! A server in process on a durable store (`taskwire-sqlite`, `taskwire-postgres`): 10,000
+//! tasks, made through one session with their calls in flight together (so the store writes
+//! them in batches), survive a restart: a new server on the store lists every one of them,
+//! completed, once.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -12,16 +13,20 @@ use taskwire_driver::TaskStore;
 use taskwire_driver::{
     CallToolResult, Config, MessageSession, Runtime, Server, ServerHandle, TaskSupport, Tool,
 };
+use taskwire_postgres::PostgresStore;
 use taskwire_sqlite::SqliteStore;
 
 use crate::links::{initialize, send};
 
 const TASKS: usize = 10_000;
 
-fn start(path: &std::path::Path) -> ServerHandle {
-    let mut config = Config::new("sqlite", "1.0");
+/// Opens the store (again).
+type Open = dyn Fn() -> Arc<dyn TaskStore>;
+
+fn start(open: &Open) -> ServerHandle {
+    let mut config = Config::new("restart", "1.0");
     config.tasks.page_size = 500;
-    let store = SqliteStore::open(path).expect("the store opens");
+    let store = open();
     let server = Server::new(config)
         .tool(
             Tool::new("instant", TaskSupport::Optional),
@@ -55,18 +60,30 @@ async fn session(handle: &ServerHandle) -> MessageSession {
 }
 
 #[test]
-fn ten_thousand_tasks_survive_a_restart_and_list_once_each() {
+fn ten_thousand_tasks_survive_a_restart_on_sqlite_and_list_once_each() {
     let dir = taskwire_tests::peers::target_dir().join("tmp/store");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("ten-thousand.db");
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
+    survive_a_restart(&move || Arc::new(SqliteStore::open(&path).expect("the store opens")));
+}
+
+#[test]
+fn ten_thousand_tasks_survive_a_restart_on_postgres_and_list_once_each() {
+    let Some(url) = taskwire_tests::postgres::fresh_database("restart") else {
+        return;
+    };
+    survive_a_restart(&move || Arc::new(PostgresStore::connect(&url).expect("the store connects")));
+}
+
+fn survive_a_restart(open: &Open) {
     smol::block_on(async {
         let limit = smol::Timer::after(Duration::from_secs(120));
         let body = async {
             let made: BTreeSet<String> = {
-                let handle = start(&path);
+                let handle = start(open);
                 let session = session(&handle).await;
                 for id in 1..=TASKS {
                     send(
@@ -86,7 +103,7 @@ fn ten_thousand_tasks_survive_a_restart_and_list_once_each() {
             assert_eq!(made.len(), TASKS);
             // A reply waits only for what it reveals: each task's completion may still be
             // on its way to the file while the server stops (its last write is waited for).
-            let observer = SqliteStore::open(&path).expect("a second connection");
+            let observer = open();
             loop {
                 let stored = observer.load().await.expect("load");
                 let done = stored
@@ -99,7 +116,7 @@ fn ten_thousand_tasks_survive_a_restart_and_list_once_each() {
                 smol::Timer::after(Duration::from_millis(50)).await;
             }
 
-            let handle = start(&path);
+            let handle = start(open);
             let session = session(&handle).await;
             let mut listed = Vec::new();
             let mut cursor: Option<String> = None;

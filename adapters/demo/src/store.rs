@@ -1,0 +1,90 @@
+//! `--store SPEC`: the durable task store a server binary keeps its tasks in.
+//!
+//! - `sqlite:PATH`, `sqlite:PATH?synchronous=full` (or `=normal`, the default): a SQLite file
+//!   ([`taskwire_sqlite`]).
+//! - `postgres://user@host:port/database` (or `postgresql://…`): a PostgreSQL database
+//!   ([`taskwire_postgres`]).
+
+use std::sync::Arc;
+
+use taskwire_driver::{StoreError, TaskStore};
+use taskwire_sqlite::Synchronous;
+
+/// Why `--store` gave no store.
+#[derive(Debug)]
+pub enum OpenError {
+    /// The option itself is wrong (a usage error).
+    Spec(String),
+    /// The store would not open (its message names it).
+    Store(StoreError),
+}
+
+/// Opens the store `spec` names.
+pub fn open(spec: &str) -> Result<Arc<dyn TaskStore>, OpenError> {
+    if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+        let store = taskwire_postgres::PostgresStore::connect(spec).map_err(OpenError::Store)?;
+        return Ok(Arc::new(store));
+    }
+    let (path, sync) = sqlite(spec).map_err(OpenError::Spec)?;
+    let store = taskwire_sqlite::SqliteStore::open_with(path, sync).map_err(OpenError::Store)?;
+    Ok(Arc::new(store))
+}
+
+/// The path and `synchronous` mode of `sqlite:PATH[?synchronous=normal|full]`.
+fn sqlite(spec: &str) -> Result<(&str, Synchronous), String> {
+    let wrong = || {
+        format!("--store takes sqlite:PATH[?synchronous=normal|full] or postgres://…, not {spec:?}")
+    };
+    let rest = spec.strip_prefix("sqlite:").ok_or_else(wrong)?;
+    let (path, sync) = match rest.rsplit_once('?') {
+        None => (rest, Synchronous::Normal),
+        Some((path, "synchronous=normal")) => (path, Synchronous::Normal),
+        Some((path, "synchronous=full")) => (path, Synchronous::Full),
+        Some(_) => return Err(wrong()),
+    };
+    if path.is_empty() {
+        return Err(wrong());
+    }
+    Ok((path, sync))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_specs() {
+        assert_eq!(sqlite("sqlite:a.db"), Ok(("a.db", Synchronous::Normal)));
+        assert_eq!(
+            sqlite("sqlite:/t/a.db?synchronous=normal"),
+            Ok(("/t/a.db", Synchronous::Normal))
+        );
+        assert_eq!(
+            sqlite("sqlite:a.db?synchronous=full"),
+            Ok(("a.db", Synchronous::Full))
+        );
+        for wrong in [
+            "a.db",
+            "sqlite:",
+            "sqlite:?synchronous=full",
+            "sqlite:a.db?synchronous=off",
+            "sqlite:a.db?sync=full",
+        ] {
+            assert!(
+                sqlite(wrong).unwrap_err().contains("sqlite:PATH"),
+                "{wrong}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_postgres_url_that_does_not_parse_is_a_store_error_naming_it() {
+        let Err(OpenError::Store(error)) = open("postgres://db.example:port/tasks") else {
+            panic!("refused");
+        };
+        assert!(
+            error.to_string().contains("not a connection URL"),
+            "{error}"
+        );
+    }
+}

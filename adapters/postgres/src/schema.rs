@@ -1,0 +1,89 @@
+//! The tables, made on first use and checked on every connection: one row per task, the
+//! schema version, and the trigger that keeps a terminal task's status and outcome.
+
+use tokio_postgres::Client;
+
+/// The schema version this crate reads and writes (`taskwire_schema.version`).
+pub(crate) const VERSION: i32 = 1;
+
+/// Serializes schema checks of replicas starting together (`pg_advisory_xact_lock`).
+const LOCK: i64 = 0x7461_736b_7769_7265; // "taskwire"
+
+/// One row per task: the snapshot as JSON text (kept byte for byte: results are returned
+/// exactly as stored), with the columns a status message changes on their own, so that a
+/// message is a small update rather than a rewrite of the snapshot.
+const CREATE: &str = "
+CREATE TABLE taskwire_schema (version integer NOT NULL);
+CREATE TABLE taskwire_tasks (
+    id         text PRIMARY KEY,
+    owner      text NOT NULL,
+    status     text NOT NULL,
+    message    text,
+    updated_at bigint NOT NULL,
+    snapshot   text NOT NULL
+);
+CREATE FUNCTION taskwire_terminal_is_final() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF OLD.status IN ('completed', 'failed', 'cancelled')
+       AND (NEW.status IS DISTINCT FROM OLD.status
+            OR (NEW.snapshot::jsonb -> 'outcome') IS DISTINCT FROM (OLD.snapshot::jsonb -> 'outcome'))
+    THEN
+        RAISE EXCEPTION 'a task in a terminal status does not change (task %)', OLD.id;
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER terminal_is_final BEFORE UPDATE ON taskwire_tasks
+    FOR EACH ROW EXECUTE FUNCTION taskwire_terminal_is_final();
+";
+
+/// Makes the tables when the database has none, or checks their version. Fails, changing
+/// nothing, on another version or on a `taskwire_tasks` table without its version.
+pub(crate) async fn prepare(client: &mut Client) -> Result<(), String> {
+    let transaction = client.transaction().await.map_err(|e| e.to_string())?;
+    transaction
+        .execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK])
+        .await
+        .map_err(|e| e.to_string())?;
+    let tables: Vec<String> = transaction
+        .query(
+            "SELECT tablename::text FROM pg_tables
+             WHERE schemaname = current_schema() AND tablename LIKE 'taskwire\\_%'",
+            &[],
+        )
+        .await
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    if tables.is_empty() {
+        transaction
+            .batch_execute(CREATE)
+            .await
+            .map_err(|e| format!("cannot create the tables: {e}"))?;
+        transaction
+            .execute(
+                "INSERT INTO taskwire_schema (version) VALUES ($1)",
+                &[&VERSION],
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        tracing::info!(version = VERSION, "created the task tables");
+    } else if !tables.iter().any(|t| t == "taskwire_schema") {
+        return Err(format!(
+            "tables {tables:?} but no taskwire_schema: not a taskwire task store; nothing was changed"
+        ));
+    } else {
+        let version: i32 = transaction
+            .query_one("SELECT version FROM taskwire_schema", &[])
+            .await
+            .map_err(|e| format!("cannot read the schema version: {e}"))?
+            .get(0);
+        if version != VERSION {
+            return Err(format!(
+                "schema version {version}, but this taskwire-postgres reads version {VERSION}; \
+                 use the taskwire that wrote it"
+            ));
+        }
+    }
+    transaction.commit().await.map_err(|e| e.to_string())
+}

@@ -1,0 +1,163 @@
+//! The PostgreSQL server of the PostgreSQL task-store tests. `tests/run-all.sh` starts a private
+//! cluster with `tests/postgres.sh start` (127.0.0.1:55432, data under `<target>/postgres/`,
+//! the superuser role `taskwire`, so a test may create a database of its own) and passes its URL
+//! in `TASKWIRE_POSTGRES_URL`; [`url`] hands it to the test.
+//!
+//! Nothing here skips silently: without the variable the test fails, saying what to run.
+//! `TASKWIRE_SKIP_POSTGRES=1` is the explicit opt-out, reported by [`skip`].
+
+use std::ffi::OsString;
+
+use crate::skip;
+
+/// Set to `1` to skip the PostgreSQL tests. CI never sets it.
+pub const SKIP_ENV: &str = "TASKWIRE_SKIP_POSTGRES";
+
+/// The URL of the server the tests use: what `tests/postgres.sh start` prints last
+/// (`postgres://taskwire@127.0.0.1:55432/taskwire`), or a server of yours.
+pub const URL_ENV: &str = "TASKWIRE_POSTGRES_URL";
+
+/// The URL of the PostgreSQL server (`TASKWIRE_POSTGRES_URL`), or `None` when the PostgreSQL
+/// tests are switched off (`TASKWIRE_SKIP_POSTGRES=1`); then the test has reported that it is
+/// skipped and why ([`crate::skip::record`]: on stderr, and counted by `tests/run-all.sh`), and
+/// should return at once. Panics, saying what to do, when `TASKWIRE_POSTGRES_URL` is unset.
+pub fn url() -> Option<String> {
+    if skip::opted_out(SKIP_ENV) {
+        let thread = std::thread::current();
+        let label = thread
+            .name()
+            .filter(|name| *name != "main")
+            .unwrap_or("postgres");
+        skip::record(label, SKIP_ENV, "the PostgreSQL store tests are not run");
+        return None;
+    }
+    match from_var(std::env::var_os(URL_ENV)) {
+        Ok(url) => Some(url),
+        Err(why) => panic!("{why}"),
+    }
+}
+
+/// A new, empty database named `name` (any earlier one of that name dropped) on the server
+/// of [`url`], and its URL; `None` when the PostgreSQL tests are skipped. Panics, saying why,
+/// when the server cannot be reached.
+pub fn fresh_database(name: &str) -> Option<String> {
+    let server = url()?;
+    let database = format!("taskwire_test_{name}");
+    run_sql(
+        &server,
+        &[
+            &format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)"),
+            &format!("CREATE DATABASE {database}"),
+        ],
+    );
+    Some(with_database(&server, &database))
+}
+
+/// Runs `statements`, one by one (each its own transaction), on the database at `url`, on a
+/// connection of their own. Panics, naming the server or the statement, when one fails.
+pub fn run_sql(url: &str, statements: &[&str]) {
+    for sql in statements {
+        if let Err(why) = try_sql(url, sql) {
+            panic!("{sql}: {why}");
+        }
+    }
+}
+
+/// Runs `sql` on the database at `url`: the server's message when it fails. Panics when the
+/// server cannot be reached.
+pub fn try_sql(url: &str, sql: &str) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap_or_else(|e| panic!("cannot reach the PostgreSQL server at {url}: {e}"));
+        tokio::spawn(connection);
+        client.batch_execute(sql).await.map_err(|e| {
+            e.as_db_error()
+                .map_or(e.to_string(), |db| db.message().to_owned())
+        })
+    })
+}
+
+/// `url` with its database (the last path segment) replaced by `database`.
+fn with_database(url: &str, database: &str) -> String {
+    let (server, _) = url
+        .rsplit_once('/')
+        .filter(|(server, _)| server.contains("://"))
+        .unwrap_or_else(|| panic!("{URL_ENV} must be a URL ending in /DATABASE, not {url}"));
+    format!("{server}/{database}")
+}
+
+/// The URL in the value of `TASKWIRE_POSTGRES_URL`, or why there is none (unset, empty or not
+/// UTF-8) and what to do.
+fn from_var(value: Option<OsString>) -> Result<String, String> {
+    const TODO: &str = "run `bash tests/postgres.sh start` and set TASKWIRE_POSTGRES_URL to the \
+        URL it prints (tests/run-all.sh does both), or set TASKWIRE_SKIP_POSTGRES=1 to skip these \
+        tests";
+    let Some(value) = value else {
+        return Err(format!(
+            "{URL_ENV} is not set, so there is no PostgreSQL server: {TODO}"
+        ));
+    };
+    match value.into_string() {
+        Ok(url) if url.trim().is_empty() => Err(format!(
+            "{URL_ENV} is empty, so there is no PostgreSQL server: {TODO}"
+        )),
+        Ok(url) => Ok(url),
+        Err(value) => Err(format!("{URL_ENV} is not UTF-8 ({value:?}): {TODO}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TODO: &str = "run `bash tests/postgres.sh start` and set TASKWIRE_POSTGRES_URL to the \
+        URL it prints (tests/run-all.sh does both), or set TASKWIRE_SKIP_POSTGRES=1 to skip these \
+        tests";
+
+    #[test]
+    fn a_database_of_its_own_on_the_same_server() {
+        assert_eq!(
+            with_database("postgres://taskwire@127.0.0.1:55432/taskwire", "t1"),
+            "postgres://taskwire@127.0.0.1:55432/t1"
+        );
+    }
+
+    #[test]
+    fn the_url_is_the_value() {
+        let url = "postgres://taskwire@127.0.0.1:55432/taskwire";
+        assert_eq!(from_var(Some(url.into())), Ok(url.to_owned()));
+    }
+
+    #[test]
+    fn unset_says_what_to_do() {
+        let why = from_var(None).unwrap_err();
+        assert!(why.starts_with("TASKWIRE_POSTGRES_URL is not set"), "{why}");
+        assert!(why.ends_with(TODO), "{why}");
+    }
+
+    #[test]
+    fn empty_counts_as_unset() {
+        for value in ["", "  "] {
+            let why = from_var(Some(value.into())).unwrap_err();
+            assert!(why.starts_with("TASKWIRE_POSTGRES_URL is empty"), "{why}");
+            assert!(why.ends_with(TODO), "{why}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn not_utf8_says_what_to_do() {
+        use std::os::unix::ffi::OsStringExt;
+        let why = from_var(Some(OsString::from_vec(b"postgres://\xff".to_vec()))).unwrap_err();
+        assert!(
+            why.starts_with("TASKWIRE_POSTGRES_URL is not UTF-8"),
+            "{why}"
+        );
+        assert!(why.ends_with(TODO), "{why}");
+    }
+}

@@ -1,0 +1,149 @@
+//! `taskwire-postgres` against a real PostgreSQL server (`tests/postgres.sh`), each test on a
+//! database of its own: the tables made on first use, a database of another schema version or
+//! with foreign `taskwire_*` tables refused and left alone, a terminal task immutable in the
+//! database too, and a connection lost under a running server made again by the next write,
+//! losing nothing acknowledged. A server that cannot be reached fails the store's opening,
+//! naming it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use taskwire_driver::{CallToolResult, Config, Runtime, Server, TaskStore, TaskSupport, Tool};
+use taskwire_postgres::PostgresStore;
+use taskwire_tests::postgres::{fresh_database, run_sql, try_sql};
+
+use crate::links::{initialize, reply, send};
+
+#[test]
+fn an_unreachable_server_fails_the_opening_naming_it() {
+    let error = PostgresStore::connect("postgres://nobody:secret@127.0.0.1:1/none").unwrap_err();
+    let error = error.to_string();
+    assert!(
+        error.starts_with("postgres://nobody@127.0.0.1:1/none: cannot connect"),
+        "named, without the password: {error}"
+    );
+}
+
+#[test]
+fn another_schema_version_is_refused_and_left_alone() {
+    let Some(url) = fresh_database("version") else {
+        return;
+    };
+    drop(PostgresStore::connect(&url).expect("the tables are made"));
+    run_sql(&url, &["UPDATE taskwire_schema SET version = 7"]);
+    let refused = PostgresStore::connect(&url).unwrap_err().to_string();
+    assert!(refused.contains("schema version 7"), "{refused}");
+    assert!(
+        refused.contains("taskwire_test_version"),
+        "names the database: {refused}"
+    );
+    assert!(
+        try_sql(&url, "DO $$ BEGIN IF (SELECT version FROM taskwire_schema) <> 7 THEN RAISE 'changed'; END IF; END $$").is_ok(),
+        "left alone"
+    );
+}
+
+#[test]
+fn foreign_taskwire_tables_are_refused() {
+    let Some(url) = fresh_database("foreign") else {
+        return;
+    };
+    run_sql(&url, &["CREATE TABLE taskwire_tasks (n integer)"]);
+    let refused = PostgresStore::connect(&url).unwrap_err().to_string();
+    assert!(refused.contains("not a taskwire task store"), "{refused}");
+}
+
+#[test]
+fn a_terminal_task_keeps_its_status_and_outcome() {
+    let Some(url) = fresh_database("terminal") else {
+        return;
+    };
+    drop(PostgresStore::connect(&url).expect("the tables are made"));
+    run_sql(
+        &url,
+        &[
+            r#"INSERT INTO taskwire_tasks VALUES ('t', 'o', 'completed', NULL, 1, '{"outcome":{"result":1}}')"#,
+        ],
+    );
+    // The same outcome written again (a retried write) is no change.
+    try_sql(
+        &url,
+        r#"UPDATE taskwire_tasks SET snapshot = '{"outcome": {"result": 1}, "x": 2}' WHERE id = 't'"#,
+    )
+    .expect("allowed");
+    for change in [
+        "UPDATE taskwire_tasks SET status = 'working' WHERE id = 't'",
+        r#"UPDATE taskwire_tasks SET snapshot = '{"outcome":{"result":2}}' WHERE id = 't'"#,
+    ] {
+        let refused = try_sql(&url, change).unwrap_err();
+        assert!(refused.contains("terminal status"), "{change}: {refused}");
+    }
+}
+
+#[test]
+fn a_lost_connection_is_made_again_and_nothing_acknowledged_is_lost() {
+    let Some(url) = fresh_database("reconnect") else {
+        return;
+    };
+    let store = PostgresStore::connect(&url).expect("connects");
+    let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
+    let handle = Server::new(Config::new("reconnect", "1.0"))
+        .tool(
+            Tool::new("instant", TaskSupport::Optional),
+            |_, _: Value| async { Ok(CallToolResult::text("done")) },
+        )
+        .with_store(store.clone())
+        .start(runtime);
+    let acknowledged = smol::block_on(async {
+        let session = handle.open("alice", 64).await.expect("open");
+        initialize(&session).await;
+        let call = |id: i64| {
+            send(
+                &session,
+                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                    "name": "instant", "arguments": {}, "task": {"ttl": 60000}}}),
+            );
+        };
+        let mut acknowledged = Vec::new();
+        call(2);
+        let created = reply(&session, 2).await;
+        acknowledged.push(
+            created["result"]["task"]["taskId"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+        // The server drops the store's connection (as a restart of the database would).
+        run_sql(
+            &url,
+            &["SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+               WHERE datname = current_database() AND pid <> pg_backend_pid()"],
+        );
+        smol::Timer::after(Duration::from_millis(100)).await;
+        for id in 3..6 {
+            call(id);
+            let answer = reply(&session, id).await;
+            match answer["result"]["task"]["taskId"].as_str() {
+                Some(task) => acknowledged.push(task.to_owned()),
+                None => {
+                    let message = answer["error"]["message"].as_str().unwrap_or_default();
+                    assert!(
+                        id == 3 && message.contains("taskwire_test_reconnect"),
+                        "only the first write after the loss may fail, naming the store: {answer}"
+                    );
+                }
+            }
+        }
+        assert!(acknowledged.len() >= 3, "{acknowledged:?}");
+        handle.shutdown().await;
+        acknowledged
+    });
+    let stored = smol::block_on(store.load()).expect("loads");
+    for task in &acknowledged {
+        assert!(
+            stored.iter().any(|t| t.info.id.as_str() == task),
+            "acknowledged task {task} is stored"
+        );
+    }
+}
