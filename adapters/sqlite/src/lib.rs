@@ -18,7 +18,8 @@
 //! - Within a batch, a change that a later `Put` or `Delete` of the same task supersedes is
 //!   not written (a task made and finished within one batch is one row write).
 //! - The connection lives on a thread of its own, so the driver's runtime never blocks on the
-//!   disk.
+//!   disk; a second one, on another thread, checkpoints the WAL into the database file after
+//!   commits (at most every 100 ms), so that no commit waits for a checkpoint.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), taskwire_driver::StoreError> {
@@ -30,6 +31,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod checkpoint;
 mod schema;
 mod worker;
 
@@ -70,14 +72,21 @@ impl SqliteStore {
     pub fn open_with(path: impl AsRef<Path>, sync: Synchronous) -> Result<Self, StoreError> {
         let path = path.as_ref();
         let name: Arc<str> = format!("sqlite:{}", path.display()).into();
-        let connection =
-            schema::open(path, sync).map_err(|e| StoreError::new(format!("{name}: {e}")))?;
+        let failed = |e: String| StoreError::new(format!("{name}: {e}"));
+        let connection = schema::open(path, sync).map_err(failed)?;
+        let checkpointer = schema::open_checkpointer(path, sync).map_err(failed)?;
+        let (committed, commits) = mpsc::sync_channel(1);
+        let thread_name = name.clone();
+        std::thread::Builder::new()
+            .name("taskwire-sqlite-checkpoint".into())
+            .spawn(move || checkpoint::run(&checkpointer, &commits, &thread_name))
+            .map_err(|e| failed(format!("cannot start its checkpoint thread: {e}")))?;
         let (jobs, queue) = mpsc::channel();
         let thread_name = name.clone();
         std::thread::Builder::new()
             .name("taskwire-sqlite".into())
-            .spawn(move || worker::run(connection, queue, &thread_name))
-            .map_err(|e| StoreError::new(format!("{name}: cannot start its thread: {e}")))?;
+            .spawn(move || worker::run(connection, queue, &committed, &thread_name))
+            .map_err(|e| failed(format!("cannot start its thread: {e}")))?;
         Ok(SqliteStore { name, jobs })
     }
 }

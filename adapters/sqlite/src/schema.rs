@@ -10,6 +10,10 @@ use crate::Synchronous;
 /// The schema version this crate reads and writes (`PRAGMA user_version`).
 pub(crate) const VERSION: i64 = 2;
 
+/// The most the WAL file keeps once a checkpoint let it start over (it grows past this
+/// between checkpoints, and is cut back to it).
+const WAL_KEPT_BYTES: u64 = 4 << 20;
+
 /// How long a write waits for another connection's lock before it fails.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -54,12 +58,12 @@ pub(crate) fn open(path: &Path, sync: Synchronous) -> Result<Connection, String>
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(format!("cannot switch to WAL mode (it stays {mode})"));
     }
-    let synchronous = match sync {
-        Synchronous::Normal => "NORMAL",
-        Synchronous::Full => "FULL",
-    };
     connection
-        .execute_batch(&format!("PRAGMA synchronous={synchronous};"))
+        .execute_batch(&format!(
+            "PRAGMA synchronous={}; PRAGMA wal_autocheckpoint=0; \
+             PRAGMA journal_size_limit={WAL_KEPT_BYTES};",
+            synchronous(sync)
+        ))
         .map_err(|e| e.to_string())?;
     match version {
         0 => {
@@ -98,6 +102,29 @@ pub(crate) fn open(path: &Path, sync: Synchronous) -> Result<Connection, String>
         }
     }
     Ok(connection)
+}
+
+/// A second connection to the store at `path`, for the checkpoints (see `checkpoint.rs`):
+/// the writer's own turn them off (`wal_autocheckpoint=0`), so that a commit never waits for
+/// one.
+pub(crate) fn open_checkpointer(path: &Path, sync: Synchronous) -> Result<Connection, String> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let connection =
+        Connection::open_with_flags(path, flags).map_err(|e| format!("cannot open: {e}"))?;
+    connection
+        .busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| e.to_string())?;
+    connection
+        .execute_batch(&format!("PRAGMA synchronous={};", synchronous(sync)))
+        .map_err(|e| e.to_string())?;
+    Ok(connection)
+}
+
+fn synchronous(sync: Synchronous) -> &'static str {
+    match sync {
+        Synchronous::Normal => "NORMAL",
+        Synchronous::Full => "FULL",
+    }
 }
 
 /// What went wrong opening the file: it is locked by another process, or `otherwise`.

@@ -9,7 +9,13 @@ use taskwire_driver::engine::{Change, JournalEntry, TaskSnapshot};
 use taskwire_driver::{StoreError, StoreJob};
 
 /// Serves jobs until every handle of the store is dropped.
-pub(crate) fn run(mut connection: Connection, jobs: mpsc::Receiver<StoreJob>, name: &str) {
+/// After each commit it pokes the checkpoint thread through `committed` (without waiting).
+pub(crate) fn run(
+    mut connection: Connection,
+    jobs: mpsc::Receiver<StoreJob>,
+    committed: &mpsc::SyncSender<()>,
+    name: &str,
+) {
     for job in jobs {
         match job {
             StoreJob::Load(reply) => {
@@ -20,6 +26,7 @@ pub(crate) fn run(mut connection: Connection, jobs: mpsc::Receiver<StoreJob>, na
                 let written = write(&mut connection, &entries)
                     .map_err(|e| StoreError::new(format!("{name}: {e}")));
                 let _ = reply.send(written);
+                let _ = committed.try_send(());
             }
         }
     }
