@@ -51,7 +51,12 @@ impl Transport {
             if let Some(name) = &envelope.name {
                 request = request.header("mcp-name", name);
             }
-            if let (Some("tools/call"), Some(name)) = (envelope.method.as_deref(), &envelope.name) {
+            let call_of = match (envelope.method.as_deref(), &envelope.name) {
+                (Some("tools/call"), Some(name)) => Some(name),
+                _ => None,
+            };
+            // Only a tool with marked parameters needs its arguments read.
+            if let Some(name) = call_of.filter(|name| self.param_headers.marks(name)) {
                 let call: Value = serde_json::from_str(&message).unwrap_or_default();
                 let arguments = &call["params"]["arguments"];
                 for (header, value) in self.param_headers.for_call(name, arguments) {

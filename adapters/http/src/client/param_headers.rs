@@ -48,6 +48,12 @@ impl ParamHeaders {
 
     /// The `Mcp-Param-*` headers of a call of `tool` with `arguments` (a null or missing
     /// argument has none).
+    /// Whether `tool` has parameters marked `x-mcp-header` (its calls carry headers).
+    pub fn marks(&self, tool: &str) -> bool {
+        let known = self.tools.lock().expect("not poisoned");
+        known.get(tool).is_some_and(|marked| !marked.is_empty())
+    }
+
     pub fn for_call(&self, tool: &str, arguments: &Value) -> Vec<(HeaderName, HeaderValue)> {
         let known = self.tools.lock().expect("not poisoned");
         let Some(marked) = known.get(tool) else {
