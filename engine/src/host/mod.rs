@@ -9,7 +9,7 @@
 //! | `sessions.rs` | opening and closing sessions, [`Host::shutdown`], a client's handshake |
 //! | `serving.rs` | what a server offers: tools, the application's methods and capabilities |
 //! | `calls.rs` | the application answering and reporting on calls (`respond`, `request_input`, …) |
-//! | `tasks.rs` | hosted tasks as the application sees them (create, remove, restore, confirm) |
+//! | `tasks.rs` | hosted tasks as the application sees them (create, remove, restore, confirm, sync) |
 //! | `requests.rs` | our requests to a session's peer (`call_tool`, `get_task`, …) and its tasks |
 //!
 //! Inputs take the caller's time and never fail on peer bytes; commands return `Err` only

@@ -133,6 +133,20 @@ impl Host {
         Ok(())
     }
 
+    /// Applies a change that another host sharing the store made to a task (replicas on one
+    /// database; the store reports it): a task this host does not hold is added (its work
+    /// runs elsewhere; its sessions may read it, wait for its result and cancel it), one it
+    /// holds moves along the transition table and its followers hear of it, parked
+    /// `tasks/result` calls are answered when it ends, and, when its work runs here, the work
+    /// stops ([`StopReason::Cancelled`] when another host cancelled it). A task terminal here
+    /// stays as it is; an expired one is not added. Nothing is journaled: the change is
+    /// stored already.
+    pub fn sync(&mut self, now: Millis, snapshot: TaskSnapshot) -> Result<(), UsageError> {
+        self.enter(now)?;
+        self.state.sync_task(snapshot);
+        Ok(())
+    }
+
     /// The store holds every journal entry up to `seq`: messages waiting for them go out.
     pub fn confirm(&mut self, now: Millis, seq: u64) {
         self.state.confirm(seq);

@@ -44,6 +44,9 @@ pub(crate) struct Call {
     pub input_kinds: InputKinds,
     /// The `tools/call` of a call offered a task, kept for the task ([`State::task_request`]).
     pub request: Option<Box<TaskRequest>>,
+    /// A task whose work runs on another host sharing the store ([`State::sync_task`]):
+    /// nothing runs here, the call only gathers followers.
+    pub shadow: bool,
     /// What the call's era keeps on it.
     pub slots: Slots,
 }
@@ -66,6 +69,7 @@ impl Call {
             offer: None,
             input_kinds: InputKinds::default(),
             request: None,
+            shadow: false,
             slots: Slots::default(),
         }
     }
@@ -87,7 +91,18 @@ impl Call {
             offer: None,
             input_kinds: InputKinds::default(),
             request: None,
+            shadow: false,
             slots: Slots::default(),
+        }
+    }
+}
+
+impl Call {
+    /// The stand-in for a task whose work runs on another host ([`State::sync_task`]).
+    pub fn shadow(era: Era, task: TaskId) -> Self {
+        Call {
+            shadow: true,
+            ..Call::task(era, None, task, None)
         }
     }
 }

@@ -258,9 +258,11 @@ impl State {
         for f in &followers {
             self.protocol(f.era).release(self, f.session, task, false);
         }
+        // A task whose work runs on another host has nothing to stop here.
+        let shadow = call.and_then(|c| self.call(c)).is_some_and(|c| c.shadow);
         match (call, stop) {
-            (Some(call), Some(reason)) => self.stop(call, reason, None),
-            (Some(_), None) => {
+            (Some(call), Some(reason)) if !shadow => self.stop(call, reason, None),
+            (Some(_), _) => {
                 self.end_work(task);
             }
             _ => {}
@@ -277,6 +279,7 @@ impl State {
     pub fn task_gone(&mut self, record: Record, reason: StopReason) {
         let task = record.id.clone();
         if let Some(&call) = self.work.get(&task) {
+            let shadow = self.call(call).is_some_and(|c| c.shadow);
             let followers = self.followers(&task);
             self.withdraw_inputs(call);
             for f in followers {
@@ -286,7 +289,7 @@ impl State {
                 self.protocol(f.era).tell(self, f.session, &task);
             }
             self.end_work(&task);
-            if !record.status.is_terminal() {
+            if !record.status.is_terminal() && !shadow {
                 self.stop(call, reason, None);
             }
         }

@@ -11,7 +11,8 @@
 //! - `output.rs`: messages, events and the messages that wait for the journal
 //!   (`journal.rs`).
 //! - `tools.rs`: the tools we serve; `slots.rs`: each era's own state on sessions and calls.
-//! - `protocol.rs`: what an era provides.
+//! - `protocol.rs`: what an era provides; `replicas.rs`: changes another host sharing the
+//!   store made.
 
 mod calls;
 mod deadlines;
@@ -21,6 +22,7 @@ mod lifecycle;
 mod outbound;
 mod output;
 mod protocol;
+mod replicas;
 mod sessions;
 mod slots;
 pub(crate) mod tasks;

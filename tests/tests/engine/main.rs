@@ -24,6 +24,7 @@ mod host_passthrough;
 mod host_quotas;
 mod host_respond_raw;
 mod host_shutdown;
+mod host_sync;
 mod host_task_decision;
 mod host_v2026;
 mod input_required;

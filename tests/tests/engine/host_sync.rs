@@ -1,0 +1,154 @@
+//! `Host::sync`: two hosts sharing one store (replicas on one database). A task made on one
+//! is read, listed, waited for and cancelled on the other; its end reaches the other's
+//! parked `tasks/result`; a cancel taken by the other stops the work where it runs; a task
+//! ended here keeps its outcome; nothing synced is journaled again.
+
+use serde_json::json;
+use taskwire_engine::{
+    Change, Config, Durability, Event, JournalEntry, StopReason, TaskSnapshot, TaskSupport,
+};
+use taskwire_harness::msg::response;
+use taskwire_harness::setup::{server_config, text_result, tool};
+use taskwire_harness::Probe;
+
+fn replica() -> Probe {
+    let mut config: Config = server_config();
+    config.durability = Durability::Journal;
+    Probe::ready_server(config, |h| h.add_tool(tool("job", TaskSupport::Optional)))
+}
+
+/// The newest snapshot of `task` the host journaled.
+fn stored(journal: &[JournalEntry], task: &str) -> TaskSnapshot {
+    journal
+        .iter()
+        .rev()
+        .find_map(|e| match &e.change {
+            Change::Put(s) if s.info.id.as_str() == task => Some(s.clone()),
+            _ => None,
+        })
+        .expect("the task is journaled")
+}
+
+fn start(d: &mut Probe) -> String {
+    let reply = d.call(
+        "tools/call",
+        json!({ "name": "job", "arguments": {}, "task": { "ttl": 60_000 } }),
+    );
+    reply["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn sync(d: &mut Probe, snapshot: TaskSnapshot) {
+    let now = d.now;
+    d.host.sync(now, snapshot).expect("synced");
+}
+
+#[test]
+fn a_task_made_elsewhere_is_read_listed_and_waited_for_here() {
+    let (mut a, mut b) = (replica(), replica());
+    let task = start(&mut a);
+    sync(&mut b, stored(&a.journal, &task));
+    let got = b.call("tasks/get", json!({ "taskId": task }));
+    assert_eq!(got["result"]["status"], "working", "{got}");
+    let listed = b.call("tasks/list", json!({}));
+    assert_eq!(listed["result"]["tasks"][0]["taskId"], task.as_str());
+    let (wait, out) = b.send("tasks/result", json!({ "taskId": task }));
+    assert!(out.is_empty(), "parked: {out:?}");
+
+    // The work ends on A; B hears it from the store.
+    let now = a.now;
+    let call = a.work(&task);
+    a.host
+        .respond(now, call, Ok(text_result("made on A")))
+        .unwrap();
+    a.drain();
+    sync(&mut b, stored(&a.journal, &task));
+    let out = b.drain();
+    let result = response(&out, &wait).expect("the parked result is answered");
+    assert_eq!(
+        result["result"]["content"][0]["text"], "made on A",
+        "{result}"
+    );
+    assert!(
+        b.journal.is_empty(),
+        "nothing synced is journaled: {:?}",
+        b.journal
+    );
+    assert!(
+        !b.take_events()
+            .iter()
+            .any(|e| matches!(e, Event::ToolCall(_) | Event::Stop { .. })),
+        "no work runs on B"
+    );
+}
+
+#[test]
+fn a_cancel_taken_elsewhere_stops_the_work_where_it_runs() {
+    let (mut a, mut b) = (replica(), replica());
+    let task = start(&mut a);
+    let call = a.work(&task);
+    a.take_events();
+    sync(&mut b, stored(&a.journal, &task));
+    b.take_events();
+    let cancelled = b.call("tasks/cancel", json!({ "taskId": task }));
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    assert!(
+        !b.take_events()
+            .iter()
+            .any(|e| matches!(e, Event::Stop { .. })),
+        "nothing runs on B to stop"
+    );
+
+    sync(&mut a, stored(&b.journal, &task));
+    a.drain();
+    assert!(
+        a.take_events().iter().any(|e| matches!(
+            e,
+            Event::Stop { call: c, reason: StopReason::Cancelled, .. } if *c == call
+        )),
+        "the work on A stops"
+    );
+    let got = a.call("tasks/get", json!({ "taskId": task }));
+    assert_eq!(got["result"]["status"], "cancelled");
+    // The work's late answer changes nothing.
+    let now = a.now;
+    assert!(a.host.respond(now, call, Ok(text_result("late"))).is_err());
+}
+
+#[test]
+fn a_status_message_made_elsewhere_reaches_the_sessions_here() {
+    let (mut a, mut b) = (replica(), replica());
+    let task = start(&mut a);
+    sync(&mut b, stored(&a.journal, &task));
+    // B's session follows the task once it asked about it.
+    b.call("tasks/get", json!({ "taskId": task }));
+    let mut moved = stored(&a.journal, &task);
+    moved.info.status_message = Some("half way".into());
+    moved.info.last_updated_at = a.now.plus(10);
+    sync(&mut b, moved);
+    let got = b.call("tasks/get", json!({ "taskId": task }));
+    assert_eq!(got["result"]["statusMessage"], "half way", "{got}");
+}
+
+#[test]
+fn a_task_ended_here_keeps_its_outcome_and_an_expired_one_is_not_added() {
+    let (mut a, mut b) = (replica(), replica());
+    let task = start(&mut a);
+    let working = stored(&a.journal, &task);
+    let now = a.now;
+    let call = a.work(&task);
+    a.host.respond(now, call, Ok(text_result("done"))).unwrap();
+    a.drain();
+    sync(&mut a, working.clone());
+    let got = a.call("tasks/get", json!({ "taskId": task }));
+    assert_eq!(got["result"]["status"], "completed");
+
+    let mut old = working;
+    old.info.ttl_ms = Some(1);
+    b.advance(10);
+    sync(&mut b, old);
+    let got = b.call("tasks/get", json!({ "taskId": task }));
+    assert_eq!(got["error"]["code"], -32602, "{got}");
+}
