@@ -150,3 +150,77 @@ fn survive_a_restart(open: &Open) {
         }
     });
 }
+
+/// A task past its retention leaves the store: while the server runs (its expiry deadline
+/// writes the deletion) and at start (a server started after a task's retention ran out,
+/// with the process down, deletes it as it loads).
+#[test]
+fn expired_tasks_leave_the_sqlite_store_while_running_and_at_start() {
+    let dir = taskwire_tests::peers::target_dir().join("tmp/store");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("expiry.db");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    let open = move || -> Arc<dyn TaskStore> { Arc::new(SqliteStore::open(&path).unwrap()) };
+    let stored = |open: &Open| -> BTreeSet<String> {
+        let tasks = smol::block_on(open().load()).expect("loads");
+        tasks.iter().map(|t| t.info.id.to_string()).collect()
+    };
+    let call = |session: &MessageSession, id: i64, ttl: u64| {
+        send(
+            session,
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                "name": "instant", "arguments": {}, "task": {"ttl": ttl}}}),
+        );
+    };
+    let (soon, later) = smol::block_on(async {
+        let handle = start(&open);
+        let session = session(&handle).await;
+        call(&session, 2, 1_000);
+        call(&session, 3, 2_500);
+        call(&session, 4, 600_000);
+        let made = replies(&session, 3).await;
+        let id = |n: i64| {
+            made.iter().find(|(id, _)| *id == n).unwrap().1["result"]["task"]["taskId"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        let (soon, later, kept) = (id(2), id(3), id(4));
+        // Past the first one's retention, with the server running.
+        smol::Timer::after(Duration::from_millis(1_500)).await;
+        let now = stored(&open);
+        assert!(!now.contains(&soon), "its expiry deleted it: {now:?}");
+        assert!(now.contains(&later) && now.contains(&kept), "{now:?}");
+        handle.shutdown().await;
+        (soon, later)
+    });
+    // Past the second one's retention, with the server down: still stored.
+    std::thread::sleep(Duration::from_millis(1_500));
+    assert!(stored(&open).contains(&later));
+    smol::block_on(async {
+        let handle = start(&open);
+        let session = session(&handle).await;
+        send(
+            &session,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": later}}),
+        );
+        let (_, got) = replies(&session, 1).await.remove(0);
+        assert_eq!(got["error"]["code"], -32602, "expired: {got}");
+        handle.shutdown().await;
+    });
+    // The server's last writes may still be on their way after shutdown() returns.
+    let mut left = stored(&open);
+    for _ in 0..50 {
+        if !left.contains(&later) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        left = stored(&open);
+    }
+    assert!(
+        !left.contains(&later) && !left.contains(&soon) && left.len() == 1,
+        "the start deleted it: {left:?}"
+    );
+}

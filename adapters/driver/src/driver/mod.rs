@@ -268,13 +268,12 @@ impl<A: App> Driver<A> {
             for task in &tasks {
                 let _ = self.host.remove_task(now(), &task.info.id);
             }
-            let count = self
-                .host
-                .restore(now(), tasks)
-                .map_err(|e| format!("cannot restore its tasks: {e}"))?;
-            // From here on every change is stored (the tasks held now first).
+            // From here on every change is stored (the tasks held now first), the deletion
+            // of stored tasks whose retention ran out while the server was down included.
             let _ = self.host.set_durability(now(), Durability::Confirmed);
-            Ok(count)
+            self.host
+                .restore(now(), tasks)
+                .map_err(|e| format!("cannot restore its tasks: {e}"))
         });
         match restored {
             Ok(count) => tracing::info!(store = name, tasks = count, "tasks restored"),
