@@ -1,9 +1,9 @@
 //! What the tests over message links share: sending a message, waiting for the reply to a
-//! request, and the 2025-11-25 handshake.
+//! request, the 2025-11-25 handshake, and a time limit on a test body.
 
 use serde_json::{json, Value};
 use taskwire_driver::engine::{MessageKind, RequestId};
-use taskwire_driver::MessageSession;
+use taskwire_driver::{MessageSession, ServerHandle};
 
 /// Hands `message` to the server.
 pub fn send(session: &MessageSession, message: Value) {
@@ -34,4 +34,16 @@ pub async fn initialize(session: &MessageSession) {
         session,
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
     );
+}
+
+/// Runs `body` against `handle` on smol, failing the test if it takes more than 20 s.
+pub fn within_20s(handle: ServerHandle, body: impl AsyncFnOnce(ServerHandle)) {
+    smol::block_on(async {
+        let limit = smol::Timer::after(std::time::Duration::from_secs(20));
+        let body = body(handle);
+        futures::pin_mut!(body);
+        if let futures::future::Either::Right(_) = futures::future::select(body, limit).await {
+            panic!("the test body did not finish within 20 s");
+        }
+    });
 }

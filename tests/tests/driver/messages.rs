@@ -28,14 +28,7 @@ fn server() -> Server {
 fn with_server(body: impl AsyncFnOnce(ServerHandle)) {
     let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
     let handle = server().start(runtime);
-    smol::block_on(async {
-        let limit = smol::Timer::after(Duration::from_secs(20));
-        let body = body(handle);
-        futures::pin_mut!(body);
-        if let futures::future::Either::Right(_) = futures::future::select(body, limit).await {
-            panic!("the test body did not finish within 20 s");
-        }
-    });
+    crate::links::within_20s(handle, body);
 }
 
 fn send(session: &MessageSession, message: Value) {
