@@ -46,7 +46,7 @@ pub use server::{
     serve_stdio, CallToolResult, Content, NoArgs, ResourceBody, ResourceContents, Server,
     ServerHandle, ToolContext, ToolOutcome, STDIO_OWNER,
 };
-pub use store::{ask as ask_store_thread, Reply, StoreError, StoreJob, TaskStore};
+pub use store::{ask as ask_store_thread, Reply, StoreError, StoreJob, StoreNews, TaskStore};
 
 /// serde_json, for building arguments and results.
 pub use serde_json;

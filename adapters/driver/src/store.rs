@@ -28,6 +28,34 @@ pub trait TaskStore: Send + Sync + 'static {
     /// are durable. Entries are idempotent (a `Put` replaces, a `Message` sets, a `Delete` of
     /// a missing task does nothing): a batch whose write failed is written again.
     fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<(), StoreError>>;
+
+    /// Task `id` as stored now, or `None`. A store shared by several processes (see
+    /// [`TaskStore::watch`]) is asked this when a request names a task this process does not
+    /// hold (another replica made it a moment ago), before the request is answered. Only
+    /// shared stores are asked; the default finds nothing.
+    fn fetch(&self, id: &str) -> BoxFuture<Result<Option<TaskSnapshot>, StoreError>> {
+        let _ = id;
+        Box::pin(async { Ok(None) })
+    }
+
+    /// For a store shared by several server processes (replicas on one database): what the
+    /// others change, as they change it. The driver applies each [`StoreNews`] to its host
+    /// (followers told, parked results answered, work stopped when cancelled elsewhere).
+    /// `None` (the default): this process is the store's only writer.
+    fn watch(&self) -> Option<async_channel::Receiver<StoreNews>> {
+        None
+    }
+}
+
+/// What a shared store reports of the tasks other processes run (see [`TaskStore::watch`]).
+#[derive(Clone, Debug)]
+pub enum StoreNews {
+    /// Another process stored this change of a task (or, at start, runs this task).
+    Changed(TaskSnapshot),
+    /// The process running this task stopped renewing its lease (it died or lost the
+    /// database): its work is lost, and this process took the task over to end it (`failed`,
+    /// saying so). The store makes sure one process takes each such task.
+    Orphaned(TaskSnapshot),
 }
 
 /// A store chosen at run time (e.g. by a command-line option).
@@ -43,6 +71,14 @@ impl TaskStore for Arc<dyn TaskStore> {
     fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<(), StoreError>> {
         (**self).write(entries)
     }
+
+    fn fetch(&self, id: &str) -> BoxFuture<Result<Option<TaskSnapshot>, StoreError>> {
+        (**self).fetch(id)
+    }
+
+    fn watch(&self) -> Option<async_channel::Receiver<StoreNews>> {
+        (**self).watch()
+    }
 }
 
 /// A request to a store whose connection lives on a thread of its own (SQLite, PostgreSQL):
@@ -57,12 +93,13 @@ pub enum StoreJob {
 /// Where a store's thread answers a [`StoreJob`].
 pub type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
 
-/// Sends the job `job` makes through `send` (`false`: the thread is gone) and waits for the
-/// thread's answer; errors name the store (`name`).
-pub fn ask<T: Send + 'static>(
+/// Sends the job `job` makes (a [`StoreJob`], or a store's own kind) through `send`
+/// (`false`: the thread is gone) and waits for the thread's answer; errors name the store
+/// (`name`).
+pub fn ask<T: Send + 'static, J>(
     name: &Arc<str>,
-    send: impl FnOnce(StoreJob) -> bool,
-    job: impl FnOnce(Reply<T>) -> StoreJob,
+    send: impl FnOnce(J) -> bool,
+    job: impl FnOnce(Reply<T>) -> J,
 ) -> BoxFuture<Result<T, StoreError>> {
     let (reply, answer) = oneshot::channel();
     let sent = send(job(reply));

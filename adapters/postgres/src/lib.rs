@@ -19,8 +19,15 @@
 //!   run on any runtime. A connection that broke (the server restarted) is made again by the
 //!   next write; the write that found it broken fails, and the driver retries it.
 //!
-//! One server process per database for now: replicas sharing one database need to hear each
-//! other's changes (not built yet).
+//! - Several server processes (replicas) may share one database, each under a name of its
+//!   own ([`PostgresOptions::replica`]): any replica answers for any task (a task another
+//!   one made a moment ago is read from the database first); each hears the others' changes
+//!   (`LISTEN`/`NOTIFY`), so a parked `tasks/result` and status notifications fire wherever
+//!   the work finished, and a cancel taken by one replica stops the work on the one running
+//!   it. A task's work runs on the replica that made it, under that replica's lease
+//!   ([`PostgresOptions::lease`], renewed every third of it by the database's clock); when
+//!   a lease runs out (the process died, or lost the database), one surviving replica takes
+//!   each of its unfinished tasks and fails it.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), taskwire_driver::StoreError> {
@@ -33,30 +40,70 @@
 #![warn(missing_docs)]
 
 mod batch;
+mod news;
 mod schema;
 mod worker;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use taskwire_driver::engine::{JournalEntry, TaskSnapshot};
-use taskwire_driver::{ask_store_thread, BoxFuture, StoreError, StoreJob, TaskStore};
+use taskwire_driver::{ask_store_thread, BoxFuture, StoreError, StoreJob, StoreNews, TaskStore};
 use tokio::sync::mpsc;
 
+use news::{Fetch, Watch};
 use worker::Connection;
 
-/// Tasks kept in a PostgreSQL database. Cheap to clone (the clones share the connection).
+/// How a store takes part among replicas sharing its database.
+#[derive(Clone, Debug)]
+pub struct PostgresOptions {
+    /// This process's name among the replicas sharing the database: the runner of the tasks
+    /// it makes. Two live processes may not share a name (the second is refused at start);
+    /// a process started again under the name of one that died takes its unfinished tasks
+    /// back at once (they fail, or go to their resume hooks), without waiting for its lease.
+    /// Default: the machine's host name (so one server per machine needs no setting).
+    pub replica: String,
+    /// How long a replica's tasks stay its own after it last renewed its lease (it renews
+    /// every third of this). After that, another replica fails them. Default: 15 s; at
+    /// least 300 ms.
+    pub lease: Duration,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .map(|name| name.trim().to_owned())
+            .filter(|name| !name.is_empty());
+        PostgresOptions {
+            replica: host.unwrap_or_else(|| "taskwire".to_owned()),
+            lease: Duration::from_secs(15),
+        }
+    }
+}
+
+/// Tasks kept in a PostgreSQL database. Cheap to clone (the clones share the connections).
 #[derive(Clone, Debug)]
 pub struct PostgresStore {
     name: Arc<str>,
     jobs: mpsc::UnboundedSender<StoreJob>,
+    fetches: mpsc::UnboundedSender<Fetch>,
+    news: async_channel::Receiver<StoreNews>,
 }
 
 impl PostgresStore {
     /// Connects to the database at `url` (`postgres://user[:password]@host[:port]/database`,
-    /// or key=value settings; see `tokio_postgres::Config`), making the tables on first use.
-    /// Blocks until connected; fails with a message naming the database when it cannot
-    /// connect, or when its tables are not of this version.
+    /// or key=value settings; see `tokio_postgres::Config`) with the default
+    /// [`PostgresOptions`], making the tables on first use. Blocks until connected; fails
+    /// with a message naming the database when it cannot connect, when its tables are not of
+    /// this version, or when another live process is this replica.
     pub fn connect(url: &str) -> Result<Self, StoreError> {
+        PostgresStore::connect_with(url, PostgresOptions::default())
+    }
+
+    /// [`PostgresStore::connect`] with `options`.
+    pub fn connect_with(url: &str, options: PostgresOptions) -> Result<Self, StoreError> {
         let config: tokio_postgres::Config = url.parse().map_err(|e| {
             StoreError::new(format!("postgres: {url:?} is not a connection URL: {e}"))
         })?;
@@ -67,14 +114,34 @@ impl PostgresStore {
             .map_err(|e| StoreError::new(format!("{name}: cannot start its runtime: {e}")))?;
         let (opened, open) = std::sync::mpsc::channel();
         let (jobs, queue) = mpsc::unbounded_channel();
+        let (fetches, fetch_queue) = mpsc::unbounded_channel();
+        let (tell, news) = async_channel::unbounded();
+        let replica: Arc<str> = options.replica.into();
+        let watch = Watch {
+            config: config.clone(),
+            replica: replica.clone(),
+            lease: options.lease.max(Duration::from_millis(300)),
+            news: tell,
+            fetches: fetch_queue,
+            name: name.clone(),
+        };
         let thread_name = name.clone();
         std::thread::Builder::new()
             .name("taskwire-postgres".into())
             .spawn(move || {
                 runtime.block_on(async move {
-                    match Connection::open(config).await {
-                        Ok(connection) => {
+                    // The tables first (the watch renews a lease in them), then the watch.
+                    let connected = match Connection::open(config, replica).await {
+                        Ok(connection) => match watch.connect().await {
+                            Ok(live) => Ok((connection, live)),
+                            Err(e) => Err(e),
+                        },
+                        Err(e) => Err(e),
+                    };
+                    match connected {
+                        Ok((connection, live)) => {
                             let _ = opened.send(Ok(()));
+                            tokio::spawn(watch.run(live));
                             worker::run(connection, queue, thread_name).await;
                         }
                         Err(e) => {
@@ -85,7 +152,12 @@ impl PostgresStore {
             })
             .map_err(|e| StoreError::new(format!("{name}: cannot start its thread: {e}")))?;
         match open.recv() {
-            Ok(Ok(())) => Ok(PostgresStore { name, jobs }),
+            Ok(Ok(())) => Ok(PostgresStore {
+                name,
+                jobs,
+                fetches,
+                news,
+            }),
             Ok(Err(e)) => Err(StoreError::new(format!("{name}: {e}"))),
             Err(_) => Err(StoreError::new(format!("{name}: its thread stopped"))),
         }
@@ -108,6 +180,15 @@ impl TaskStore for PostgresStore {
     fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<(), StoreError>> {
         let write = |reply| StoreJob::Write(entries, reply);
         ask_store_thread(&self.name, |job| self.jobs.send(job).is_ok(), write)
+    }
+
+    fn fetch(&self, id: &str) -> BoxFuture<Result<Option<TaskSnapshot>, StoreError>> {
+        let fetch = |reply| (id.to_owned(), reply);
+        ask_store_thread(&self.name, |job| self.fetches.send(job).is_ok(), fetch)
+    }
+
+    fn watch(&self) -> Option<async_channel::Receiver<StoreNews>> {
+        Some(self.news.clone())
     }
 }
 

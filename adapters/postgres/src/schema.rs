@@ -1,18 +1,24 @@
-//! The tables, made on first use and checked on every connection: one row per task, the
-//! schema version, and the trigger that keeps a terminal task's status and outcome.
+//! The tables, made on first use and checked (or upgraded) on every connection: one row
+//! per task, the replicas' leases, the schema version, and the trigger that keeps a terminal
+//! task's status and outcome.
 
 use tokio_postgres::Client;
 
 /// The schema version this crate reads and writes (`taskwire_schema.version`).
-pub(crate) const VERSION: i32 = 1;
+pub(crate) const VERSION: i32 = 2;
 
 /// Serializes schema checks of replicas starting together (`pg_advisory_xact_lock`).
 const LOCK: i64 = 0x7461_736b_7769_7265; // "taskwire"
 
+/// The statuses a task never leaves, as SQL.
+pub(crate) const TERMINAL: &str = "('completed', 'failed', 'cancelled')";
+
 /// One row per task: the snapshot as JSON text (kept byte for byte: results are returned
 /// exactly as stored), with the columns a status message changes on their own, so that a
-/// message is a small update rather than a rewrite of the snapshot.
-const CREATE: &str = "
+/// message is a small update rather than a rewrite of the snapshot; `runner` is the replica
+/// whose process runs the work of a task not finished yet. Version 1 had no `runner` and
+/// no leases.
+const CREATE_V1: &str = "
 CREATE TABLE taskwire_schema (version integer NOT NULL);
 CREATE TABLE taskwire_tasks (
     id         text PRIMARY KEY,
@@ -36,6 +42,22 @@ CREATE TRIGGER terminal_is_final BEFORE UPDATE ON taskwire_tasks
     FOR EACH ROW EXECUTE FUNCTION taskwire_terminal_is_final();
 ";
 
+/// From version 1 to 2: each unfinished task's runner (the replica whose lease keeps it),
+/// the leases, and the database's clock in milliseconds (leases are timed by it alone, so
+/// the replicas' clocks need not agree).
+const UPGRADE_V2: &str = "
+ALTER TABLE taskwire_tasks ADD COLUMN runner text;
+CREATE INDEX taskwire_tasks_runner ON taskwire_tasks (runner)
+    WHERE status NOT IN ('completed', 'failed', 'cancelled');
+CREATE TABLE taskwire_replicas (
+    id         text PRIMARY KEY,
+    expires_at bigint NOT NULL
+);
+CREATE FUNCTION taskwire_now_ms() RETURNS bigint LANGUAGE sql VOLATILE AS
+    'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint';
+UPDATE taskwire_schema SET version = 2;
+";
+
 /// Makes the tables when the database has none, or checks their version. Fails, changing
 /// nothing, on another version or on a `taskwire_tasks` table without its version.
 pub(crate) async fn prepare(client: &mut Client) -> Result<(), String> {
@@ -56,17 +78,13 @@ pub(crate) async fn prepare(client: &mut Client) -> Result<(), String> {
         .map(|row| row.get(0))
         .collect();
     if tables.is_empty() {
-        transaction
-            .batch_execute(CREATE)
-            .await
-            .map_err(|e| format!("cannot create the tables: {e}"))?;
-        transaction
-            .execute(
-                "INSERT INTO taskwire_schema (version) VALUES ($1)",
-                &[&VERSION],
-            )
-            .await
-            .map_err(|e| e.to_string())?;
+        let first = "INSERT INTO taskwire_schema (version) VALUES (1)";
+        for sql in [CREATE_V1, first, UPGRADE_V2] {
+            transaction
+                .batch_execute(sql)
+                .await
+                .map_err(|e| format!("cannot create the tables: {e}"))?;
+        }
         tracing::info!(version = VERSION, "created the task tables");
     } else if !tables.iter().any(|t| t == "taskwire_schema") {
         return Err(format!(
@@ -78,7 +96,13 @@ pub(crate) async fn prepare(client: &mut Client) -> Result<(), String> {
             .await
             .map_err(|e| format!("cannot read the schema version: {e}"))?
             .get(0);
-        if version != VERSION {
+        if version == 1 {
+            transaction
+                .batch_execute(UPGRADE_V2)
+                .await
+                .map_err(|e| format!("cannot upgrade the tables from version 1: {e}"))?;
+            tracing::info!(from = 1, to = VERSION, "upgraded the task tables");
+        } else if version != VERSION {
             return Err(format!(
                 "schema version {version}, but this taskwire-postgres reads version {VERSION}; \
                  use the taskwire that wrote it"

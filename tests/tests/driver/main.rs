@@ -13,6 +13,7 @@ mod fairness;
 mod links;
 mod messages;
 mod postgres;
+mod replicas;
 mod requests;
 mod restart;
 mod schema;

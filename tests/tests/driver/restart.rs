@@ -103,6 +103,8 @@ fn survive_a_restart(open: &Open) {
             assert_eq!(made.len(), TASKS);
             // A reply waits only for what it reveals: each task's completion may still be
             // on its way to the file while the server stops (its last write is waited for).
+            // (Dropped before the server starts again: a PostgreSQL store of the same
+            // replica name waits for it to go.)
             let observer = open();
             loop {
                 let stored = observer.load().await.expect("load");
@@ -115,6 +117,7 @@ fn survive_a_restart(open: &Open) {
                 }
                 smol::Timer::after(Duration::from_millis(50)).await;
             }
+            drop(observer);
 
             let handle = start(open);
             let session = session(&handle).await;

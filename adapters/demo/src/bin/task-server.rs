@@ -18,7 +18,7 @@ use taskwire_demo::tools::ServerOptions;
 
 #[cfg(not(target_os = "wasi"))]
 const USAGE: &str = "usage: task-server [--runtime smol|tokio | --http ADDR] \
-                     [--store sqlite:PATH[?synchronous=normal|full] | --store postgres://…] [--required-tool] \
+                     [--store sqlite:PATH[?synchronous=normal|full] | --store postgres://…[?replica=NAME&lease=MS]] [--required-tool] \
                      [--extra-tools] [--bench-tools] [--step-ms N]";
 #[cfg(target_os = "wasi")]
 const USAGE: &str =

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use futures::channel::oneshot;
 use serde_json::Value;
-use taskwire_engine::{CallId, JournalEntry, LogLevel, Owner, RpcError, TaskId};
+use taskwire_engine::{
+    CallId, JournalEntry, LogLevel, Owner, RpcError, SessionId, TaskId, TaskSnapshot,
+};
 
 use super::Outcome;
 use crate::error::Error;
@@ -67,6 +69,11 @@ pub(crate) enum Command<X> {
     },
     /// The wait after a failed write is over: write again.
     StoreRetry,
+    /// A shared store answered the fetch of the task a message of `session` names.
+    Fetched {
+        session: SessionId,
+        found: Result<Option<TaskSnapshot>, StoreError>,
+    },
     /// For the application ([`App::on_command`](super::App::on_command)).
     App(X),
 }

@@ -1,13 +1,16 @@
 //! The driver's side of a durable store: the journal entries waiting for a write, the one
 //! write in flight, retries after a failure, and the load before the first turn.
 
+use std::collections::{HashMap, VecDeque};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use taskwire_engine::{JournalEntry, TaskSnapshot};
+use async_channel::Receiver;
+use taskwire_engine::{JournalEntry, SessionId, TaskSnapshot};
 
 use crate::runtime::BoxFuture;
-use crate::store::{StoreError, TaskStore};
+use crate::store::{StoreError, StoreNews, TaskStore};
 
 /// The first wait before writing again after a failed write; it doubles up to
 /// [`RETRY_MAX`].
@@ -28,11 +31,17 @@ pub(crate) struct StoreLink {
     pub waiting: bool,
     /// The load before the first turn, until it completes.
     pub loading: Option<BoxFuture<Result<Vec<TaskSnapshot>, StoreError>>>,
+    /// What other processes sharing the store change (a shared store only).
+    pub news: Option<Pin<Box<Receiver<StoreNews>>>>,
+    /// Messages of a session waiting, in order, while the task the first one names is
+    /// fetched from a shared store.
+    pub parked: HashMap<SessionId, VecDeque<Vec<u8>>>,
 }
 
 impl StoreLink {
     pub fn new(store: Arc<dyn TaskStore>) -> Self {
         let loading = Some(store.load());
+        let news = store.watch().map(Box::pin);
         StoreLink {
             store,
             pending: Vec::new(),
@@ -40,6 +49,8 @@ impl StoreLink {
             failures: 0,
             waiting: false,
             loading,
+            news,
+            parked: HashMap::new(),
         }
     }
 

@@ -10,6 +10,7 @@ mod bytes;
 mod command;
 mod journal;
 mod messages;
+mod replicas;
 mod work;
 
 use std::collections::HashMap;
@@ -165,6 +166,7 @@ impl<A: App> Driver<A> {
     /// One turn over every source. Returns whether anything happened.
     fn turn(&mut self, cx: &mut Context<'_>) -> bool {
         let mut busy = self.take_commands(cx);
+        busy |= self.take_store_news(cx);
         busy |= self.take_link_inputs(cx);
         busy |= self.read_links(cx);
         if let Some(signal) = self.terminated.as_mut() {
@@ -333,9 +335,7 @@ impl<A: App> Driver<A> {
                     }
                     let _ = reply.send(session);
                 }
-                LinkInput::Message { session, message } => {
-                    let _ = self.host.handle_message(now(), session, &message);
-                }
+                LinkInput::Message { session, message } => self.deliver(session, message),
                 LinkInput::Close { session } => self.host.close(now(), session),
             }
         }
@@ -545,6 +545,7 @@ impl<A: App> Driver<A> {
                     link.waiting = false;
                 }
             }
+            Command::Fetched { session, found } => self.fetched(session, found),
             Command::App(command) => {
                 let (app, ctx) = self.ctx();
                 app.on_command(command, ctx);

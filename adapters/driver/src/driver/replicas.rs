@@ -1,0 +1,148 @@
+//! The driver's side of a store shared by several server processes (replicas on one
+//! database): other replicas' changes applied to the host as they arrive, tasks the host
+//! does not hold fetched before the request naming them is answered, and tasks whose
+//! runner died ended here.
+
+use std::collections::VecDeque;
+use std::task::{Context, Poll};
+
+use serde::Deserialize;
+use taskwire_engine::{RpcError, SessionId, TaskSnapshot};
+
+use super::{now, poll_next, App, Command, Driver, COMMANDS_PER_TURN};
+use crate::store::{StoreError, StoreNews};
+
+impl<A: App> Driver<A> {
+    /// Feeds a message-link message to the host, unless the store is shared and the message
+    /// names a task the host does not hold: then it waits (with the session's later
+    /// messages, to keep their order) until the store says whether the task exists.
+    pub(super) fn deliver(&mut self, session: SessionId, message: Vec<u8>) {
+        if let Some(link) = self.store.as_mut().filter(|l| l.news.is_some()) {
+            if let Some(waiting) = link.parked.get_mut(&session) {
+                waiting.push_back(message);
+                return;
+            }
+            if let Some(task) = named_task(&message).filter(|t| !self.host.has_task(t)) {
+                let fetch = link.store.fetch(&task);
+                link.parked.insert(session, VecDeque::from([message]));
+                let tx = self.tx.clone();
+                self.runtime.spawn(Box::pin(async move {
+                    let found = fetch.await;
+                    let _ = tx.send(Command::Fetched { session, found }).await;
+                }));
+                return;
+            }
+        }
+        // Refused only once the host is shut down, when its input no longer matters.
+        let _ = self.host.handle_message(now(), session, &message);
+    }
+
+    /// The store answered the fetch for `session`'s first waiting message: the task (if
+    /// stored) joins the host, and the session's messages go on in order.
+    pub(super) fn fetched(
+        &mut self,
+        session: SessionId,
+        found: Result<Option<TaskSnapshot>, StoreError>,
+    ) {
+        let Some(link) = self.store.as_mut() else {
+            return;
+        };
+        let mut waiting = link.parked.remove(&session).unwrap_or_default();
+        match found {
+            Ok(Some(task)) => {
+                tracing::debug!(task = %task.info.id, "fetched a task another replica stored");
+                let _ = self.host.sync(now(), task);
+            }
+            // The host answers that no such task exists.
+            Ok(None) => {}
+            Err(error) => tracing::warn!(
+                store = link.store.name(),
+                %error,
+                "cannot fetch a task named by a request; it is answered as unknown"
+            ),
+        }
+        if let Some(first) = waiting.pop_front() {
+            let _ = self.host.handle_message(now(), session, &first);
+        }
+        for next in waiting {
+            self.deliver(session, next);
+        }
+    }
+
+    /// Applies what other replicas changed. Returns whether anything came.
+    pub(super) fn take_store_news(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut busy = false;
+        for _ in 0..COMMANDS_PER_TURN {
+            let Some(news) = self.store.as_mut().and_then(|l| l.news.as_mut()) else {
+                break;
+            };
+            let Poll::Ready(news) = poll_next(news.as_mut(), cx) else {
+                break;
+            };
+            busy = true;
+            match news {
+                StoreNews::Changed(task) => {
+                    tracing::trace!(task = %task.info.id, status = %task.info.status, "another replica changed a task");
+                    let _ = self.host.sync(now(), task);
+                }
+                StoreNews::Orphaned(task) => self.end_orphan(task),
+            }
+        }
+        busy
+    }
+
+    /// Fails `task`, whose runner stopped renewing its lease: its work is lost.
+    fn end_orphan(&mut self, task: TaskSnapshot) {
+        let id = task.info.id.clone();
+        let _ = self.host.sync(now(), task);
+        let Some(call) = self.host.task_call(&id) else {
+            return;
+        };
+        tracing::warn!(task = %id, "the replica running this task stopped renewing its lease; the task fails");
+        let lost = RpcError::internal(
+            "The server process running this task stopped (its lease in the task store ran \
+             out), and its work was lost. Call the tool again.",
+        );
+        let _ = self.host.respond(now(), call, Err(lost));
+    }
+}
+
+/// The task a `tasks/*` request names (`params.taskId`), if the message is one.
+fn named_task(message: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Request {
+        method: Option<String>,
+        params: Option<Params>,
+    }
+    #[derive(Deserialize)]
+    struct Params {
+        #[serde(rename = "taskId")]
+        task_id: Option<String>,
+    }
+    // Most messages are no task request: a cheap look first.
+    if !message.windows(6).any(|w| w == b"tasks/") {
+        return None;
+    }
+    let request: Request = serde_json::from_slice(message).ok()?;
+    request.method?.starts_with("tasks/").then_some(())?;
+    request.params?.task_id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::named_task;
+
+    #[test]
+    fn the_task_a_request_names() {
+        let get = br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"t\u0031"}}"#;
+        assert_eq!(named_task(get).as_deref(), Some("t1"));
+        for none in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"tasks/list","params":{}}"#[..],
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"taskId":"tasks/x"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":7}}"#,
+            b"not json tasks/",
+        ] {
+            assert_eq!(named_task(none), None);
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! What replicas sharing one database tell each other, on a connection of its own: every
+//! write names the tasks it changed in a notification (`pg_notify`, sent at commit, heard in
+//! commit order), and each replica reads those rows back and reports them
+//! ([`StoreNews::Changed`]). The same connection renews this replica's lease, takes over the
+//! unfinished tasks of replicas whose lease ran out ([`StoreNews::Orphaned`]), fetches
+//! single tasks, and holds a lock on the replica's name so that no two live processes
+//! share one.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use taskwire_driver::engine::TaskSnapshot;
+use taskwire_driver::{Reply, StoreError, StoreNews};
+use tokio::sync::mpsc;
+use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Row};
+
+use crate::schema::TERMINAL;
+use crate::worker::snapshot_of;
+
+/// The notification channel every replica listens on.
+pub(crate) const CHANNEL: &str = "taskwire_tasks";
+
+/// How far back (in task time, ms) a replica that lost its connection reads finished tasks
+/// again once connected: changes told while it was away are not told again.
+const MISSED_MARGIN_MS: i64 = 60_000;
+
+/// How long a replica's name stays taken after its process ended, at most, before a new
+/// process of that name is refused: attempts, and the wait between them (3 s in all).
+const NAME_WAIT_ATTEMPTS: u32 = 30;
+const NAME_WAIT_STEP: Duration = Duration::from_millis(100);
+
+/// The longest wait between two attempts to connect again.
+const RECONNECT_MAX: Duration = Duration::from_secs(5);
+
+/// A notification's text: the writing replica, then one changed task per line.
+pub(crate) fn payload(replica: &str, ids: &[&str]) -> String {
+    let mut text = String::from(replica);
+    for id in ids {
+        text.push('\n');
+        text.push_str(id);
+    }
+    text
+}
+
+/// The replica and tasks of a notification.
+fn parse(payload: &str) -> (&str, Vec<&str>) {
+    let mut lines = payload.split('\n');
+    let replica = lines.next().unwrap_or("");
+    (replica, lines.collect())
+}
+
+/// A request for one task as stored now.
+pub(crate) type Fetch = (String, Reply<Option<TaskSnapshot>>);
+
+/// What the watch connection needs to run.
+pub(crate) struct Watch {
+    pub config: Config,
+    pub replica: Arc<str>,
+    pub lease: Duration,
+    pub news: async_channel::Sender<StoreNews>,
+    pub fetches: mpsc::UnboundedReceiver<Fetch>,
+    pub name: Arc<str>,
+}
+
+/// A connection listening for the other replicas' notifications.
+pub(crate) struct Live {
+    client: Client,
+    notes: mpsc::UnboundedReceiver<String>,
+}
+
+impl Watch {
+    fn lease_ms(&self) -> i64 {
+        i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    /// Connects: takes the replica name's lock, renews the lease, listens.
+    pub async fn connect(&self) -> Result<Live, String> {
+        let (client, mut connection) = self
+            .config
+            .connect(NoTls)
+            .await
+            .map_err(|e| format!("cannot connect: {e}"))?;
+        let (tell, notes) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+            while let Some(message) = messages.next().await {
+                match message {
+                    Ok(AsyncMessage::Notification(note)) => {
+                        if tell.send(note.payload().to_owned()).is_err() {
+                            break;
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(error) => {
+                        tracing::warn!(%error, "the PostgreSQL connection hearing other replicas broke; connecting again");
+                        break;
+                    }
+                }
+            }
+        });
+        // A process of this name that just ended may hold the lock a moment longer (its
+        // connection is still closing).
+        let mut locked = false;
+        for attempt in 0..=NAME_WAIT_ATTEMPTS {
+            if attempt > 0 {
+                tokio::time::sleep(NAME_WAIT_STEP).await;
+            }
+            locked = client
+                .query_one(
+                    "SELECT pg_try_advisory_lock(hashtext('taskwire'), hashtext($1))",
+                    &[&&*self.replica],
+                )
+                .await
+                .map_err(|e| e.to_string())?
+                .get(0);
+            if locked {
+                break;
+            }
+        }
+        if !locked {
+            return Err(format!(
+                "another live process is replica {:?} of this database; give each replica \
+                 a name of its own (PostgresOptions::replica)",
+                self.replica
+            ));
+        }
+        self.renew(&client).await?;
+        client
+            .batch_execute(&format!("LISTEN {CHANNEL}"))
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(Live { client, notes })
+    }
+
+    /// Renews this replica's lease, by the database's clock.
+    async fn renew(&self, client: &Client) -> Result<(), String> {
+        client
+            .execute(
+                "INSERT INTO taskwire_replicas (id, expires_at) VALUES ($1, taskwire_now_ms() + $2)
+                 ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at",
+                &[&&*self.replica, &self.lease_ms()],
+            )
+            .await
+            .map(drop)
+            .map_err(|e| format!("cannot renew the lease: {e}"))
+    }
+
+    /// Serves the watch until the store is dropped: `live` is the connection made at start.
+    pub async fn run(mut self, live: Live) {
+        let mut live = Some(live);
+        // At start, every task another replica runs; after a reconnect, those and the ones
+        // finished since a little before the connection broke.
+        let mut rescan = Some(i64::MAX);
+        let mut tick = tokio::time::interval(self.lease / 3);
+        let mut away = Duration::from_millis(100);
+        loop {
+            let Some(connection) = live.as_mut() else {
+                tokio::select! {
+                    () = tokio::time::sleep(away) => {}
+                    fetch = self.fetches.recv() => match fetch {
+                        Some((_, reply)) => {
+                            let _ = reply.send(Err(self.failed("not connected; connecting again")));
+                        }
+                        None => return,
+                    },
+                }
+                match self.connect().await {
+                    Ok(connection) => {
+                        tracing::info!(store = %self.name, "connected again; reading what changed meanwhile");
+                        live = Some(connection);
+                        away = Duration::from_millis(100);
+                    }
+                    Err(error) => {
+                        tracing::warn!(store = %self.name, %error, retry_in = ?away, "cannot connect to hear other replicas");
+                        away = (away * 2).min(RECONNECT_MAX);
+                    }
+                }
+                continue;
+            };
+            if let Some(since) = rescan.take() {
+                if let Err(error) = self.scan(&connection.client, since).await {
+                    tracing::warn!(store = %self.name, %error, "cannot read the tasks other replicas run; trying again");
+                    rescan = Some(since);
+                }
+            }
+            let mut result = Ok(());
+            let mut broken = false;
+            tokio::select! {
+                note = connection.notes.recv() => match note {
+                    Some(payload) => result = self.changed(&connection.client, &payload).await,
+                    None => broken = true,
+                },
+                _ = tick.tick() => result = self.sweep(&connection.client).await,
+                fetch = self.fetches.recv() => match fetch {
+                    Some((id, reply)) => {
+                        let found = fetch_task(&connection.client, &id).await;
+                        let _ = reply.send(found.map_err(|e| self.failed(&e)));
+                    }
+                    None => return,
+                },
+            }
+            if let Err(error) = result {
+                tracing::warn!(store = %self.name, %error, "reading what other replicas changed failed");
+            }
+            if broken || connection.client.is_closed() {
+                tracing::warn!(store = %self.name, "lost the connection hearing other replicas; connecting again");
+                live = None;
+                let now_ms = i64::try_from(taskwire_driver::now().0).unwrap_or(i64::MAX);
+                rescan = Some(now_ms - MISSED_MARGIN_MS);
+            }
+        }
+    }
+
+    fn failed(&self, error: &str) -> StoreError {
+        StoreError::new(format!("{}: {error}", self.name))
+    }
+
+    /// Reports the unfinished tasks other replicas run, and those changed since `since`.
+    async fn scan(&self, client: &Client, since: i64) -> Result<(), String> {
+        let rows = client
+            .query(
+                &format!(
+                    "SELECT id, message, updated_at, snapshot FROM taskwire_tasks
+                     WHERE (status NOT IN {TERMINAL} AND runner IS DISTINCT FROM $1)
+                        OR updated_at >= $2"
+                ),
+                &[&&*self.replica, &since],
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        self.report(&rows, StoreNews::Changed).await
+    }
+
+    /// Reads back the tasks another replica's write changed.
+    async fn changed(&self, client: &Client, payload: &str) -> Result<(), String> {
+        let (writer, ids) = parse(payload);
+        if writer == &*self.replica || ids.is_empty() {
+            return Ok(());
+        }
+        let rows = client
+            .query(
+                "SELECT id, message, updated_at, snapshot FROM taskwire_tasks WHERE id = ANY($1)",
+                &[&ids],
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        self.report(&rows, StoreNews::Changed).await
+    }
+
+    /// Renews the lease, then takes over the unfinished tasks of replicas whose lease ran
+    /// out (one statement: each goes to one replica).
+    async fn sweep(&self, client: &Client) -> Result<(), String> {
+        self.renew(client).await?;
+        let rows = client
+            .query(
+                &format!(
+                    "UPDATE taskwire_tasks AS t SET runner = $1
+                     WHERE status NOT IN {TERMINAL} AND runner IS DISTINCT FROM $1
+                       AND NOT EXISTS (SELECT 1 FROM taskwire_replicas AS r
+                                       WHERE r.id = t.runner AND r.expires_at > taskwire_now_ms())
+                     RETURNING id, message, updated_at, snapshot"
+                ),
+                &[&&*self.replica],
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        if !rows.is_empty() {
+            tracing::warn!(store = %self.name, tasks = rows.len(), "took over the tasks of replicas whose lease ran out");
+        }
+        self.report(&rows, StoreNews::Orphaned).await
+    }
+
+    /// Sends each row's task to the driver as `kind` (an unreadable row is logged, not sent).
+    async fn report(
+        &self,
+        rows: &[Row],
+        kind: fn(TaskSnapshot) -> StoreNews,
+    ) -> Result<(), String> {
+        for row in rows {
+            match snapshot_of(row) {
+                Ok(task) => {
+                    let _ = self.news.send(kind(task)).await;
+                }
+                Err(error) => {
+                    tracing::error!(store = %self.name, %error, "a task row cannot be read")
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One task as stored now.
+async fn fetch_task(client: &Client, id: &str) -> Result<Option<TaskSnapshot>, String> {
+    let row = client
+        .query_opt(
+            "SELECT id, message, updated_at, snapshot FROM taskwire_tasks WHERE id = $1",
+            &[&id],
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    row.as_ref().map(snapshot_of).transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_payload_names_the_writer_and_its_tasks() {
+        let text = payload("replica-a", &["t1", "t2"]);
+        assert_eq!(parse(&text), ("replica-a", vec!["t1", "t2"]));
+        assert_eq!(parse("replica-a"), ("replica-a", vec![]));
+    }
+}
