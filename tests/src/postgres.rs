@@ -53,6 +53,75 @@ pub fn fresh_database(name: &str) -> Option<String> {
     Some(with_database(&server, &database))
 }
 
+/// A PostgreSQL cluster of one test's own, for a test that stops and starts the server
+/// under running replicas: `tests/postgres.sh` on another port, its data apart from the
+/// shared cluster's (under `<target>/postgres-own/NAME`). Stopped when dropped.
+pub struct OwnCluster {
+    port: u16,
+    target: std::path::PathBuf,
+}
+
+impl OwnCluster {
+    /// Makes (on first use) and starts cluster `name` on 127.0.0.1:`port`; `None` when the
+    /// PostgreSQL tests are skipped. Panics with the script's output when it fails.
+    pub fn start(name: &str, port: u16) -> Option<OwnCluster> {
+        url()?;
+        let cluster = OwnCluster {
+            port,
+            target: crate::peers::target_dir().join("postgres-own").join(name),
+        };
+        cluster.script("start");
+        Some(cluster)
+    }
+
+    /// The URL of a new, empty database `name` on it (an earlier one dropped).
+    pub fn fresh_database(&self, name: &str) -> String {
+        let server = format!("postgres://taskwire@127.0.0.1:{}/taskwire", self.port);
+        run_sql(
+            &server,
+            &[
+                &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+                &format!("CREATE DATABASE {name}"),
+            ],
+        );
+        with_database(&server, name)
+    }
+
+    /// Stops the server (`pg_ctl stop -m fast`: connections are cut).
+    pub fn stop(&self) {
+        self.script("stop");
+    }
+
+    /// Starts it again.
+    pub fn start_again(&self) {
+        self.script("start");
+    }
+
+    fn script(&self, verb: &str) {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("postgres.sh");
+        let out = std::process::Command::new("bash")
+            .arg(&script)
+            .arg(verb)
+            .env("TASKWIRE_POSTGRES_PORT", self.port.to_string())
+            .env("CARGO_TARGET_DIR", &self.target)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+        assert!(
+            out.status.success(),
+            "postgres.sh {verb} (port {}) failed: {}{}",
+            self.port,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for OwnCluster {
+    fn drop(&mut self) {
+        self.script("stop");
+    }
+}
+
 /// Runs `statements`, one by one (each its own transaction), on the database at `url`, on a
 /// connection of their own. Panics, naming the server or the statement, when one fails.
 pub fn run_sql(url: &str, statements: &[&str]) {

@@ -44,6 +44,18 @@ impl TestServer {
         TestServer::serving(server, address, config)
     }
 
+    /// A client of the server (a process) at `url`, with a runtime of its own.
+    pub fn client_of(url: &str) -> TestServer {
+        TestServer {
+            url: url.to_owned(),
+            http: Client::new(),
+            runtime: tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime"),
+        }
+    }
+
     /// `server` (instead of the demo's) at `address`.
     pub fn serving(server: Server, address: &str, config: HttpConfig) -> TestServer {
         let runtime = tokio::runtime::Builder::new_multi_thread()

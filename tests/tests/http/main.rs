@@ -16,5 +16,6 @@ mod example;
 mod faults;
 mod guard;
 mod load;
+mod replicas;
 mod sessions;
 mod stateless;
