@@ -13,8 +13,9 @@
 //!   update of two columns. A task in a terminal status keeps its status and outcome in the
 //!   database too (a trigger refuses a change).
 //! - Each batch the driver writes is one transaction of at most three statements (upserts,
-//!   message updates, deletes; the rows as array parameters): the batch is first reduced to
-//!   one change per task.
+//!   message updates, deletes; the rows as array parameters) and the notifications to the
+//!   other replicas: the batch is first reduced to one change per task, and the statements,
+//!   prepared once per connection, are sent together (three round trips a batch).
 //! - The connection lives on a thread of its own (a tokio runtime there), so the driver may
 //!   run on any runtime. A connection that broke (the server restarted) is made again by the
 //!   next write; the write that found it broken fails, and the driver retries it.
@@ -43,6 +44,7 @@ mod batch;
 mod news;
 mod schema;
 mod worker;
+mod write;
 
 use std::sync::Arc;
 use std::time::Duration;

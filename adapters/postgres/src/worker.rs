@@ -3,19 +3,18 @@
 
 use std::sync::Arc;
 
-use taskwire_driver::engine::{JournalEntry, Millis, TaskSnapshot};
+use taskwire_driver::engine::{Millis, TaskSnapshot};
 use taskwire_driver::{StoreError, StoreJob};
 use tokio::sync::mpsc;
 use tokio_postgres::{Client, Config, NoTls, Row};
 
-use crate::batch::{self, Net};
-use crate::news;
 use crate::schema::{self, TERMINAL};
+use crate::write::{self, Statements};
 
 /// The connection, made again after it breaks.
 pub(crate) struct Connection {
     config: Config,
-    client: Option<Client>,
+    client: Option<(Client, Statements)>,
     /// This process's replica name: the runner of the unfinished tasks it stores.
     replica: Arc<str>,
 }
@@ -32,9 +31,10 @@ impl Connection {
         Ok(connection)
     }
 
-    /// The live client, connecting first when there is none or it broke.
-    async fn client(&mut self) -> Result<&mut Client, String> {
-        if self.client.as_ref().is_none_or(Client::is_closed) {
+    /// The live client and its prepared statements, connecting first when there is none or
+    /// it broke.
+    async fn client(&mut self) -> Result<&mut (Client, Statements), String> {
+        if self.client.as_ref().is_none_or(|(c, _)| c.is_closed()) {
             let (mut client, connection) = self
                 .config
                 .connect(NoTls)
@@ -46,7 +46,8 @@ impl Connection {
                 }
             });
             schema::prepare(&mut client).await?;
-            self.client = Some(client);
+            let statements = Statements::prepare(&client).await?;
+            self.client = Some((client, statements));
         }
         Ok(self.client.as_mut().expect("connected above"))
     }
@@ -64,7 +65,7 @@ pub(crate) async fn run(
             StoreJob::Load(reply) => {
                 let replica = connection.replica.clone();
                 let loaded = match connection.client().await {
-                    Ok(client) => load(client, &replica).await,
+                    Ok((client, _)) => load(client, &replica).await,
                     Err(e) => Err(e),
                 };
                 let _ = reply.send(loaded.map_err(failed));
@@ -72,7 +73,9 @@ pub(crate) async fn run(
             StoreJob::Write(entries, reply) => {
                 let replica = connection.replica.clone();
                 let written = match connection.client().await {
-                    Ok(client) => write(client, &entries, &replica).await,
+                    Ok((client, statements)) => {
+                        write::write(client, statements, &entries, &replica).await
+                    }
                     Err(e) => Err(e),
                 };
                 let _ = reply.send(written.map_err(failed));
@@ -113,143 +116,4 @@ pub(crate) fn snapshot_of(row: &Row) -> Result<TaskSnapshot, String> {
     task.info.status_message = row.get(1);
     task.info.last_updated_at = Millis(u64::try_from(row.get::<_, i64>(2)).unwrap_or(0));
     Ok(task)
-}
-
-/// The batch's net changes in one transaction: at most three statements, their rows as
-/// array parameters, and a notification per 200 changed tasks for the other replicas. A
-/// finished task is left as it is (a replica that finished it first wins; the trigger
-/// refuses what gets past the guards).
-async fn write(client: &mut Client, entries: &[JournalEntry], replica: &str) -> Result<(), String> {
-    let statements = batch::reduce(entries)?;
-    let transaction = client.transaction().await.map_err(|e| e.to_string())?;
-    let mut changed: Vec<&str> = Vec::new();
-    if !statements.puts.is_empty() {
-        let mut columns = PutColumns::default();
-        for (id, put) in &statements.puts {
-            if let Net::Put {
-                snapshot,
-                message,
-                at,
-            } = put
-            {
-                let finished = snapshot.info.status.is_terminal();
-                columns.id.push(id);
-                columns.owner.push(snapshot.owner.as_str());
-                columns.status.push(snapshot.info.status.to_string());
-                columns.message.push(*message);
-                columns.at.push(millis(*at));
-                columns
-                    .snapshot
-                    .push(serde_json::to_string(snapshot).map_err(|e| e.to_string())?);
-                columns.runner.push((!finished).then_some(replica));
-            }
-        }
-        let stored = transaction
-            .query(
-                &format!(
-                    "INSERT INTO taskwire_tasks (id, owner, status, message, updated_at, snapshot, runner)
-                     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],
-                                          $5::int8[], $6::text[], $7::text[])
-                     ON CONFLICT (id) DO UPDATE
-                     SET owner = excluded.owner, status = excluded.status,
-                         message = excluded.message, updated_at = excluded.updated_at,
-                         snapshot = excluded.snapshot,
-                         runner = CASE WHEN excluded.runner IS NULL THEN NULL
-                                       ELSE coalesce(taskwire_tasks.runner, excluded.runner) END
-                     WHERE taskwire_tasks.status NOT IN {TERMINAL}
-                     RETURNING id"
-                ),
-                &[
-                    &columns.id,
-                    &columns.owner,
-                    &columns.status,
-                    &columns.message,
-                    &columns.at,
-                    &columns.snapshot,
-                    &columns.runner,
-                ],
-            )
-            .await
-            .map_err(|e| format!("storing {} tasks: {}", columns.id.len(), detail(&e)))?;
-        if stored.len() < columns.id.len() {
-            tracing::warn!(
-                refused = columns.id.len() - stored.len(),
-                "changes to tasks another replica had finished were not stored; its outcome stands"
-            );
-        }
-        changed.extend(&columns.id);
-    }
-    if !statements.messages.is_empty() {
-        let (mut ids, mut messages, mut ats) = (Vec::new(), Vec::new(), Vec::new());
-        for (id, change) in &statements.messages {
-            if let Net::Message { message, at } = change {
-                ids.push(*id);
-                messages.push(*message);
-                ats.push(millis(*at));
-            }
-        }
-        transaction
-            .execute(
-                &format!(
-                    "UPDATE taskwire_tasks AS t SET message = m.message, updated_at = m.at
-                     FROM unnest($1::text[], $2::text[], $3::int8[]) AS m(id, message, at)
-                     WHERE t.id = m.id AND t.status NOT IN {TERMINAL}"
-                ),
-                &[&ids, &messages, &ats],
-            )
-            .await
-            .map_err(|e| format!("storing {} status messages: {}", ids.len(), detail(&e)))?;
-        changed.extend(&ids);
-    }
-    if !statements.deletes.is_empty() {
-        transaction
-            .execute(
-                "DELETE FROM taskwire_tasks WHERE id = ANY($1::text[])",
-                &[&statements.deletes],
-            )
-            .await
-            .map_err(|e| {
-                format!(
-                    "deleting {} tasks: {}",
-                    statements.deletes.len(),
-                    detail(&e)
-                )
-            })?;
-    }
-    for ids in changed.chunks(NOTIFY_TASKS) {
-        let payload = news::payload(replica, ids);
-        transaction
-            .execute("SELECT pg_notify($1, $2)", &[&news::CHANNEL, &payload])
-            .await
-            .map_err(|e| format!("telling the other replicas: {}", detail(&e)))?;
-    }
-    transaction.commit().await.map_err(|e| detail(&e))
-}
-
-/// Tasks named in one notification: 200 ids of up to 36 bytes stay well below
-/// PostgreSQL's 8000-byte limit on a payload.
-const NOTIFY_TASKS: usize = 200;
-
-/// The columns of the upsert, one entry per task.
-#[derive(Default)]
-struct PutColumns<'a> {
-    id: Vec<&'a str>,
-    owner: Vec<&'a str>,
-    status: Vec<String>,
-    message: Vec<Option<&'a str>>,
-    at: Vec<i64>,
-    snapshot: Vec<String>,
-    runner: Vec<Option<&'a str>>,
-}
-
-fn millis(at: Millis) -> i64 {
-    i64::try_from(at.0).unwrap_or(i64::MAX)
-}
-
-/// The server's own message when there is one (a trigger's, a constraint's), else the error.
-fn detail(error: &tokio_postgres::Error) -> String {
-    match error.as_db_error() {
-        Some(db) => db.message().to_owned(),
-        None => error.to_string(),
-    }
 }

@@ -121,6 +121,16 @@ impl Host {
         self.state.work.get(task).copied()
     }
 
+    /// Whether task `task`'s work runs on this host: it is unfinished, and was not added by
+    /// [`Host::sync`] from another host's change.
+    pub fn runs_here(&self, task: &str) -> bool {
+        self.state
+            .work
+            .get(task)
+            .and_then(|&call| self.state.call(call))
+            .is_some_and(|call| !call.shadow)
+    }
+
     /// The task a call runs as, if it became one.
     pub fn call_task(&self, call: CallId) -> Option<&TaskId> {
         self.state.call(call)?.task.as_ref()

@@ -1,7 +1,8 @@
 //! `taskwire-postgres` against a real PostgreSQL server (`tests/postgres.sh`), each test on a
 //! database of its own: the tables made on first use, a database of another schema version or
 //! with foreign `taskwire_*` tables refused and left alone, a terminal task immutable in the
-//! database too, and a connection lost under a running server made again by the next write,
+//! database too (a late change of it from another replica is not stored, and fails nothing
+//! else in its batch), and a connection lost under a running server made again by the next write,
 //! losing nothing acknowledged. A server that cannot be reached fails the store's opening,
 //! naming it.
 
@@ -79,6 +80,51 @@ fn a_terminal_task_keeps_its_status_and_outcome() {
         let refused = try_sql(&url, change).unwrap_err();
         assert!(refused.contains("terminal status"), "{change}: {refused}");
     }
+}
+
+/// A journal entry putting task `id` in `status` with `outcome`.
+fn put(seq: u64, id: &str, status: &str, outcome: Value) -> taskwire_driver::engine::JournalEntry {
+    serde_json::from_value(json!({"seq": seq, "change": {"put": {
+        "info": {"id": id, "status": status, "status_message": null, "created_at": 1,
+                 "last_updated_at": seq, "ttl_ms": null, "poll_interval_ms": null},
+        "owner": "o", "era": "2025-11-25",
+        "input_kinds": {"elicitation": false, "sampling": false, "roots": false},
+        "outcome": outcome}}}))
+    .expect("an entry")
+}
+
+#[test]
+fn a_change_to_a_task_finished_elsewhere_is_not_stored_and_fails_nothing() {
+    let Some(url) = fresh_database("finished_first") else {
+        return;
+    };
+    let store = PostgresStore::connect(&url).expect("connects");
+    let done = json!({"result": {"value": {"content": []}, "is_error": false}});
+    smol::block_on(async {
+        store
+            .write(Arc::from(vec![put(1, "t", "completed", done.clone())]))
+            .await
+            .expect("stored");
+        // Another replica's cancel of `t`, late, in a batch with a new task.
+        let late = json!({"error": {"code": -32602, "message": "Task was cancelled"}});
+        store
+            .write(Arc::from(vec![
+                put(2, "t", "cancelled", late),
+                put(3, "u", "working", Value::Null),
+            ]))
+            .await
+            .expect("the batch is written");
+        let stored = store.load().await.expect("load");
+        let t = stored
+            .iter()
+            .find(|t| t.info.id.as_str() == "t")
+            .expect("t");
+        assert_eq!(t.info.status.to_string(), "completed");
+        assert_eq!(serde_json::to_value(&t.outcome).unwrap(), done);
+    });
+    let runner = "DO $$ BEGIN IF (SELECT runner FROM taskwire_tasks WHERE id = 'u') IS NULL \
+                  THEN RAISE 'no runner'; END IF; END $$";
+    try_sql(&url, runner).expect("the new task names its runner");
 }
 
 #[test]

@@ -14,15 +14,23 @@ use crate::store::{StoreError, StoreNews};
 
 impl<A: App> Driver<A> {
     /// Feeds a message-link message to the host, unless the store is shared and the message
-    /// names a task the host does not hold: then it waits (with the session's later
-    /// messages, to keep their order) until the store says whether the task exists.
+    /// names a task the host does not hold, or cancels one whose work runs elsewhere: then it
+    /// waits (with the session's later messages, to keep their order) for the task as
+    /// stored now (so that a cancel racing the work's end elsewhere rarely sees it as
+    /// running when it has finished).
     pub(super) fn deliver(&mut self, session: SessionId, message: Vec<u8>) {
         if let Some(link) = self.store.as_mut().filter(|l| l.news.is_some()) {
             if let Some(waiting) = link.parked.get_mut(&session) {
                 waiting.push_back(message);
                 return;
             }
-            if let Some(task) = named_task(&message).filter(|t| !self.host.has_task(t)) {
+            let stale = |(method, task): &(String, String)| {
+                !self.host.has_task(task)
+                    || (method == "tasks/cancel"
+                        && self.host.task_call(task).is_some()
+                        && !self.host.runs_here(task))
+            };
+            if let Some((_, task)) = named_task(&message).filter(stale) {
                 let fetch = link.store.fetch(&task);
                 link.parked.insert(session, VecDeque::from([message]));
                 let tx = self.tx.clone();
@@ -107,8 +115,8 @@ impl<A: App> Driver<A> {
     }
 }
 
-/// The task a `tasks/*` request names (`params.taskId`), if the message is one.
-fn named_task(message: &[u8]) -> Option<String> {
+/// The method and task of a `tasks/*` request naming one (`params.taskId`).
+fn named_task(message: &[u8]) -> Option<(String, String)> {
     #[derive(Deserialize)]
     struct Request {
         method: Option<String>,
@@ -124,8 +132,8 @@ fn named_task(message: &[u8]) -> Option<String> {
         return None;
     }
     let request: Request = serde_json::from_slice(message).ok()?;
-    request.method?.starts_with("tasks/").then_some(())?;
-    request.params?.task_id
+    let method = request.method.filter(|m| m.starts_with("tasks/"))?;
+    Some((method, request.params?.task_id?))
 }
 
 #[cfg(test)]
@@ -135,7 +143,10 @@ mod tests {
     #[test]
     fn the_task_a_request_names() {
         let get = br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"t\u0031"}}"#;
-        assert_eq!(named_task(get).as_deref(), Some("t1"));
+        assert_eq!(
+            named_task(get),
+            Some(("tasks/get".to_owned(), "t1".to_owned()))
+        );
         for none in [
             &br#"{"jsonrpc":"2.0","id":1,"method":"tasks/list","params":{}}"#[..],
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"taskId":"tasks/x"}}"#,
