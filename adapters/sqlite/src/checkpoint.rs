@@ -13,7 +13,7 @@ use rusqlite::Connection;
 const RESTART_PAGES: i64 = 4096;
 
 /// The least time between two checkpoints: commits meanwhile share the next one.
-const PAUSE: Duration = Duration::from_millis(100);
+const PAUSE: Duration = Duration::from_millis(500);
 
 /// Checkpoints after commits (each poke on `commits` is one or more of them) until the writer
 /// is gone, then once more.

@@ -19,7 +19,7 @@
 //!   not written (a task made and finished within one batch is one row write).
 //! - The connection lives on a thread of its own, so the driver's runtime never blocks on the
 //!   disk; a second one, on another thread, checkpoints the WAL into the database file after
-//!   commits (at most every 100 ms), so that no commit waits for a checkpoint.
+//!   commits (at most every 500 ms), so that no commit waits for a checkpoint.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), taskwire_driver::StoreError> {

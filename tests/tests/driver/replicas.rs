@@ -1,5 +1,6 @@
 //! Two servers in one process sharing one PostgreSQL database as two replicas (`a`, `b`),
-//! their sessions of one owner: a task made on `a` is read on `b` at once, a `tasks/result`
+//! their sessions of one owner: a task made on `a` is read on `b` at once, listed there
+//! without being asked for, and followed there (status notifications), a `tasks/result`
 //! parked on `b` is answered when the work ends on `a`, a cancel taken by `b` stops the work
 //! on `a`, and the tasks of a replica that stopped are failed by the other once its lease
 //! runs out. Two replicas of one name are refused.
@@ -141,7 +142,7 @@ fn a_result_parked_on_one_replica_is_answered_when_the_work_ends_on_the_other() 
     within_20s(async {
         let (on_a, on_b) = (session(&a).await, session(&b).await);
         let task = make_task(&on_a, 1).await;
-        // `b` never heard of it before: it reads it from the database first.
+        // (When `b` has not heard of it yet, it reads it from the database first.)
         let got = ask(&on_b, 2, "tasks/get", &task).await;
         assert_eq!(got["result"]["status"], "working", "{got}");
         send(
@@ -159,6 +160,50 @@ fn a_result_parked_on_one_replica_is_answered_when_the_work_ends_on_the_other() 
         assert_eq!(got["result"]["status"], "completed", "{got}");
         let unknown = ask(&on_b, 5, "tasks/get", "no-such-task").await;
         assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    });
+}
+
+#[test]
+fn a_replica_lists_and_follows_the_tasks_another_one_runs() {
+    let Some(url) = fresh_database("replicas_follow") else {
+        return;
+    };
+    let (gate, open, _stops) = gate();
+    let (a, b) = (replica(&url, "a", &gate), replica(&url, "b", &gate));
+    within_20s(async {
+        let (on_a, on_b) = (session(&a).await, session(&b).await);
+        let task = make_task(&on_a, 1).await;
+        // `b` hears of it from `a`'s notification, without asking for it.
+        for id in 2.. {
+            send(
+                &on_b,
+                json!({"jsonrpc": "2.0", "id": id, "method": "tasks/list"}),
+            );
+            let listed = reply(&on_b, id).await;
+            let tasks = listed["result"]["tasks"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            if tasks.iter().any(|t| t["taskId"] == task) {
+                break;
+            }
+            smol::Timer::after(Duration::from_millis(20)).await;
+        }
+        // Asking about it makes `b`'s session follow it: the end of the work on `a` reaches
+        // it as a status notification.
+        let got = ask(&on_b, 100, "tasks/get", &task).await;
+        assert_eq!(got["result"]["status"], "working", "{got}");
+        open.send(()).await.unwrap();
+        loop {
+            let out = on_b.recv().await.expect("a message");
+            let message: Value = serde_json::from_str(&out.message).expect("JSON");
+            if message["method"] == "notifications/tasks/status"
+                && message["params"]["taskId"] == task
+                && message["params"]["status"] == "completed"
+            {
+                break;
+            }
+        }
     });
 }
 
