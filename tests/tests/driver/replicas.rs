@@ -132,15 +132,37 @@ fn gate() -> (
     (gate, open, stops)
 }
 
+/// Replicas `a` and `b` on a fresh database, their `gated` tools sharing one gate: what
+/// opens it, and where stopped work is reported.
+struct Pair {
+    a: ServerHandle,
+    b: ServerHandle,
+    open: async_channel::Sender<()>,
+    stops: async_channel::Receiver<String>,
+}
+
+impl Pair {
+    /// The pair on database `name`; `None` when the PostgreSQL tests are skipped.
+    fn start(name: &str) -> Option<Pair> {
+        let url = fresh_database(name)?;
+        let (gate, open, stops) = gate();
+        let (a, b) = (replica(&url, "a", &gate), replica(&url, "b", &gate));
+        Some(Pair { a, b, open, stops })
+    }
+
+    /// A session of `alice` on each.
+    async fn sessions(&self) -> (MessageSession, MessageSession) {
+        (session(&self.a).await, session(&self.b).await)
+    }
+}
+
 #[test]
 fn a_result_parked_on_one_replica_is_answered_when_the_work_ends_on_the_other() {
-    let Some(url) = fresh_database("replicas_result") else {
+    let Some(pair) = Pair::start("replicas_result") else {
         return;
     };
-    let (gate, open, _stops) = gate();
-    let (a, b) = (replica(&url, "a", &gate), replica(&url, "b", &gate));
     within_20s(async {
-        let (on_a, on_b) = (session(&a).await, session(&b).await);
+        let (on_a, on_b) = pair.sessions().await;
         let task = make_task(&on_a, 1).await;
         // (When `b` has not heard of it yet, it reads it from the database first.)
         let got = ask(&on_b, 2, "tasks/get", &task).await;
@@ -150,7 +172,7 @@ fn a_result_parked_on_one_replica_is_answered_when_the_work_ends_on_the_other() 
             json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/result", "params": {"taskId": task}}),
         );
         smol::Timer::after(Duration::from_millis(200)).await;
-        open.send(()).await.unwrap();
+        pair.open.send(()).await.unwrap();
         let result = reply(&on_b, 3).await;
         assert_eq!(
             result["result"]["content"][0]["text"], "finished on a",
@@ -165,13 +187,11 @@ fn a_result_parked_on_one_replica_is_answered_when_the_work_ends_on_the_other() 
 
 #[test]
 fn a_replica_lists_and_follows_the_tasks_another_one_runs() {
-    let Some(url) = fresh_database("replicas_follow") else {
+    let Some(pair) = Pair::start("replicas_follow") else {
         return;
     };
-    let (gate, open, _stops) = gate();
-    let (a, b) = (replica(&url, "a", &gate), replica(&url, "b", &gate));
     within_20s(async {
-        let (on_a, on_b) = (session(&a).await, session(&b).await);
+        let (on_a, on_b) = pair.sessions().await;
         let task = make_task(&on_a, 1).await;
         // `b` hears of it from `a`'s notification, without asking for it.
         for id in 2.. {
@@ -193,7 +213,7 @@ fn a_replica_lists_and_follows_the_tasks_another_one_runs() {
         // it as a status notification.
         let got = ask(&on_b, 100, "tasks/get", &task).await;
         assert_eq!(got["result"]["status"], "working", "{got}");
-        open.send(()).await.unwrap();
+        pair.open.send(()).await.unwrap();
         loop {
             let out = on_b.recv().await.expect("a message");
             let message: Value = serde_json::from_str(&out.message).expect("JSON");
@@ -209,18 +229,16 @@ fn a_replica_lists_and_follows_the_tasks_another_one_runs() {
 
 #[test]
 fn a_cancel_taken_by_one_replica_stops_the_work_on_the_other() {
-    let Some(url) = fresh_database("replicas_cancel") else {
+    let Some(pair) = Pair::start("replicas_cancel") else {
         return;
     };
-    let (gate, _open, stops) = gate();
-    let (a, b) = (replica(&url, "a", &gate), replica(&url, "b", &gate));
     within_20s(async {
-        let (on_a, on_b) = (session(&a).await, session(&b).await);
+        let (on_a, on_b) = pair.sessions().await;
         let task = make_task(&on_a, 1).await;
         let cancelled = ask(&on_b, 2, "tasks/cancel", &task).await;
         assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
         assert_eq!(
-            stops.recv().await.unwrap(),
+            pair.stops.recv().await.unwrap(),
             "a",
             "the work stops where it runs"
         );
