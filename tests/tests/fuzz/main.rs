@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use taskwire_harness::fuzz::check::Schema;
 use taskwire_harness::fuzz::{
-    framing, pair_faults, server_ops, v2026_client, v2026_ops, Record, Rng,
+    framing, pair_faults, replicas, server_ops, v2026_client, v2026_ops, Record, Rng,
 };
 
 /// The oracle of the seeded loop and of replays: every message validated, every input
@@ -93,6 +93,7 @@ fn replay() {
         "pair_faults" => pair_faults::run_with(&data, FULL),
         "v2026_ops" => v2026_ops::run_with(&data, FULL),
         "v2026_client" => v2026_client::run_with(&data, FULL),
+        "replicas" => replicas::run_with(&data, FULL),
         other => panic!("no target {other}"),
     }
 }
@@ -160,6 +161,23 @@ fn v2026_client_seeded() {
         ("task outcomes", s.outcomes),
         ("input requests handed to the application", s.asked),
         ("tasks/update sent", s.updates),
+    ] {
+        assert!(n >= 5, "the seeded loop reached {what} only {n} times");
+    }
+}
+
+#[test]
+fn replicas_seeded() {
+    seeded("replicas", 6, 300, 500, |d| replicas::run_with(d, FULL));
+    let s = replicas::stats();
+    eprintln!("replicas: {s:?}");
+    for (what, n) in [
+        ("stored changes that moved a replica's view", s.moved),
+        ("changes refused for a task finished elsewhere", s.refused),
+        (
+            "tasks both replicas hold compared with the store",
+            s.compared,
+        ),
     ] {
         assert!(n >= 5, "the seeded loop reached {what} only {n} times");
     }

@@ -18,6 +18,10 @@
 //! - [`pair_faults::run`]: a client host and a server host over an in-memory wire that
 //!   drops, duplicates and reorders messages, either side restarting, plus a second client
 //!   host of another owner on the same server whose traffic never reaches the first.
+//! - [`replicas::run`]: two server hosts sharing one task store as replicas: each one's
+//!   journal written to a store model that never changes a finished task, each stored change
+//!   reported to the other ([`Host::sync`]) late, out of order or twice; the replicas agree
+//!   with the store once everything is delivered.
 //!
 //! # What is checked in depth, and what on a sample
 //!
@@ -61,6 +65,7 @@ pub mod check;
 pub mod framing;
 pub mod pair_faults;
 pub mod reader;
+pub mod replicas;
 pub mod server_ops;
 pub mod v2026_client;
 pub mod v2026_ops;
