@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Row};
 
 use crate::schema::TERMINAL;
-use crate::worker::snapshot_of;
+use crate::worker::{snapshot_of, COLUMNS};
 
 /// The notification channel every replica listens on.
 pub(crate) const CHANNEL: &str = "taskwire_tasks";
@@ -221,7 +221,7 @@ impl Watch {
         let rows = client
             .query(
                 &format!(
-                    "SELECT id, message, updated_at, snapshot FROM taskwire_tasks
+                    "SELECT {COLUMNS} FROM taskwire_tasks
                      WHERE (status NOT IN {TERMINAL} AND runner IS DISTINCT FROM $1)
                         OR updated_at >= $2"
                 ),
@@ -229,7 +229,8 @@ impl Watch {
             )
             .await
             .map_err(|e| e.to_string())?;
-        self.report(&rows, StoreNews::Changed).await
+        self.report(&rows, StoreNews::Changed).await;
+        Ok(())
     }
 
     /// Reads back the tasks another replica's write changed.
@@ -240,12 +241,13 @@ impl Watch {
         }
         let rows = client
             .query(
-                "SELECT id, message, updated_at, snapshot FROM taskwire_tasks WHERE id = ANY($1)",
+                &format!("SELECT {COLUMNS} FROM taskwire_tasks WHERE id = ANY($1)"),
                 &[&ids],
             )
             .await
             .map_err(|e| e.to_string())?;
-        self.report(&rows, StoreNews::Changed).await
+        self.report(&rows, StoreNews::Changed).await;
+        Ok(())
     }
 
     /// Renews the lease, then takes over the unfinished tasks of replicas whose lease ran
@@ -259,7 +261,7 @@ impl Watch {
                      WHERE status NOT IN {TERMINAL} AND runner IS DISTINCT FROM $1
                        AND NOT EXISTS (SELECT 1 FROM taskwire_replicas AS r
                                        WHERE r.id = t.runner AND r.expires_at > taskwire_now_ms())
-                     RETURNING id, message, updated_at, snapshot"
+                     RETURNING {COLUMNS}"
                 ),
                 &[&&*self.replica],
             )
@@ -268,15 +270,12 @@ impl Watch {
         if !rows.is_empty() {
             tracing::warn!(store = %self.name, tasks = rows.len(), "took over the tasks of replicas whose lease ran out");
         }
-        self.report(&rows, StoreNews::Orphaned).await
+        self.report(&rows, StoreNews::Orphaned).await;
+        Ok(())
     }
 
     /// Sends each row's task to the driver as `kind` (an unreadable row is logged, not sent).
-    async fn report(
-        &self,
-        rows: &[Row],
-        kind: fn(TaskSnapshot) -> StoreNews,
-    ) -> Result<(), String> {
+    async fn report(&self, rows: &[Row], kind: fn(TaskSnapshot) -> StoreNews) {
         for row in rows {
             match snapshot_of(row) {
                 Ok(task) => {
@@ -287,7 +286,6 @@ impl Watch {
                 }
             }
         }
-        Ok(())
     }
 }
 
@@ -295,7 +293,7 @@ impl Watch {
 async fn fetch_task(client: &Client, id: &str) -> Result<Option<TaskSnapshot>, String> {
     let row = client
         .query_opt(
-            "SELECT id, message, updated_at, snapshot FROM taskwire_tasks WHERE id = $1",
+            &format!("SELECT {COLUMNS} FROM taskwire_tasks WHERE id = $1"),
             &[&id],
         )
         .await

@@ -98,7 +98,7 @@ async fn load(client: &Client, replica: &str) -> Result<Vec<TaskSnapshot>, Strin
                          SELECT 1 FROM taskwire_replicas AS r
                          WHERE r.id = t.runner AND r.expires_at > taskwire_now_ms()))
                      RETURNING id)
-                 SELECT id, message, updated_at, snapshot FROM taskwire_tasks
+                 SELECT {COLUMNS} FROM taskwire_tasks
                  WHERE status IN {TERMINAL} OR id IN (SELECT id FROM claimed)"
             ),
             &[&replica],
@@ -108,7 +108,10 @@ async fn load(client: &Client, replica: &str) -> Result<Vec<TaskSnapshot>, Strin
     rows.iter().map(snapshot_of).collect()
 }
 
-/// A task read from its row (`id, message, updated_at, snapshot`).
+/// The columns [`snapshot_of`] reads, in its order.
+pub(crate) const COLUMNS: &str = "id, message, updated_at, snapshot";
+
+/// A task read from its row ([`COLUMNS`]).
 pub(crate) fn snapshot_of(row: &Row) -> Result<TaskSnapshot, String> {
     let id: &str = row.get(0);
     let mut task: TaskSnapshot = serde_json::from_str(row.get(3))
