@@ -29,6 +29,7 @@ mod client;
 mod driver;
 mod error;
 mod handler;
+mod ids;
 mod runtime;
 mod server;
 #[cfg(unix)]
@@ -39,9 +40,8 @@ pub use client::{spawn_server, Client, ClientBuilder, Initialized, TaskCall, Tas
 pub use driver::{MessageSession, Outgoing};
 pub use error::Error;
 pub use handler::Handler;
-pub use runtime::{
-    now, random_task_id, BoxFuture, Child, ChildProcess, Reader, Runtime, Stdio, Timer, Writer,
-};
+pub use ids::{new_task_id, random_uuid};
+pub use runtime::{now, BoxFuture, Child, ChildProcess, Reader, Runtime, Stdio, Timer, Writer};
 pub use server::{
     serve_stdio, CallToolResult, Content, NoArgs, ResourceBody, ResourceContents, Server,
     ServerHandle, ToolContext, ToolOutcome, STDIO_OWNER,

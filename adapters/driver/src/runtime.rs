@@ -85,32 +85,3 @@ pub fn now() -> Millis {
 pub(crate) fn instant_of(deadline: Millis) -> Instant {
     Instant::now() + Duration::from_millis(deadline.0.saturating_sub(now().0))
 }
-
-/// A random 128-bit task id from the OS RNG, written as a UUID (version 4).
-pub fn random_task_id() -> String {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).expect("the OS random number generator is available");
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn task_ids_are_uuid_v4_and_distinct() {
-        let (a, b) = (super::random_task_id(), super::random_task_id());
-        assert_ne!(a, b);
-        assert_eq!(a.len(), 36);
-        assert_eq!(&a[14..15], "4");
-        assert!("89ab".contains(&a[19..20]));
-    }
-}

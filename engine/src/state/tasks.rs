@@ -336,12 +336,30 @@ impl TaskTable {
     /// Where `key` sits (or would sit) in `owner`'s listing: the count of tasks before it.
     fn list_position(&self, owner: OwnerIdx, key: ListKey<'_>) -> usize {
         let list = &self.owners[owner as usize].list;
-        // Mostly at the end: the clock does not go back.
-        match list.back() {
-            Some(&last) if self.key(last) < key => list.len(),
-            None => 0,
-            Some(_) => list.partition_point(|&slot| self.key(slot) < key),
+        // Mostly at or near the end (the clock does not go back; ids of one millisecond
+        // come in any order): look back 1, 2, 4… places from the end for a task before
+        // `key`, then search only the span that step skipped.
+        let before = |at: usize| self.key(list[at]) < key;
+        let (mut low, mut high, mut step) = (0, list.len(), 1);
+        while high > 0 {
+            let probe = high.saturating_sub(step);
+            if before(probe) {
+                low = probe + 1;
+                break;
+            }
+            high = probe;
+            step *= 2;
         }
+        // Every task before `low` sorts before `key`, none from `high` on.
+        while low < high {
+            let middle = low + (high - low) / 2;
+            if before(middle) {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        low
     }
 
     fn key(&self, slot: u32) -> ListKey<'_> {
@@ -711,6 +729,28 @@ mod tests {
         let gone = (Millis(1), "t4");
         let (page, _) = t.page(a, Era::V2025_11_25, Some(gone), 10);
         assert_eq!(ids(&page), ["t6", "t10", "t8"]);
+    }
+
+    #[test]
+    fn tasks_made_out_of_order_are_listed_in_order_wherever_they_land() {
+        let (mut t, a, _) = table(10_000, 10_000);
+        // 0, 7, 14, … mod 1000 (7 and 1000 are coprime): every distance from the end.
+        let order: Vec<u64> = (0..1000).map(|i| i * 7 % 1000).collect();
+        for &i in &order {
+            t.create(new(&format!("t{i:03}"), a, i / 10, None)).unwrap();
+        }
+        let listed: Vec<(Millis, String)> = t.owners[a as usize]
+            .list
+            .iter()
+            .map(|&slot| {
+                let (at, id) = t.key(slot);
+                (at, id.to_owned())
+            })
+            .collect();
+        let mut sorted = listed.clone();
+        sorted.sort();
+        assert_eq!(listed.len(), 1000);
+        assert_eq!(listed, sorted);
     }
 
     #[test]

@@ -38,12 +38,12 @@ fn expected_lines(version: &str) -> Vec<String> {
     lines
 }
 
-/// Replaces the (UUID v4) task id with `ID`, checking its shape.
+/// Replaces the (UUID v7) task id with `ID`, checking its shape.
 fn mask_task_id(text: &str) -> String {
     match text.strip_prefix("task created: ") {
         Some(id) => {
             assert_eq!(id.len(), 36, "task id {id:?}");
-            assert_eq!(&id[14..15], "4", "task id {id:?} is a UUID v4");
+            assert_eq!(&id[14..15], "7", "task id {id:?} is a UUID v7");
             "task created: ID".into()
         }
         None => text.to_owned(),

@@ -16,7 +16,8 @@ use taskwire_engine::{ClientFeatures, Config, Host, Owner, PlainReason, RpcError
 use crate::driver::{closed, Command, Driver, MessageSession, Reply, Until};
 use crate::error::Error;
 use crate::handler::Handlers;
-use crate::runtime::{now, random_task_id, ChildProcess, Reader, Runtime, Writer};
+use crate::ids::new_task_id;
+use crate::runtime::{now, ChildProcess, Reader, Runtime, Writer};
 use app::{ClientApp, ClientCommand};
 
 /// The owner of the tasks a client hosts for its server (sampling, elicitation tasks).
@@ -168,7 +169,7 @@ impl ClientBuilder {
             elicitation: self.handlers.contains("elicitation/create"),
             roots: self.handlers.contains("roots/list"),
         };
-        let host = Host::new(config, Box::new(random_task_id), now());
+        let host = Host::new(config, Box::new(new_task_id), now());
         let app = ClientApp::new(self.handlers);
         let (driver, commands) = Driver::new(host, runtime, app, Until::LinksEnd);
         let client = Client {

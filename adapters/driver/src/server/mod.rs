@@ -24,7 +24,8 @@ pub use tool::{NoArgs, ToolOutcome};
 
 use crate::driver::{Command, Driver, MessageLinks, MessageSession, Until};
 use crate::error::Error;
-use crate::runtime::{random_task_id, BoxFuture, Reader, Runtime, Writer};
+use crate::ids::new_task_id;
+use crate::runtime::{BoxFuture, Reader, Runtime, Writer};
 use crate::store::TaskStore;
 use tool::ToolSet;
 
@@ -45,7 +46,7 @@ pub struct Server {
 impl Server {
     /// A server with random 128-bit task ids.
     pub fn new(config: Config) -> Self {
-        let host = Host::new(config, Box::new(random_task_id), crate::runtime::now());
+        let host = Host::new(config, Box::new(new_task_id), crate::runtime::now());
         Server {
             host,
             tools: ToolSet::default(),

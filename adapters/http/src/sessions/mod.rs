@@ -14,7 +14,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use taskwire_driver::engine::MessageKind;
-use taskwire_driver::{random_task_id, MessageSession, Outgoing};
+use taskwire_driver::{random_uuid, MessageSession, Outgoing};
 
 use crate::envelope::Envelope;
 use crate::guard::header_str;
@@ -186,7 +186,7 @@ async fn open(shared: &Arc<Shared>, owner: Option<String>) -> Result<Arc<Session
             "Service unavailable: too many sessions (HttpConfig::max_sessions)",
         ));
     }
-    let id = random_task_id();
+    let id = random_uuid();
     let capacity = shared.config.stream_capacity.max(1);
     let max_requests = shared.config.max_requests_per_session;
     // The router below hands each message on at once (a stream whose reader fell behind is
