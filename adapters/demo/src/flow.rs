@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 use taskwire_driver::engine::{PlainReason, RpcError, TaskStatus};
-use taskwire_driver::{Client, TaskUpdate};
+use taskwire_driver::{Client, ElicitationAnswer, ElicitationMode, ElicitationRequest, TaskUpdate};
 
 use crate::tools::TOOL;
 
@@ -86,31 +86,37 @@ pub fn stamped(start: Instant, text: &str) -> String {
 
 /// What an unattended client answers to `elicitation/create`: a form whose required fields
 /// all have a `default` is accepted with every default given; anything else is declined.
-pub fn elicitation_answer(params: &Value) -> Value {
-    let schema = &params["requestedSchema"];
-    let form = params.get("mode").is_none_or(|m| m == "form") && schema.is_object();
-    let defaults: Map<String, Value> = schema["properties"]
+pub fn elicitation_answer(request: &ElicitationRequest) -> ElicitationAnswer {
+    let ElicitationMode::Form { requested_schema } = &request.mode else {
+        return ElicitationAnswer::Decline;
+    };
+    let defaults = schema_defaults(requested_schema);
+    let required = requested_schema["required"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    let answerable = required
+        .iter()
+        .all(|r| r.as_str().is_some_and(|r| defaults.contains_key(r)));
+    if answerable {
+        ElicitationAnswer::Accept(defaults)
+    } else {
+        ElicitationAnswer::Decline
+    }
+}
+
+/// The `default` of each property of a form's schema that has one, by property name.
+pub fn schema_defaults(schema: &Value) -> Map<String, Value> {
+    schema["properties"]
         .as_object()
         .into_iter()
         .flatten()
         .filter_map(|(name, field)| Some((name.clone(), field.get("default")?.clone())))
-        .collect();
-    let required = schema["required"].as_array().map_or(&[][..], Vec::as_slice);
-    let answerable = required
-        .iter()
-        .all(|r| r.as_str().is_some_and(|r| defaults.contains_key(r)));
-    if form && answerable {
-        json!({ "action": "accept", "content": defaults })
-    } else {
-        json!({ "action": "decline" })
-    }
+        .collect()
 }
 
 /// The line for an input request and the answer given: `input requested: MESSAGE - ACTION`.
-pub fn input_line(params: &Value, answer: &Value) -> String {
-    let message = params["message"].as_str().unwrap_or("");
-    let action = answer["action"].as_str().unwrap_or("?");
-    format!("input requested: {message} - {action}")
+pub fn input_line(request: &ElicitationRequest, answer: &ElicitationAnswer) -> String {
+    format!("input requested: {} - {}", request.message, answer.action())
 }
 
 fn plain_reason(reason: PlainReason) -> &'static str {
@@ -144,25 +150,24 @@ mod tests {
     #[test]
     fn elicitation_is_accepted_with_defaults_or_declined() {
         let form = |required: Value| {
-            json!({ "message": "Go?", "requestedSchema": { "type": "object", "required": required,
+            let params = json!({ "message": "Go?", "requestedSchema": { "type": "object",
+                "required": required,
                 "properties": { "go": { "type": "boolean", "default": true },
-                                "why": { "type": "string" } } } })
+                                "why": { "type": "string" } } } });
+            ElicitationRequest::from_params(params).unwrap()
         };
         let accepted = elicitation_answer(&form(json!(["go"])));
-        assert_eq!(
-            accepted,
-            json!({ "action": "accept", "content": { "go": true } })
-        );
+        let go = ElicitationAnswer::accept(&json!({ "go": true })).unwrap();
+        assert_eq!(accepted, go);
         assert_eq!(
             input_line(&form(json!(["go"])), &accepted),
             "input requested: Go? - accept"
         );
-        let declined = json!({ "action": "decline" });
+        let declined = ElicitationAnswer::Decline;
         assert_eq!(elicitation_answer(&form(json!(["go", "why"]))), declined);
         let url = json!({ "mode": "url", "message": "Sign in", "url": "https://example.com" });
+        let url = ElicitationRequest::from_params(url).unwrap();
         assert_eq!(elicitation_answer(&url), declined);
-        let mut no_required = form(json!([]));
-        no_required["mode"] = json!("form");
-        assert_eq!(elicitation_answer(&no_required)["action"], "accept");
+        assert_eq!(elicitation_answer(&form(json!([]))).action(), "accept");
     }
 }

@@ -36,7 +36,11 @@ mod server;
 pub mod stdio;
 mod store;
 
-pub use client::{spawn_server, Client, ClientBuilder, Initialized, TaskCall, TaskUpdate};
+pub use client::{
+    spawn_server, Client, ClientBuilder, ElicitationAnswer, ElicitationMode, ElicitationRequest,
+    Initialized, MessageRole, SamplingAnswer, SamplingMessage, SamplingRequest, TaskCall,
+    TaskUpdate,
+};
 pub use driver::{MessageSession, Outgoing};
 pub use error::Error;
 pub use handler::Handler;

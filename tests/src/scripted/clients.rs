@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use taskwire_driver::engine::{Config, PlainReason, RpcError, TaskInfo};
-use taskwire_driver::{Client, ClientBuilder, TaskUpdate};
+use taskwire_driver::{Client, ClientBuilder, ElicitationAnswer, TaskUpdate};
 
 use super::{Log, TOOL};
 use crate::peers::{self, Argv, Run};
@@ -19,8 +19,8 @@ use crate::procs::{self, Rt};
 pub const LIMIT: Duration = Duration::from_secs(20);
 
 /// What the library client answers to `elicitation/create`.
-pub fn accept() -> Value {
-    json!({ "action": "accept", "content": { "confirm": true } })
+pub fn accept() -> ElicitationAnswer {
+    ElicitationAnswer::accept(&json!({ "confirm": true })).expect("an object")
 }
 
 /// A fresh log path for one run of `scenario` by `who`.
@@ -92,8 +92,8 @@ pub fn library(server: &Path, scenario: &str, timeout_ms: Option<u64>) -> (Seen,
         let mut config = Config::new("client-scripted", "0");
         config.request_timeout_ms = timeout_ms.or(config.request_timeout_ms);
         let handler_asked = asked.clone();
-        let builder = ClientBuilder::new(config).on_elicitation(move |params| {
-            handler_asked.lock().expect("asked").push(params);
+        let builder = ClientBuilder::new(config).on_elicitation(move |request| {
+            handler_asked.lock().expect("asked").push(request.params);
             async { Ok(accept()) }
         });
         let mut command = std::process::Command::new(server);

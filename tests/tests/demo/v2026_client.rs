@@ -5,12 +5,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use serde_json::{json, Value};
+use serde_json::json;
 use taskwire_demo::extra_tools::CONFIRM_TASK;
 use taskwire_demo::tools::{DONE_MESSAGE, RESULT_TEXT, STEPS, TOOL};
 use taskwire_driver::engine::{ClientEra, Config, TaskStatus};
-use taskwire_driver::ClientBuilder;
 use taskwire_driver::RpcError;
+use taskwire_driver::{ClientBuilder, ElicitationAnswer};
 use taskwire_tests::matrix;
 use taskwire_tests::procs::{self, Rt};
 
@@ -24,10 +24,9 @@ fn confirming_client(asked: Arc<Mutex<Vec<String>>>) -> ClientBuilder {
         client_era: ClientEra::Only(taskwire_engine::Era::V2026_07_28),
         ..Config::new("demo-tests", "0")
     };
-    ClientBuilder::new(config).on_elicitation(move |params: Value| {
-        let message = params["message"].as_str().unwrap_or_default().to_owned();
-        asked.lock().unwrap().push(message);
-        async { Ok(json!({ "action": "accept", "content": { "confirm": true } })) }
+    ClientBuilder::new(config).on_elicitation(move |request| {
+        asked.lock().unwrap().push(request.message);
+        async { ElicitationAnswer::accept(&json!({ "confirm": true })) }
     })
 }
 

@@ -213,8 +213,8 @@ fn an_unsendable_result_is_internal_error_and_a_failed_task() {
 #[test]
 fn a_client_handler_answering_a_non_object_is_internal_error() {
     with_server(async |runtime, handle, _| {
-        let builder =
-            ClientBuilder::new(v2025_client()).on_elicitation(|_| async { Ok(json!("yes")) });
+        let builder = ClientBuilder::new(v2025_client())
+            .on_request("elicitation/create", |_| async { Ok(json!("yes")) });
         let c = connect_with(&runtime, &handle, "alice", builder);
         c.initialize().await.expect("initialize");
         let error = c

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use taskwire_driver::engine::{ClientEra, Config, Era, TaskStatus};
-use taskwire_driver::{Client, ClientBuilder, TaskUpdate};
+use taskwire_driver::{Client, ClientBuilder, ElicitationAnswer, TaskUpdate};
 use taskwire_http::HttpClient;
 use taskwire_tests::peers::{self, Argv};
 
@@ -15,9 +15,9 @@ use crate::common::TestServer;
 fn client(server: &TestServer, era: Era) -> Client {
     let mut config = Config::new("http-client-tests", "1");
     config.client_era = ClientEra::Only(era);
-    let builder = ClientBuilder::new(config).on_elicitation(|params| async move {
-        let confirm = params["message"] == "Ship it?";
-        Ok(json!({"action": "accept", "content": {"confirm": confirm}}))
+    let builder = ClientBuilder::new(config).on_elicitation(|request| async move {
+        let confirm = request.message == "Ship it?";
+        ElicitationAnswer::accept(&json!({ "confirm": confirm }))
     });
     HttpClient::new(&server.url).connect(builder)
 }

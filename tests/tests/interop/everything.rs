@@ -16,7 +16,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use taskwire_driver::engine::{Config, TaskStatus, TaskSupport};
 use taskwire_driver::RpcError;
-use taskwire_driver::{Client, ClientBuilder, TaskUpdate};
+use taskwire_driver::{
+    Client, ClientBuilder, ElicitationAnswer, ElicitationMode, SamplingAnswer, TaskUpdate,
+};
 use taskwire_tests::peers;
 
 use crate::common::{DEADLINE, RELATED};
@@ -76,10 +78,13 @@ fn texts(result: &Value) -> String {
 #[test]
 fn client_api_to_everything_input_required_elicitation() {
     let (asked_tx, asked) = async_channel::unbounded::<Value>();
-    let client = builder().on_elicitation(move |params: Value| {
+    let client = builder().on_elicitation(move |request| {
         let asked_tx = asked_tx.clone();
         async move {
-            let choices = params["requestedSchema"]["properties"]["interpretation"]["oneOf"]
+            let ElicitationMode::Form { requested_schema } = &request.mode else {
+                panic!("a form, not {:?}", request.mode);
+            };
+            let choices = requested_schema["properties"]["interpretation"]["oneOf"]
                 .as_array()
                 .cloned()
                 .unwrap_or_default();
@@ -87,8 +92,8 @@ fn client_api_to_everything_input_required_elicitation() {
                 .last()
                 .map(|c| c["const"].clone())
                 .unwrap_or_default();
-            let _ = asked_tx.send(params).await;
-            Ok(json!({ "action": "accept", "content": { "interpretation": last } }))
+            let _ = asked_tx.send(request.params).await;
+            ElicitationAnswer::accept(&json!({ "interpretation": last }))
         }
     });
     with_everything(
@@ -156,17 +161,13 @@ fn client_api_to_everything_input_required_elicitation() {
 #[test]
 fn client_api_to_everything_sampling_task_hosted_by_us() {
     let client = builder()
-        .on_sampling(|params: Value| async move {
+        .on_sampling(|request| async move {
             smol::Timer::after(Duration::from_millis(2000)).await;
-            let n = params["messages"].as_array().map_or(0, Vec::len);
-            Ok(json!({
-                "role": "assistant",
-                "content": { "type": "text", "text": format!("taskwire completion of {n}") },
-                "model": "taskwire-model",
-                "stopReason": "endTurn"
-            }))
+            let n = request.messages.len();
+            let text = format!("taskwire completion of {n}");
+            Ok(SamplingAnswer::text("taskwire-model", text))
         })
-        .on_elicitation(|_| async { Ok(json!({ "action": "decline" })) });
+        .on_elicitation(|_| async { Ok(ElicitationAnswer::Decline) });
     with_everything(
         "client_api_to_everything_sampling_task_hosted_by_us",
         client,
@@ -203,12 +204,11 @@ fn client_api_tokio_to_everything_elicitation_task_hosted_by_us() {
     let server = p.everything().stderr_to(&stderr);
     let builder = builder()
         .on_sampling(|_| async { Err(taskwire_driver::engine::RpcError::new(-32600, "no")) })
-        .on_elicitation(|params: Value| async move {
+        .on_elicitation(|request| async move {
             tokio::time::sleep(Duration::from_millis(1200)).await;
-            assert!(params["requestedSchema"]["properties"]["name"].is_object());
-            Ok(json!({
-                "action": "accept",
-                "content": { "name": "taskwire", "favoriteColor": "Green", "agreeToTerms": true }
+            assert!(request.params["requestedSchema"]["properties"]["name"].is_object());
+            ElicitationAnswer::accept(&json!({
+                "name": "taskwire", "favoriteColor": "Green", "agreeToTerms": true
             }))
         });
     let rt = tokio::runtime::Runtime::new().unwrap();

@@ -15,8 +15,12 @@
 use std::process::ExitCode;
 
 use serde_json::{json, Map, Value};
+use taskwire_demo::flow;
 use taskwire_driver::engine::{ClientEra, Config, Era, RpcError, Tool};
-use taskwire_driver::{Client, ClientBuilder, Error};
+use taskwire_driver::{
+    Client, ClientBuilder, ElicitationAnswer, ElicitationMode, ElicitationRequest, Error,
+    SamplingAnswer,
+};
 use taskwire_http::HttpClient;
 
 fn main() -> ExitCode {
@@ -66,14 +70,9 @@ fn builder(era: Era) -> ClientBuilder {
     let mut config = Config::new("taskwire-conformance-client", env!("CARGO_PKG_VERSION"));
     config.client_era = ClientEra::Only(era);
     ClientBuilder::new(config)
-        .on_elicitation(|params| async move { Ok(accept_defaults(&params)) })
+        .on_elicitation(|request| async move { Ok(accept_defaults(&request)) })
         .on_sampling(|_| async {
-            Ok::<_, RpcError>(json!({
-                "role": "assistant",
-                "content": { "type": "text", "text": "taskwire conformance client" },
-                "model": "none",
-                "stopReason": "endTurn"
-            }))
+            Ok::<_, RpcError>(SamplingAnswer::text("none", "taskwire conformance client"))
         })
 }
 
@@ -146,14 +145,13 @@ fn sample(property: &Value) -> Value {
 }
 
 /// Accepts an elicitation with every default its requested schema gives (SEP-1034).
-fn accept_defaults(params: &Value) -> Value {
-    let content: Map<String, Value> = params["requestedSchema"]["properties"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter_map(|(name, property)| Some((name.clone(), property.get("default")?.clone())))
-        .collect();
-    json!({ "action": "accept", "content": content })
+fn accept_defaults(request: &ElicitationRequest) -> ElicitationAnswer {
+    match &request.mode {
+        ElicitationMode::Form { requested_schema } => {
+            ElicitationAnswer::Accept(flow::schema_defaults(requested_schema))
+        }
+        ElicitationMode::Url { .. } => ElicitationAnswer::Accept(Map::new()),
+    }
 }
 
 #[cfg(test)]
@@ -185,9 +183,10 @@ mod tests {
             "age": { "type": "integer", "default": 30 },
             "note": { "type": "string" }
         } } });
+        let request = ElicitationRequest::from_params(params).unwrap();
         assert_eq!(
-            accept_defaults(&params),
-            json!({ "action": "accept", "content": { "name": "John Doe", "age": 30 } })
+            accept_defaults(&request),
+            ElicitationAnswer::accept(&json!({ "name": "John Doe", "age": 30 })).unwrap()
         );
     }
 }

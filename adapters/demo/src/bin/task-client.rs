@@ -52,9 +52,9 @@ fn main() -> ExitCode {
     if let Some(ms) = options.number(TIMEOUT) {
         config.request_timeout_ms = Some(ms);
     }
-    let builder = ClientBuilder::new(config).on_elicitation(move |params| {
-        let answer = flow::elicitation_answer(&params);
-        print(flow::stamped(start, &flow::input_line(&params, &answer)));
+    let builder = ClientBuilder::new(config).on_elicitation(move |request| {
+        let answer = flow::elicitation_answer(&request);
+        print(flow::stamped(start, &flow::input_line(&request, &answer)));
         async move { Ok(answer) }
     });
     if let Some(url) = url {

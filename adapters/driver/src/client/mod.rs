@@ -2,6 +2,8 @@
 //! background, and the server-to-client requests the application answers.
 
 mod app;
+mod elicitation;
+mod sampling;
 mod waits;
 
 use std::future::Future;
@@ -19,6 +21,8 @@ use crate::handler::Handlers;
 use crate::ids::new_task_id;
 use crate::runtime::{now, ChildProcess, Reader, Runtime, Writer};
 use app::{ClientApp, ClientCommand};
+pub use elicitation::{ElicitationAnswer, ElicitationMode, ElicitationRequest};
+pub use sampling::{MessageRole, SamplingAnswer, SamplingMessage, SamplingRequest};
 
 /// The owner of the tasks a client hosts for its server (sampling, elicitation tasks).
 const SERVER_OWNER: &str = "server";
@@ -97,35 +101,88 @@ impl ClientBuilder {
 
     /// Answers `elicitation/create` (declares the capability, and task hosting for it): in
     /// 2025-11-25 the server's request; in 2026-07-28 each such entry of its `inputRequests`
-    /// (an MRTR round or a task's), whose answer the engine sends back.
+    /// (an MRTR round or a task's), whose answer the engine sends back. The handler gets the
+    /// question as an [`ElicitationRequest`] (a request it cannot be read as is answered
+    /// -32602 without calling it) and answers [`ElicitationAnswer`]; an `Err` goes to the
+    /// server as the JSON-RPC error.
+    ///
+    /// ```
+    /// use taskwire_driver::{ClientBuilder, Config, ElicitationAnswer, ElicitationMode};
+    ///
+    /// #[derive(serde::Serialize)]
+    /// struct Confirm {
+    ///     confirm: bool,
+    /// }
+    ///
+    /// let builder = ClientBuilder::new(Config::new("my-client", "1.0")).on_elicitation(
+    ///     |request| async move {
+    ///         match request.mode {
+    ///             ElicitationMode::Form { .. } if request.message.starts_with("Ship") => {
+    ///                 ElicitationAnswer::accept(&Confirm { confirm: true })
+    ///             }
+    ///             _ => Ok(ElicitationAnswer::Decline),
+    ///         }
+    ///     },
+    /// );
+    /// ```
     pub fn on_elicitation<F, Fut>(self, handler: F) -> Self
     where
-        F: Fn(Value) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+        F: Fn(ElicitationRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitationAnswer, RpcError>> + Send + 'static,
     {
-        self.handle("elicitation/create", handler)
+        let handler = Arc::new(handler);
+        self.on_request("elicitation/create", move |params| {
+            let handler = handler.clone();
+            async move {
+                let request = ElicitationRequest::from_params(params)?;
+                Ok(handler(request).await?.into_result())
+            }
+        })
     }
 
     /// Answers `sampling/createMessage` (declares the capability, and task hosting for it),
-    /// in both eras like [`ClientBuilder::on_elicitation`].
+    /// in both eras like [`ClientBuilder::on_elicitation`]: the handler gets a
+    /// [`SamplingRequest`] and answers a [`SamplingAnswer`].
+    ///
+    /// ```
+    /// use taskwire_driver::{ClientBuilder, Config, SamplingAnswer};
+    ///
+    /// let builder = ClientBuilder::new(Config::new("my-client", "1.0")).on_sampling(
+    ///     |request| async move {
+    ///         let last = request.messages.last().map(|m| m.text()).unwrap_or_default();
+    ///         Ok(SamplingAnswer::text("echo-model", format!("You said: {last}")))
+    ///     },
+    /// );
+    /// ```
     pub fn on_sampling<F, Fut>(self, handler: F) -> Self
     where
-        F: Fn(Value) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+        F: Fn(SamplingRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<SamplingAnswer, RpcError>> + Send + 'static,
     {
-        self.handle("sampling/createMessage", handler)
+        let handler = Arc::new(handler);
+        self.on_request("sampling/createMessage", move |params| {
+            let handler = handler.clone();
+            async move {
+                let request = SamplingRequest::from_params(params)?;
+                handler(request).await?.into_result()
+            }
+        })
     }
 
-    /// Answers `roots/list`.
+    /// Answers `roots/list`: the handler returns the result (`{"roots": [...]}`).
     pub fn on_roots<F, Fut>(self, handler: F) -> Self
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
     {
-        self.handle("roots/list", handler)
+        self.on_request("roots/list", handler)
     }
 
-    fn handle<F, Fut>(mut self, method: &str, handler: F) -> Self
+    /// Answers the server's requests of `method` with JSON as sent: params in (`null` when
+    /// none), the result object out (anything else is -32603 for the server). For what the
+    /// typed handlers do not cover; for `elicitation/create`, `sampling/createMessage` or
+    /// `roots/list` it takes their place (and declares the capability the same way).
+    pub fn on_request<F, Fut>(mut self, method: &str, handler: F) -> Self
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
