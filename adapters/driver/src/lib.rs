@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 mod client;
+mod content;
 mod driver;
 mod error;
 mod handler;
@@ -41,14 +42,15 @@ pub use client::{
     Initialized, MessageRole, SamplingAnswer, SamplingMessage, SamplingRequest, TaskCall,
     TaskUpdate,
 };
+pub use content::{Content, ResourceBody, ResourceContents};
 pub use driver::{MessageSession, Outgoing};
 pub use error::Error;
 pub use handler::Handler;
 pub use ids::{new_task_id, random_uuid};
 pub use runtime::{now, BoxFuture, Child, ChildProcess, Reader, Runtime, Stdio, Timer, Writer};
 pub use server::{
-    serve_stdio, CallToolResult, Content, NoArgs, ResourceBody, ResourceContents, Server,
-    ServerHandle, ToolContext, ToolOutcome, STDIO_OWNER,
+    serve_stdio, CallToolResult, NoArgs, Server, ServerHandle, ToolContext, ToolOutcome,
+    STDIO_OWNER,
 };
 pub use store::{ask as ask_store_thread, Reply, StoreError, StoreJob, StoreNews, TaskStore};
 

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 use taskwire_engine::RpcError;
 
-use crate::server::Content;
+use crate::content::Content;
 
 /// What a server asks the client's model (`sampling/createMessage`), the same in both eras.
 #[derive(Clone, Debug, PartialEq)]

@@ -19,7 +19,7 @@ use taskwire_engine::{
 };
 
 pub use context::ToolContext;
-pub use result::{CallToolResult, Content, ResourceBody, ResourceContents};
+pub use result::CallToolResult;
 pub use tool::{NoArgs, ToolOutcome};
 
 use crate::driver::{Command, Driver, MessageLinks, MessageSession, Until};
