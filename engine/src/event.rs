@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{RequestId, RpcError};
 use crate::model::{
-    Implementation, PlainReason, ProgressParams, TaskInfo, TaskRequest, TaskSnapshot,
+    Implementation, LogMessage, PlainReason, ProgressParams, TaskInfo, TaskRequest, TaskSnapshot,
 };
 use crate::peer_error::PeerErrorKind;
 use crate::time::Millis;
@@ -325,6 +325,16 @@ pub enum Event {
         session: SessionId,
         /// Our request id.
         request: RequestId,
+    },
+    /// The peer sent a log message (`notifications/message`); one whose params cannot be
+    /// read (e.g. an unknown level) comes as [`Event::Notification`] instead.
+    Log {
+        /// The session.
+        session: SessionId,
+        /// The message.
+        message: LogMessage,
+        /// The task it is about, when it says (2025-11-25: related-task `_meta`).
+        task: Option<TaskId>,
     },
     /// The peer reported progress.
     Progress {

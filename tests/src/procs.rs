@@ -416,28 +416,33 @@ pub async fn updates(call: &taskwire_driver::TaskCall) -> Vec<String> {
     seen
 }
 
-/// An update as a line: `working: MESSAGE`, `result: TEXT` (`result (isError): TEXT`), or
-/// `error CODE: MESSAGE`.
+/// An update as a line: `working: MESSAGE`, `progress 1/4: MESSAGE`, `log info: DATA`,
+/// `result: TEXT` (`result (isError): TEXT`), or `error CODE: MESSAGE` (the error as
+/// JSON-RPC puts it).
 pub fn describe(update: &taskwire_driver::TaskUpdate) -> String {
     use taskwire_driver::TaskUpdate;
     match update {
-        TaskUpdate::Status(task) => format!(
+        TaskUpdate::Status(task) | TaskUpdate::Message(task) => format!(
             "{}: {}",
             task.status,
             task.status_message.as_deref().unwrap_or("")
         ),
+        TaskUpdate::Progress(p) => format!(
+            "progress {}/{}: {}",
+            p.progress,
+            p.total.map_or("?".into(), |t| t.to_string()),
+            p.message.as_deref().unwrap_or("")
+        ),
+        TaskUpdate::Log(m) => format!("log {}: {}", m.level.as_str(), m.data),
         TaskUpdate::Result(Ok(result)) => {
-            let error = if result["isError"] == true {
-                " (isError)"
-            } else {
-                ""
-            };
-            format!(
-                "result{error}: {}",
-                taskwire_demo::flow::result_text(result)
-            )
+            let error = if result.is_error { " (isError)" } else { "" };
+            format!("result{error}: {}", result.all_text())
         }
-        TaskUpdate::Result(Err(e)) => format!("error {}: {}", e.code, e.message),
+        TaskUpdate::Result(Err(e)) => {
+            let e = taskwire_driver::RpcError::from(e.clone());
+            format!("error {}: {}", e.code, e.message)
+        }
+        other => format!("{other:?}"),
     }
 }
 

@@ -54,25 +54,27 @@ pub async fn run_since(
     };
     while let Ok(update) = call.updates.recv().await {
         match update {
-            TaskUpdate::Status(task) => {
+            TaskUpdate::Status(task) | TaskUpdate::Message(task) => {
                 status = task.status;
                 say(status_line(task.status, task.status_message.as_deref()));
             }
             TaskUpdate::Result(Ok(result)) => {
-                let failed = result.get("isError") == Some(&Value::Bool(true));
                 say(format!(
                     "result{}: {}",
-                    if failed { " (error)" } else { "" },
-                    result_text(&result)
+                    if result.is_error { " (error)" } else { "" },
+                    result.all_text()
                 ));
                 // The result is the outcome, even when it came before a poll showed the
                 // task terminal (e.g. right after input was given).
-                return Ok(!failed);
+                return Ok(!result.is_error);
             }
             TaskUpdate::Result(Err(error)) => {
+                // As JSON-RPC puts it: `MESSAGE (CODE)`.
+                let error = RpcError::from(error);
                 say(format!("task ended with status {status}: {error}"));
                 return Ok(false);
             }
+            _ => {}
         }
     }
     say("the connection closed before the task finished".into());
@@ -130,17 +132,6 @@ fn plain_reason(reason: PlainReason) -> &'static str {
 
 fn status_line(status: TaskStatus, message: Option<&str>) -> String {
     format!("status: {status} - {}", message.unwrap_or(""))
-}
-
-/// The text blocks of a `CallToolResult`, joined.
-pub fn result_text(result: &Value) -> String {
-    let blocks = result.get("content").and_then(Value::as_array);
-    let texts: Vec<&str> = blocks
-        .into_iter()
-        .flatten()
-        .filter_map(|b| b.get("text")?.as_str())
-        .collect();
-    texts.join("\n")
 }
 
 #[cfg(test)]

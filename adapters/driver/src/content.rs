@@ -1,10 +1,14 @@
 //! Content blocks (`ContentBlock`): what a tool result, a prompt or a sampling message
-//! carries, shared by the server side (tool results) and the client side (sampling answers).
+//! carries, shared by the server side (tool results) and the client side (sampling answers,
+//! tool results read).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// One content block: of a tool result, or of a sampling message (text, image, audio).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// Read leniently: a block of another type, or one missing what its type needs, is kept
+/// whole as [`Content::Other`]; annotations and `_meta` of a block are not kept.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Content {
@@ -44,10 +48,13 @@ pub enum Content {
         /// What the resource holds.
         resource: ResourceContents,
     },
+    /// A block this library does not model, as sent (or to send).
+    #[serde(untagged)]
+    Other(Value),
 }
 
 /// The contents of one resource, as embedded in a result.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResourceContents {
     /// The resource's URI.
     pub uri: String,
@@ -60,7 +67,7 @@ pub struct ResourceContents {
 }
 
 /// What a resource holds: text, or bytes as base64 (`blob`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ResourceBody {
     /// Text.
@@ -70,6 +77,19 @@ pub enum ResourceBody {
 }
 
 impl Content {
+    /// A block as a peer sent it: [`Content::Other`] when it is not one this library models.
+    pub(crate) fn read(block: Value) -> Self {
+        Content::deserialize(&block).unwrap_or(Content::Other(block))
+    }
+
+    /// The text of a text block.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Content::Text { text } => Some(text),
+            _ => None,
+        }
+    }
+
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         Content::Text { text: text.into() }

@@ -29,6 +29,7 @@ mod client;
 mod content;
 mod driver;
 mod error;
+mod form;
 mod handler;
 mod ids;
 mod runtime;
@@ -36,10 +37,11 @@ mod server;
 #[cfg(unix)]
 pub mod stdio;
 mod store;
+mod tool_result;
 
 pub use client::{
     spawn_server, Client, ClientBuilder, ElicitationAnswer, ElicitationMode, ElicitationRequest,
-    Initialized, MessageRole, SamplingAnswer, SamplingMessage, SamplingRequest, TaskCall,
+    Initialized, MessageRole, Progress, SamplingAnswer, SamplingMessage, SamplingRequest, TaskCall,
     TaskUpdate,
 };
 pub use content::{Content, ResourceBody, ResourceContents};
@@ -48,18 +50,22 @@ pub use error::Error;
 pub use handler::Handler;
 pub use ids::{new_task_id, random_uuid};
 pub use runtime::{now, BoxFuture, Child, ChildProcess, Reader, Runtime, Stdio, Timer, Writer};
+#[cfg(feature = "schemars")]
+pub use server::Elicited;
 pub use server::{
-    serve_stdio, CallToolResult, NoArgs, Server, ServerHandle, ToolContext, ToolOutcome,
-    STDIO_OWNER,
+    serve_stdio, NoArgs, Server, ServerHandle, ToolContext, ToolOutcome, STDIO_OWNER,
 };
 pub use store::{ask as ask_store_thread, Reply, StoreError, StoreJob, StoreNews, TaskStore};
+pub use tool_result::CallToolResult;
 
 /// serde_json, for building arguments and results.
 pub use serde_json;
 /// The engine, whole.
 pub use taskwire_engine as engine;
 /// What a tool handler needs most from the engine.
-pub use taskwire_engine::{jsonrpc::code, Config, RpcError, TaskSupport, Tool};
+pub use taskwire_engine::{
+    jsonrpc::code, Config, LogLevel, LogMessage, RpcError, TaskSupport, Tool,
+};
 
 /// The JSON Schema of `T`, for a tool's `inputSchema` or `outputSchema` (feature `schemars`).
 #[cfg(feature = "schemars")]

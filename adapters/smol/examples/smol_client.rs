@@ -1,6 +1,6 @@
 //! A client on smol: starts a stdio server (`smol_client SERVER [ARGS...]`, e.g. this
 //! crate's `smol_server` example), calls `echo`, then `countdown` as a task, printing each
-//! status update and the result.
+//! status change, progress report and the result.
 
 use taskwire_driver::serde_json::json;
 use taskwire_driver::{ClientBuilder, Config, TaskUpdate};
@@ -16,19 +16,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let server = client.initialize().await?;
         println!("connected to {}", server.server.name);
         let echoed = client.call_tool("echo", json!({ "text": "hello" })).await?;
-        println!("echo: {}", echoed["content"][0]["text"]);
+        println!("echo: {}", echoed.all_text());
         let call = client
             .call_tool_as_task("countdown", json!({ "from": 3 }), Some(60_000))
             .await?;
         while let Ok(update) = call.updates.recv().await {
             match update {
-                TaskUpdate::Status(task) => {
+                TaskUpdate::Status(task) | TaskUpdate::Message(task) => {
                     let message = task.status_message.unwrap_or_default();
                     println!("status: {} {message}", task.status)
                 }
-                TaskUpdate::Result(outcome) => {
-                    println!("result: {}", outcome?["content"][0]["text"])
+                TaskUpdate::Progress(p) => {
+                    println!("progress: {}/{}", p.progress, p.total.unwrap_or_default())
                 }
+                TaskUpdate::Result(outcome) => println!("result: {}", outcome?.all_text()),
+                _ => {}
             }
         }
         client.close().await;

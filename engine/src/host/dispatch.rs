@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
@@ -11,11 +12,41 @@ use super::Host;
 use crate::era;
 use crate::event::{Event, StopReason};
 use crate::framing::Frame;
-use crate::ids::SessionId;
+use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{self, Malformed, Message, Reject, RequestId, RpcError};
-use crate::model::ProgressParams;
+use crate::model::{LogMessage, ProgressParams};
 use crate::peer_error::PeerErrorKind;
 use crate::state::{CancelledParams, PeerRequest, Sent, State, Timer};
+
+/// `params` of `notifications/message`, with the task it is about.
+#[derive(Deserialize)]
+struct LogNotice {
+    #[serde(flatten)]
+    message: LogMessage,
+    #[serde(default, rename = "_meta")]
+    meta: Option<NoticeMeta>,
+}
+
+#[derive(Deserialize)]
+struct NoticeMeta {
+    #[serde(default, rename = "io.modelcontextprotocol/related-task")]
+    related_task: Option<RelatedTask>,
+}
+
+#[derive(Deserialize)]
+struct RelatedTask {
+    #[serde(rename = "taskId")]
+    task_id: TaskId,
+}
+
+/// A notification the engine does not act on, as sent, for the application.
+fn pass_on(st: &mut State, session: SessionId, method: &str, params: Option<&RawValue>) {
+    st.event(Event::Notification {
+        session,
+        method: method.to_owned(),
+        params: params.map(ToOwned::to_owned),
+    });
+}
 
 impl Host {
     pub(super) fn handle_frame(&mut self, session: SessionId, frame: Frame<'_>) {
@@ -106,13 +137,20 @@ impl Host {
             "notifications/cancelled" => jsonrpc::params(params).map(|p| cancel(st, session, p)),
             "notifications/progress" => jsonrpc::params(params)
                 .map(|params: ProgressParams| st.event(Event::Progress { session, params })),
+            "notifications/message" => {
+                match jsonrpc::params::<LogNotice>(params) {
+                    Ok(notice) => st.event(Event::Log {
+                        session,
+                        message: notice.message,
+                        task: notice.meta.and_then(|m| m.related_task).map(|r| r.task_id),
+                    }),
+                    Err(_) => pass_on(st, session, method, params),
+                }
+                Ok(())
+            }
             _ => {
                 if !era::route_notification(st, session, method, params) {
-                    st.event(Event::Notification {
-                        session,
-                        method: method.to_owned(),
-                        params: params.map(ToOwned::to_owned),
-                    });
+                    pass_on(st, session, method, params);
                 }
                 Ok(())
             }

@@ -5,6 +5,6 @@ mod peer;
 mod task;
 mod tool;
 
-pub use peer::{Implementation, PlainReason, ProgressParams, Role};
+pub use peer::{Implementation, LogMessage, PlainReason, ProgressParams, Role};
 pub use task::{Era, InputKinds, Outcome, TaskInfo, TaskRequest, TaskSnapshot};
 pub use tool::{TaskDecision, TaskSupport, Tool, ToolDef, ToolExecution};

@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::log_level::LogLevel;
+
 /// Name and version of a client or server.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Implementation {
@@ -44,6 +46,19 @@ pub struct ProgressParams {
     /// Related-task metadata for task progress.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
+}
+
+/// A log message the peer sent (`notifications/message`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct LogMessage {
+    /// How severe it is.
+    pub level: LogLevel,
+    /// What it comes from, when the peer named it.
+    #[serde(default)]
+    pub logger: Option<String>,
+    /// The message: any JSON (a string, an object…); `null` when missing.
+    #[serde(default)]
+    pub data: Value,
 }
 
 /// Why a call the application wanted as a task went out plainly.

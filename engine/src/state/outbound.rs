@@ -45,6 +45,11 @@ impl Outbound {
         id
     }
 
+    /// The id the next request will get.
+    pub fn next_id(&self) -> RequestId {
+        RequestId::Number(self.next_id)
+    }
+
     /// The request's purpose, no longer pending.
     pub fn take(&mut self, id: &RequestId) -> Option<Sent> {
         self.pending.remove(id)
@@ -71,7 +76,18 @@ impl Outbound {
     }
 }
 
+/// `_meta` asking for progress on the request `id`, with `id` as its token (so that a
+/// requestor's `Event::Progress` names the request the application knows).
+pub(crate) fn progress_meta(id: &RequestId) -> serde_json::Value {
+    serde_json::json!({ "progressToken": id })
+}
+
 impl State {
+    /// The id the next request on `session` will get.
+    pub(crate) fn next_request_id(&self, session: SessionId) -> Option<RequestId> {
+        self.session(session).map(|s| s.outbound.next_id())
+    }
+
     /// Sends a request of ours on `session` (on `stream`) and remembers why; with
     /// `times_out`, the request gets the configured local timeout. `None` when the session
     /// is closed.

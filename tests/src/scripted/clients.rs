@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use taskwire_driver::engine::{Config, PlainReason, RpcError, TaskInfo};
-use taskwire_driver::{Client, ClientBuilder, ElicitationAnswer, TaskUpdate};
+use taskwire_driver::{
+    CallToolResult, Client, ClientBuilder, ElicitationAnswer, Error, TaskUpdate,
+};
 
 use super::{Log, TOOL};
 use crate::peers::{self, Argv, Run};
@@ -58,7 +60,7 @@ pub struct Seen {
     /// Every update as [`procs::describe`] writes it, the outcome last.
     pub updates: Vec<String>,
     /// The call's outcome.
-    pub outcome: Option<Result<Value, RpcError>>,
+    pub outcome: Option<Result<CallToolResult, Error>>,
     /// From the call to its outcome (or failure).
     pub elapsed: Duration,
     /// The params of each `elicitation/create` the handler answered.
@@ -66,20 +68,25 @@ pub struct Seen {
 }
 
 impl Seen {
-    /// The outcome's first text block; panics (showing everything) unless it is a result.
+    /// The outcome's text; panics (showing everything) unless it is a result.
     pub fn text(&self, log: &Log) -> String {
         match &self.outcome {
-            Some(Ok(result)) => result["content"][0]["text"].as_str().unwrap_or("").into(),
+            Some(Ok(result)) => result.all_text(),
             other => panic!("no result: {other:?}\n{self:#?}\n{log}"),
         }
     }
 
     /// The outcome's error; panics unless the call ended with one.
-    pub fn error(&self, log: &Log) -> &RpcError {
+    pub fn failure(&self, log: &Log) -> &Error {
         match &self.outcome {
             Some(Err(e)) => e,
             other => panic!("no error outcome: {other:?}\n{self:#?}\n{log}"),
         }
+    }
+
+    /// The outcome's error as JSON-RPC puts it; panics unless the call ended with one.
+    pub fn error(&self, log: &Log) -> RpcError {
+        self.failure(log).clone().into()
     }
 }
 

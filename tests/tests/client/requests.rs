@@ -49,7 +49,11 @@ fn absent_arguments_are_omitted_and_non_objects_refused() {
         .unwrap();
     let out = d.drain();
     assert_eq!(out[0]["params"], json!({ "name": "noargs" }));
-    assert_eq!(out[1]["params"], json!({ "name": "noargs", "task": {} }));
+    // A task call asks for progress, its request id the token.
+    assert_eq!(
+        out[1]["params"],
+        json!({ "name": "noargs", "task": {}, "_meta": { "progressToken": out[1]["id"] } })
+    );
     // Intended change: `UsageError::Invalid(_)` became the precise `NotAnObject`.
     for bad in [json!([1]), json!("x"), json!(3)] {
         assert!(matches!(

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use taskwire_demo::tools::{DEMO_TASK, RESULT_TEXT, TOOL};
 use taskwire_driver::engine::TaskStatus;
+use taskwire_driver::CallToolResult;
 use taskwire_tests::matrix;
 use taskwire_tests::procs::{self, Rt};
 
@@ -22,10 +23,7 @@ fn plain_call(server: Rt, client: Rt) {
         let start = Instant::now();
         let result = c.call_tool(TOOL, json!({})).await.expect("tools/call");
         assert!(start.elapsed() >= Duration::from_millis(3 * STEP_MS));
-        assert_eq!(
-            result,
-            json!({ "content": [{ "type": "text", "text": RESULT_TEXT }] })
-        );
+        assert_eq!(result, CallToolResult::text(RESULT_TEXT));
         assert_eq!(c.list_tasks().await.expect("tasks/list").len(), 1);
         c.close().await;
     });
@@ -41,13 +39,7 @@ fn unknown_tool(server: Rt, client: Rt) {
             .call_tool("no_such_tool", json!({}))
             .await
             .expect("tools/call");
-        assert_eq!(
-            result,
-            json!({
-                "content": [{ "type": "text", "text": "未知工具: no_such_tool" }],
-                "isError": true
-            })
-        );
+        assert_eq!(result, CallToolResult::error("未知工具: no_such_tool"));
         c.close().await;
     });
 }
@@ -81,10 +73,7 @@ fn tasks_list(server: Rt, client: Rt) {
             )]
         );
         let result = c.task_result(DEMO_TASK).await.expect("tasks/result");
-        assert_eq!(
-            result["content"],
-            json!([{ "type": "text", "text": "此任务用于List Tasks 功能" }])
-        );
+        assert_eq!(result, CallToolResult::text("此任务用于List Tasks 功能"));
 
         let call = c
             .call_tool_as_task(TOOL, json!({}), None)

@@ -15,7 +15,7 @@ fn client_against_server(client: &str, server: &str) {
     let lines: Vec<&str> = ran.stdout.lines().collect();
     let expected_name = server.replace("_server", "-example");
     assert_eq!(lines[0], format!("connected to {expected_name}"), "{ran}");
-    assert_eq!(lines[1], r#"echo: "hello""#, "{ran}");
+    assert_eq!(lines[1], "echo: hello", "{ran}");
     let statuses: Vec<&str> = lines
         .iter()
         .filter_map(|l| l.strip_prefix("status: "))
@@ -23,7 +23,7 @@ fn client_against_server(client: &str, server: &str) {
     for step in ["working 3 to go", "working 2 to go", "working 1 to go"] {
         assert!(statuses.contains(&step), "no `{step}` status\n{ran}");
     }
-    assert_eq!(lines.last(), Some(&r#"result: "liftoff""#), "{ran}");
+    assert_eq!(lines.last(), Some(&"result: liftoff"), "{ran}");
 }
 
 #[test]

@@ -16,6 +16,7 @@ mod cancel;
 mod examples;
 mod flow;
 mod panic;
+mod progress;
 mod shutdown;
 mod stdio;
 mod store;

@@ -64,7 +64,7 @@ fn panicking_tool(server: Rt, client: Rt) {
             .expect("the call is accepted");
         let done = call.task.as_ref().expect("a task").id.to_string();
         let result = call.result().await.expect("the task completes");
-        assert_eq!(taskwire_demo::flow::result_text(&result), RESULT_TEXT);
+        assert_eq!(result.all_text(), RESULT_TEXT);
         let mut tasks: Vec<_> = c
             .list_tasks()
             .await

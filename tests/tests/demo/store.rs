@@ -10,8 +10,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use taskwire_driver::engine::{ClientEra, Era, TaskStatus};
+use taskwire_driver::CallToolResult;
 use taskwire_tests::procs::{self, Rt};
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -73,7 +74,7 @@ fn survives_a_kill(era: Era, store: String) {
                     .request("tasks/get", Some(json!({ "taskId": done })))
                     .await
                     .expect("tasks/get");
-                got["result"].clone()
+                CallToolResult::from_value(got["result"].clone()).expect("a tool result")
             }
         };
         assert_eq!(
@@ -173,7 +174,7 @@ fn crash_between(store: String) {
     rt.block_on(LIMIT, async {
         let (client, mut process) = rt.spawn(&server, &args(true));
         client.initialize().await.expect("initialize");
-        let mut told: Vec<(String, Value)> = Vec::new();
+        let mut told: Vec<(String, CallToolResult)> = Vec::new();
         for _ in 0..5 {
             let call = client
                 .call_tool_as_task("long_running_task", json!({}), Some(600_000))

@@ -95,8 +95,17 @@ fn confirm_both_ways(server: Rt, client: Rt) {
             .call_tool(CONFIRM_TASK, json!({ "question": "Merge it?" }))
             .await
             .expect("tools/call");
-        assert_eq!(result["content"][0]["text"], "Merge it? confirmed");
-        assert_eq!(result["structuredContent"]["confirmed"], true);
+        assert_eq!(result.all_text(), "Merge it? confirmed");
+        #[derive(serde::Deserialize)]
+        struct Confirmed {
+            confirmed: bool,
+        }
+        assert!(
+            result
+                .structured::<Confirmed>()
+                .expect("structured")
+                .confirmed
+        );
         c.close().await;
     });
     assert_eq!(

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
-use taskwire_driver::code;
 use taskwire_driver::engine::PlainReason;
+use taskwire_driver::{code, Error};
 use taskwire_tests::peers::Run;
 use taskwire_tests::procs;
 use taskwire_tests::scripted::clients::{self, Seen};
@@ -454,11 +454,7 @@ fn tasks_result_never_answered_cli() {
 #[test]
 fn tasks_result_never_answered_library() {
     let (seen, log) = clients::library(&server(), "result-never", Some(500));
-    let error = seen.error(&log);
-    assert_eq!(
-        (error.code, error.message.as_str()),
-        (code::REQUEST_TIMEOUT, NO_RESULT)
-    );
+    assert_eq!(seen.failure(&log), &Error::Timeout(NO_RESULT.into()));
     assert!(seen.elapsed < PROMPTLY, "{seen:?}");
     abandoned_logged(&log);
 }
@@ -543,24 +539,23 @@ fn exit_library(scenario: &str, failed: Option<&str>) -> Log {
         log.exit().is_some(),
         "the server did not exit by itself\n{log}"
     );
-    let error = match failed {
+    match failed {
         Some(step) => {
             let (at, error) = seen
                 .failed
                 .as_ref()
                 .unwrap_or_else(|| panic!("{seen:?}\n{log}"));
             assert_eq!(*at, step, "{log}");
-            error
+            assert_eq!(error.code, code::CONNECTION_CLOSED, "{error}");
         }
         None => {
             assert!(
                 seen.failed.is_none() && seen.task.is_some(),
                 "{seen:?}\n{log}"
             );
-            seen.error(&log)
+            assert_eq!(seen.failure(&log), &Error::Closed, "{log}");
         }
-    };
-    assert_eq!(error.code, code::CONNECTION_CLOSED, "{error}");
+    }
     assert!(seen.elapsed < PROMPTLY, "{seen:?}");
     log
 }

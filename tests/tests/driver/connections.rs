@@ -114,8 +114,8 @@ fn connections_share_tools_and_their_owners_tasks() {
             alice.call_tool("add", json!({ "a": 1, "b": 2 })),
             bob.call_tool("add", json!({ "a": 3, "b": 4 })),
         );
-        assert_eq!(a.expect("alice's call")["content"][0]["text"], "3");
-        assert_eq!(b.expect("bob's call")["content"][0]["text"], "7");
+        assert_eq!(a.expect("alice's call").all_text(), "3");
+        assert_eq!(b.expect("bob's call").all_text(), "7");
         assert_eq!(runs.load(Ordering::SeqCst), 2);
 
         let call = alice
@@ -127,7 +127,7 @@ fn connections_share_tools_and_their_owners_tasks() {
         let seen = alice_again.get_task(&id).await.expect("same owner");
         assert_eq!(seen.status, TaskStatus::Working);
         let result = alice_again.task_result(&id).await.expect("the result");
-        assert_eq!(result["content"][0]["text"], "waited");
+        assert_eq!(result.all_text(), "waited");
         // Another owner does not.
         let hidden = bob
             .get_task(&id)

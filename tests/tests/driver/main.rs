@@ -18,3 +18,4 @@ mod requests;
 mod restart;
 mod schema;
 mod store;
+mod typed_client;

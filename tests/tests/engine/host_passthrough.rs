@@ -4,7 +4,7 @@
 //! The engine keeps the handshake, `ping`, `tools/*` and `tasks/*`.
 
 use serde_json::{json, Value};
-use taskwire_engine::{Config, Event, PeerErrorKind, RpcError, TaskSupport};
+use taskwire_engine::{Config, Event, LogLevel, PeerErrorKind, RpcError, TaskSupport};
 use taskwire_harness::msg::{error_code, response};
 use taskwire_harness::setup::{client_config, initialize_params, server_config, tool};
 use taskwire_harness::Probe;
@@ -162,9 +162,18 @@ fn a_client_application_answers_the_servers_custom_requests() {
         json!({ "said": "hi" })
     );
 
+    // A log message is read (with the task it names); one that cannot be read passes on.
     d.notify(
         "notifications/message",
-        Some(json!({ "level": "info", "data": "x" })),
+        Some(json!({ "level": "info", "data": "x",
+            "_meta": { "io.modelcontextprotocol/related-task": { "taskId": "t-1" } } })),
+    );
+    assert!(d.take_events().iter().any(|e| matches!(e,
+        Event::Log { message, task: Some(task), .. }
+            if message.level == LogLevel::Info && message.data == "x" && task.as_str() == "t-1")));
+    d.notify(
+        "notifications/message",
+        Some(json!({ "level": "loud", "data": "x" })),
     );
     assert!(d.take_events().iter().any(|e| matches!(e,
         Event::Notification { method, .. } if method == "notifications/message")));

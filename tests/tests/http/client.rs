@@ -39,11 +39,14 @@ fn seed_flow(era: Era) {
         let mut messages = Vec::new();
         let result = loop {
             match call.updates.recv().await.expect("updates until the result") {
-                TaskUpdate::Status(task) => messages.extend(task.status_message),
+                TaskUpdate::Status(task) | TaskUpdate::Message(task) => {
+                    messages.extend(task.status_message)
+                }
                 TaskUpdate::Result(outcome) => break outcome.expect("a result"),
+                _ => {}
             }
         };
-        assert_eq!(result["content"][0]["text"], "任务完成！");
+        assert_eq!(result.all_text(), "任务完成！");
         assert!(
             messages.iter().any(|m| m == "处理步骤 2..."),
             "the statuses seen: {messages:?}"
@@ -75,7 +78,11 @@ fn input_mid_task(era: Era) {
             .await
             .expect("a task");
         let result = call.result().await.expect("a result");
-        assert_eq!(result["structuredContent"]["confirmed"], true, "{result}");
+        assert_eq!(
+            result.structured_content,
+            Some(json!({"confirmed": true, "action": "accept"})),
+            "{result:?}"
+        );
     });
 }
 
@@ -152,6 +159,6 @@ fn our_client_resumes_a_stream_the_server_ends() {
             .call_tool("progress_task", json!({"steps": 6}))
             .await
             .expect("the answer, after resuming");
-        assert_eq!(result["content"][0]["text"], "6 steps done");
+        assert_eq!(result.all_text(), "6 steps done");
     });
 }

@@ -11,11 +11,12 @@
 //! Test names: `client_api[_runtime]_to_everything_<case>`.
 
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use taskwire_driver::engine::{Config, TaskStatus, TaskSupport};
-use taskwire_driver::RpcError;
+use taskwire_driver::{CallToolResult, RpcError};
 use taskwire_driver::{
     Client, ClientBuilder, ElicitationAnswer, ElicitationMode, SamplingAnswer, TaskUpdate,
 };
@@ -56,21 +57,16 @@ where
 }
 
 /// Status changes, then the outcome, of a task call.
-async fn follow(updates: async_channel::Receiver<TaskUpdate>) -> (Vec<TaskStatus>, Value) {
+async fn follow(updates: async_channel::Receiver<TaskUpdate>) -> (Vec<TaskStatus>, CallToolResult) {
     let mut statuses = Vec::new();
     while let Ok(update) = updates.recv().await {
         match update {
             TaskUpdate::Status(task) => statuses.push(task.status),
             TaskUpdate::Result(outcome) => return (statuses, outcome.expect("a result")),
+            _ => {}
         }
     }
     panic!("the updates ended without a result; statuses {statuses:?}");
-}
-
-fn texts(result: &Value) -> String {
-    let blocks = result["content"].as_array().cloned().unwrap_or_default();
-    let texts: Vec<&str> = blocks.iter().filter_map(|b| b["text"].as_str()).collect();
-    texts.join("\n")
 }
 
 /// The task moves `working` → `input_required` → `working` → `completed`; the elicitation it
@@ -147,10 +143,11 @@ fn client_api_to_everything_input_required_elicitation() {
                 .unwrap_or_default();
             assert_eq!(choices.len(), 3, "{params}");
             let chosen = choices[2]["const"].as_str().unwrap();
-            let report = texts(&result);
+            let report = result.all_text();
             let title = format!("# Research Report: python ({chosen})");
             assert!(report.starts_with(&title), "{report}");
-            assert_eq!(result["_meta"][RELATED]["taskId"], task.id.as_str());
+            // The related-task `_meta` names the call's own task: left out of the result.
+            assert!(result.meta.is_none_or(|m| !m.contains_key(RELATED)));
         },
     );
 }
@@ -179,7 +176,7 @@ fn client_api_to_everything_sampling_task_hosted_by_us() {
             );
             let args = json!({ "prompt": "taskwire", "maxTokens": 16 });
             let result = client.call_tool(SAMPLING_TOOL, args).await.unwrap();
-            let text = texts(&result);
+            let text = result.all_text();
             assert!(
                 text.starts_with("[COMPLETED] Async sampling completed!"),
                 "{text}"
@@ -218,7 +215,7 @@ fn client_api_tokio_to_everything_elicitation_task_hosted_by_us() {
         let body = async {
             client.initialize().await.unwrap();
             let result = client.call_tool(ELICITATION_TOOL, json!({})).await.unwrap();
-            let text = texts(&result);
+            let text = result.all_text();
             assert!(
                 text.starts_with("[COMPLETED] User provided the requested information!"),
                 "{text}"
@@ -233,6 +230,31 @@ fn client_api_tokio_to_everything_elicitation_task_hosted_by_us() {
         let _ = child.kill();
         let _ = child.wait().await;
     });
+}
+
+/// server-everything's elicitation tool, answered `decline`, then `cancel`: each comes back
+/// to the tool, which says so in its result.
+#[test]
+fn client_api_to_everything_declined_and_cancelled_elicitation() {
+    let answers = Arc::new(Mutex::new(vec![
+        ElicitationAnswer::Cancel,
+        ElicitationAnswer::Decline,
+    ]));
+    let client = builder().on_elicitation(move |_| {
+        let answer = answers.lock().unwrap().pop().expect("two elicitations");
+        async move { Ok(answer) }
+    });
+    with_everything(
+        "client_api_to_everything_declined_and_cancelled_elicitation",
+        client,
+        |client| async move {
+            for action in ["decline", "cancel"] {
+                let result = client.call_tool(ELICITATION_TOOL, json!({})).await.unwrap();
+                let text = result.all_text().to_lowercase();
+                assert!(text.contains(action), "{action}: {text}");
+            }
+        },
+    );
 }
 
 /// Without handlers we declare neither sampling nor elicitation (nor their tasks), so the
@@ -294,13 +316,14 @@ fn client_api_to_everything_cancel_and_unknown_id() {
 /// Like [`follow`], but the outcome may be an error (a cancelled task has no result).
 async fn follow_to_end(
     updates: async_channel::Receiver<TaskUpdate>,
-) -> (Vec<TaskStatus>, Option<Result<Value, String>>) {
+) -> (Vec<TaskStatus>, Option<Result<CallToolResult, String>>) {
     let mut statuses = Vec::new();
     let mut outcome = None;
     while let Ok(update) = updates.recv().await {
         match update {
             TaskUpdate::Status(task) => statuses.push(task.status),
-            TaskUpdate::Result(r) => outcome = Some(r.map_err(|e| e.message)),
+            TaskUpdate::Result(r) => outcome = Some(r.map_err(|e| RpcError::from(e).message)),
+            _ => {}
         }
     }
     (statuses, outcome)

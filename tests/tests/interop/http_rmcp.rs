@@ -371,7 +371,7 @@ fn client_api_to_rmcp_server(test: &str, server_args: &[&str], content_type: &st
                 .call_tool("echo", json!({ "text": "hi" }))
                 .await
                 .expect("echo");
-            assert_eq!(echoed["content"][0]["text"], "hi");
+            assert_eq!(echoed.all_text(), "hi");
 
             let call = client
                 .call_tool_as_task("long_running_task", json!({}), None)
@@ -380,7 +380,8 @@ fn client_api_to_rmcp_server(test: &str, server_args: &[&str], content_type: &st
             let task = call.task.clone().expect("rmcp made a task");
             assert_eq!(task.status, TaskStatus::Working);
             let result = call.result().await.expect("the outcome");
-            assert_eq!(result["content"][0]["text"], RESULT);
+            // The same typed result from every peer, in either era.
+            assert_eq!(result, taskwire_driver::CallToolResult::text(RESULT));
             let got = client.get_task(&task.id).await.expect("tasks/get");
             assert_eq!(got.status, TaskStatus::Completed);
 

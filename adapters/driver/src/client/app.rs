@@ -6,10 +6,11 @@ use taskwire_engine::{Event, Role, SessionId, TaskInfo};
 
 use super::waits::{refuse, Waits};
 use super::{Initialized, TaskCall};
-use crate::driver::{closed, App, Ctx, Reply, Work};
+use crate::driver::{App, Ctx, Reply, Work};
 use crate::error::Error;
 use crate::handler::{request_work, Handlers};
 use crate::runtime::now;
+use crate::tool_result::CallToolResult;
 
 /// What a [`Client`](super::Client) handle asks of its driver.
 pub(crate) enum ClientCommand {
@@ -28,7 +29,7 @@ pub(crate) enum ClientCommand {
     CallTool {
         name: String,
         arguments: Value,
-        reply: Reply<Value>,
+        reply: Reply<CallToolResult>,
     },
     CallToolAsTask {
         name: String,
@@ -42,7 +43,7 @@ pub(crate) enum ClientCommand {
     },
     TaskResult {
         task: String,
-        reply: Reply<Value>,
+        reply: Reply<CallToolResult>,
     },
     CancelTask {
         task: String,
@@ -92,7 +93,7 @@ impl App for ClientApp {
         let host = ctx.host;
         let waits = &mut self.waits;
         let Some(session) = self.session.filter(|s| !host.is_closed(*s)) else {
-            return refuse(command, closed());
+            return refuse(command, Error::Closed);
         };
         let now = now();
         match command {
@@ -114,7 +115,7 @@ impl App for ClientApp {
                 name,
                 arguments,
                 reply,
-            } => waits.value(host.call_tool(now, session, &name, arguments), reply),
+            } => waits.tool(host.call_tool(now, session, &name, arguments), reply),
             ClientCommand::CallToolAsTask {
                 name,
                 arguments,
@@ -128,7 +129,7 @@ impl App for ClientApp {
                 waits.info(host.get_task(now, session, &task), reply)
             }
             ClientCommand::TaskResult { task, reply } => {
-                waits.value(host.task_result(now, session, &task), reply)
+                waits.tool(host.task_result(now, session, &task), reply)
             }
             ClientCommand::CancelTask { task, reply } => {
                 waits.info(host.cancel_task(now, session, &task), reply)

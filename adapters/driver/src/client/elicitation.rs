@@ -79,6 +79,39 @@ impl ElicitationRequest {
             params,
         })
     }
+
+    /// Accepts with `content` (a struct or a map of the form's fields), checked against the
+    /// requested schema: every required field given, no field the form lacks, each of its
+    /// type, within its options and bounds (an error says which field is wrong). A URL
+    /// elicitation is accepted with no content.
+    pub fn accept<T: Serialize>(&self, content: &T) -> Result<ElicitationAnswer, RpcError> {
+        let answer = ElicitationAnswer::accept(content)?;
+        self.check(&answer)?;
+        Ok(answer)
+    }
+
+    /// Whether `answer` fits this request (what [`ElicitationRequest::accept`] checks); the
+    /// client checks every answer before it goes to the server.
+    pub fn check(&self, answer: &ElicitationAnswer) -> Result<(), RpcError> {
+        let ElicitationAnswer::Accept(fields) = answer else {
+            return Ok(());
+        };
+        let unfit = |why: String| {
+            RpcError::internal(format!(
+                "the client's answer to {:?} does not fit the requested form: {why}",
+                self.message
+            ))
+        };
+        match &self.mode {
+            ElicitationMode::Form { requested_schema } => {
+                crate::form::check(requested_schema, fields).map_err(unfit)
+            }
+            ElicitationMode::Url { .. } if fields.is_empty() => Ok(()),
+            ElicitationMode::Url { .. } => Err(unfit(
+                "a URL elicitation is accepted with no content".into(),
+            )),
+        }
+    }
 }
 
 impl ElicitationAnswer {

@@ -13,13 +13,16 @@ use std::sync::Arc;
 use async_channel::{Receiver, Sender};
 use futures::channel::oneshot;
 use serde_json::{json, Value};
-use taskwire_engine::{ClientFeatures, Config, Host, Owner, PlainReason, RpcError, TaskInfo, Tool};
+use taskwire_engine::{
+    ClientFeatures, Config, Host, LogMessage, Owner, PlainReason, RpcError, TaskInfo, Tool,
+};
 
-use crate::driver::{closed, Command, Driver, MessageSession, Reply, Until};
+use crate::driver::{Command, Driver, MessageSession, Reply, Until};
 use crate::error::Error;
 use crate::handler::Handlers;
 use crate::ids::new_task_id;
 use crate::runtime::{now, ChildProcess, Reader, Runtime, Writer};
+use crate::tool_result::CallToolResult;
 use app::{ClientApp, ClientCommand};
 pub use elicitation::{ElicitationAnswer, ElicitationMode, ElicitationRequest};
 pub use sampling::{MessageRole, SamplingAnswer, SamplingMessage, SamplingRequest};
@@ -38,49 +41,59 @@ pub struct Initialized {
     pub capabilities: Value,
 }
 
-/// One step of a call made with [`Client::call_tool_as_task`].
+/// One step of a call made with [`Client::call_tool_as_task`], in the order they happened.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum TaskUpdate {
-    /// The task's status or message changed.
+    /// The task's status changed (its message may have too).
     Status(TaskInfo),
-    /// The outcome (always the last update): the tool's result, or the error the task
-    /// ended with.
-    Result(Result<Value, RpcError>),
+    /// The task's status message changed, and nothing else.
+    Message(TaskInfo),
+    /// The server reported progress on the call: on a task too in 2025-11-25 (2026-07-28
+    /// has no task progress: its tasks report by status message).
+    Progress(Progress),
+    /// A log message about the task (2025-11-25: the server marks it with the task; a plain
+    /// call's log messages cannot be told from the session's, and 2026-07-28 tasks have
+    /// none).
+    Log(LogMessage),
+    /// The outcome, always the last update: the tool's result (a tool error is a result
+    /// with [`CallToolResult::is_error`]), or the error the call or task ended with.
+    Result(Result<CallToolResult, Error>),
+}
+
+/// Progress a server reported (`notifications/progress`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// Progress so far; grows with each report.
+    pub progress: f64,
+    /// The total, when the server knows it.
+    pub total: Option<f64>,
+    /// What is being done, for people.
+    pub message: Option<String>,
 }
 
 /// A call made with [`Client::call_tool_as_task`], in progress.
 #[derive(Debug)]
 pub struct TaskCall {
-    /// The task as created; `None` when the call ran without a task.
+    /// The task as created; `None` when the call runs without a task.
     pub task: Option<TaskInfo>,
-    /// Why the call ran without a task, when the client decided so (the server did not
+    /// Why the call runs without a task, when the client decided so (the server did not
     /// offer tasks, the tool forbids them, or refused one); `None` for a task, or when the
     /// server chose to answer plainly.
     pub plain: Option<PlainReason>,
-    /// Status changes, then the outcome.
+    /// What happens to the call, then its outcome.
     pub updates: Receiver<TaskUpdate>,
 }
 
 impl TaskCall {
-    /// Waits for the outcome, skipping status updates.
-    pub async fn result(self) -> Result<Value, Error> {
+    /// Waits for the outcome, skipping the other updates.
+    pub async fn result(self) -> Result<CallToolResult, Error> {
         while let Ok(update) = self.updates.recv().await {
             if let TaskUpdate::Result(outcome) = update {
-                return outcome.map_err(Error::Rpc);
+                return outcome;
             }
         }
-        Err(closed())
-    }
-
-    /// A call answered at once (no task): its updates hold just the outcome.
-    pub(crate) fn answered(outcome: Value, plain: Option<PlainReason>) -> TaskCall {
-        let (tx, updates) = async_channel::bounded(1);
-        let _ = tx.try_send(TaskUpdate::Result(Ok(outcome)));
-        TaskCall {
-            task: None,
-            plain,
-            updates,
-        }
+        Err(Error::Closed)
     }
 }
 
@@ -103,8 +116,10 @@ impl ClientBuilder {
     /// 2025-11-25 the server's request; in 2026-07-28 each such entry of its `inputRequests`
     /// (an MRTR round or a task's), whose answer the engine sends back. The handler gets the
     /// question as an [`ElicitationRequest`] (a request it cannot be read as is answered
-    /// -32602 without calling it) and answers [`ElicitationAnswer`]; an `Err` goes to the
-    /// server as the JSON-RPC error.
+    /// -32602 without calling it) and answers [`ElicitationAnswer`]
+    /// ([`ElicitationRequest::accept`] builds one from a struct); an `Err` goes to the
+    /// server as the JSON-RPC error. An accepted answer that does not fit the requested form
+    /// ([`ElicitationRequest::check`]) is not sent: the server gets -32603 saying why.
     ///
     /// ```
     /// use taskwire_driver::{ClientBuilder, Config, ElicitationAnswer, ElicitationMode};
@@ -118,7 +133,7 @@ impl ClientBuilder {
     ///     |request| async move {
     ///         match request.mode {
     ///             ElicitationMode::Form { .. } if request.message.starts_with("Ship") => {
-    ///                 ElicitationAnswer::accept(&Confirm { confirm: true })
+    ///                 request.accept(&Confirm { confirm: true })
     ///             }
     ///             _ => Ok(ElicitationAnswer::Decline),
     ///         }
@@ -135,7 +150,12 @@ impl ClientBuilder {
             let handler = handler.clone();
             async move {
                 let request = ElicitationRequest::from_params(params)?;
-                Ok(handler(request).await?.into_result())
+                let answer = handler(request.clone()).await?;
+                if let Err(unfit) = request.check(&answer) {
+                    tracing::warn!(error = %unfit.message, "elicitation answer not sent");
+                    return Err(unfit);
+                }
+                Ok(answer.into_result())
             }
         })
     }
@@ -248,8 +268,8 @@ pub fn spawn_server(
     Ok((client, child.process))
 }
 
-/// An MCP client connection. Cheap to clone; every method fails with a "Connection closed"
-/// error (code -32000) once the server is gone, and never hangs on a dead peer. When the
+/// An MCP client connection. Cheap to clone; every method fails with [`Error::Closed`] once
+/// the server is gone, and never hangs on a dead peer. When the
 /// last clone is dropped, the connection closes.
 #[derive(Clone, Debug)]
 pub struct Client {
@@ -276,7 +296,10 @@ impl Client {
         self.ask(ClientCommand::Initialize).await
     }
 
-    /// Every tool, following `nextCursor` pages. The tools' task support is remembered:
+    /// Every tool, following `nextCursor` pages until the server gives none. Each tool's
+    /// task support is `tool.execution.task_support` ([`TaskSupport`](crate::TaskSupport);
+    /// `Forbidden` when the listing has none or cannot be read, as a 2026-07-28 listing,
+    /// where the server decides per call); the engine remembers it and
     /// [`Client::call_tool_as_task`] honours it.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
         let mut tools = Vec::new();
@@ -296,10 +319,12 @@ impl Client {
         }
     }
 
-    /// A plain `tools/call`; returns the `CallToolResult`. In 2026-07-28, input the server
-    /// asks for by MRTR (`InputRequiredResult`) is answered by this client's handlers and the
-    /// call sent again, transparently.
-    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, Error> {
+    /// A plain `tools/call`; returns its result, the same in both eras (see
+    /// [`CallToolResult::from_value`]); a tool error is a result with
+    /// [`CallToolResult::is_error`]. In 2026-07-28, input the server asks for by MRTR
+    /// (`InputRequiredResult`) is answered by this client's handlers and the call sent
+    /// again, transparently.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
         let name = name.to_owned();
         self.ask(|reply| ClientCommand::CallTool {
             name,
@@ -339,9 +364,9 @@ impl Client {
             .await
     }
 
-    /// `tasks/result`: waits until the task is terminal. 2025-11-25 only (2026-07-28 has
-    /// none: [`Client::get_task`] and [`TaskCall`] carry the outcome).
-    pub async fn task_result(&self, task: &str) -> Result<Value, Error> {
+    /// `tasks/result` of a tool call's task: waits until the task is terminal. 2025-11-25
+    /// only (2026-07-28 has none: [`Client::get_task`] and [`TaskCall`] carry the outcome).
+    pub async fn task_result(&self, task: &str) -> Result<CallToolResult, Error> {
         let task = task.to_owned();
         self.ask(|reply| ClientCommand::TaskResult { task, reply })
             .await
@@ -369,10 +394,7 @@ impl Client {
                 page_items(page, "tasks")?;
             for task in items {
                 let info = task.to_info().ok_or_else(|| {
-                    RpcError::internal(format!(
-                        "malformed task {:?}: a time is not RFC 3339",
-                        task.task_id
-                    ))
+                    Error::malformed(format!("task {:?}: a time is not RFC 3339", task.task_id))
                 })?;
                 tasks.push(info);
             }
@@ -405,8 +427,8 @@ impl Client {
             .commands
             .send(Command::App(command(reply)))
             .await
-            .map_err(|_| closed())?;
-        answer.await.unwrap_or_else(|_| Err(closed()))
+            .map_err(|_| Error::Closed)?;
+        answer.await.unwrap_or(Err(Error::Closed))
     }
 }
 
@@ -414,13 +436,13 @@ impl Client {
 fn page_items<T: serde::de::DeserializeOwned>(
     mut page: Value,
     key: &str,
-) -> Result<(Vec<T>, Option<String>), RpcError> {
+) -> Result<(Vec<T>, Option<String>), Error> {
     let items = page
         .get_mut(key)
         .map(Value::take)
         .unwrap_or_else(|| json!([]));
-    let items = serde_json::from_value(items)
-        .map_err(|e| RpcError::internal(format!("malformed answer: {e}")))?;
+    let items =
+        serde_json::from_value(items).map_err(|e| Error::malformed(format!("{key}: {e}")))?;
     let next = page
         .get("nextCursor")
         .and_then(Value::as_str)
@@ -431,8 +453,8 @@ fn page_items<T: serde::de::DeserializeOwned>(
 /// A listed tool. An `execution` that cannot be read (e.g. `"taskSupport": 1`) is left out,
 /// like an unknown spelling: the engine, which keeps the listing as sent, still tries such a
 /// tool as a task and calls it plainly if the task is refused.
-fn listed_tool(mut item: Value) -> Result<Tool, RpcError> {
-    let malformed = |e: serde_json::Error| RpcError::internal(format!("malformed answer: {e}"));
+fn listed_tool(mut item: Value) -> Result<Tool, Error> {
+    let malformed = |e: serde_json::Error| Error::malformed(format!("tool: {e}"));
     match serde_json::from_value(item.clone()) {
         Ok(tool) => Ok(tool),
         Err(e) => match item.as_object_mut().and_then(|o| o.remove("execution")) {

@@ -3,21 +3,38 @@
 
 use std::collections::HashMap;
 
-use async_channel::Sender;
+use async_channel::{Receiver, Sender};
 use serde_json::Value;
-use taskwire_engine::jsonrpc::code;
-use taskwire_engine::{Event, PlainReason, RequestId, RpcError, TaskId, TaskInfo, UsageError};
+use taskwire_engine::{
+    Event, PlainReason, ProgressParams, RequestId, RpcError, TaskId, TaskInfo, UsageError,
+};
 
 use super::app::ClientCommand;
-use super::{Initialized, TaskCall, TaskUpdate};
+use super::{Initialized, Progress, TaskCall, TaskUpdate};
 use crate::driver::Reply;
 use crate::error::Error;
+use crate::tool_result::CallToolResult;
 
 /// A caller waiting for the answer to one request of ours.
 enum Pending {
     Value(Reply<Value>),
-    Task(Reply<TaskCall>),
+    Tool(Reply<CallToolResult>),
     Info(Reply<TaskInfo>),
+    /// A task call whose caller waits for the task, or for the answer if there is none.
+    Task {
+        reply: Reply<TaskCall>,
+        /// Boxed: a receiver is not `Unpin`, the driver's application must be.
+        updates: Box<Receiver<TaskUpdate>>,
+    },
+    /// A task call that went out plainly: its caller holds the updates already.
+    Plain,
+}
+
+/// A task call's updates, and what its caller last heard of its task.
+struct Watch {
+    updates: Sender<TaskUpdate>,
+    request: RequestId,
+    last: TaskInfo,
 }
 
 /// Everything waiting on the client's session.
@@ -25,9 +42,9 @@ enum Pending {
 pub(crate) struct Waits {
     pub initialized: Option<Reply<Initialized>>,
     replies: HashMap<RequestId, Pending>,
-    tasks: HashMap<TaskId, Sender<TaskUpdate>>,
-    /// Task calls that went out plainly, and why.
-    plain: HashMap<RequestId, PlainReason>,
+    /// Each task call's updates, by its request id (its `progressToken`), until its outcome.
+    calls: HashMap<RequestId, Sender<TaskUpdate>>,
+    tasks: HashMap<TaskId, Watch>,
 }
 
 impl Waits {
@@ -35,12 +52,21 @@ impl Waits {
         self.wait(sent, Pending::Value(reply));
     }
 
-    pub fn task(&mut self, sent: Result<RequestId, UsageError>, reply: Reply<TaskCall>) {
-        self.wait(sent, Pending::Task(reply));
+    pub fn tool(&mut self, sent: Result<RequestId, UsageError>, reply: Reply<CallToolResult>) {
+        self.wait(sent, Pending::Tool(reply));
     }
 
     pub fn info(&mut self, sent: Result<RequestId, UsageError>, reply: Reply<TaskInfo>) {
         self.wait(sent, Pending::Info(reply));
+    }
+
+    pub fn task(&mut self, sent: Result<RequestId, UsageError>, reply: Reply<TaskCall>) {
+        let (tx, updates) = async_channel::unbounded();
+        if let Ok(id) = &sent {
+            self.calls.insert(id.clone(), tx);
+        }
+        let updates = Box::new(updates);
+        self.wait(sent, Pending::Task { reply, updates });
     }
 
     fn wait(&mut self, sent: Result<RequestId, UsageError>, pending: Pending) {
@@ -48,7 +74,7 @@ impl Waits {
             Ok(id) => {
                 self.replies.insert(id, pending);
             }
-            Err(e) => answer(pending, Err(Error::Usage(e)), None),
+            Err(e) => self.answer(None, pending, Err(Error::Usage(e))),
         }
     }
 
@@ -58,42 +84,66 @@ impl Waits {
             Event::Response {
                 request, outcome, ..
             } => {
-                let plain = self.plain.remove(&request);
                 if let Some(pending) = self.replies.remove(&request) {
-                    answer(pending, outcome, plain);
+                    self.answer(Some(request), pending, outcome.map_err(Error::from_outcome));
                 }
             }
             Event::TimedOut { request, .. } => {
-                self.plain.remove(&request);
                 if let Some(pending) = self.replies.remove(&request) {
-                    let error = RpcError::new(code::REQUEST_TIMEOUT, "Request timed out");
-                    answer(pending, Err(error), None);
+                    let error = Error::Timeout(format!(
+                        "request {request} got no answer within the request timeout"
+                    ));
+                    self.answer(Some(request), pending, Err(error));
                 }
             }
             Event::RanPlainly {
                 request, reason, ..
-            } => {
-                self.plain.insert(request, reason);
-            }
+            } => self.ran_plainly(request, reason),
             Event::TaskCreated { request, task, .. } => {
-                let (tx, updates) = async_channel::unbounded();
-                self.tasks.insert(task.id.clone(), tx);
-                if let Some(Pending::Task(reply)) = self.replies.remove(&request) {
-                    let _ = reply.send(Ok(TaskCall {
-                        task: Some(task),
-                        plain: None,
-                        updates,
-                    }));
+                let Some(Pending::Task { reply, updates }) = self.replies.remove(&request) else {
+                    return;
+                };
+                if let Some(tx) = self.calls.get(&request) {
+                    let watch = Watch {
+                        updates: tx.clone(),
+                        request,
+                        last: task.clone(),
+                    };
+                    self.tasks.insert(task.id.clone(), watch);
                 }
+                let _ = reply.send(Ok(TaskCall {
+                    task: Some(task),
+                    plain: None,
+                    updates: *updates,
+                }));
             }
             Event::TaskStatus { task, .. } => {
-                if let Some(tx) = self.tasks.get(&task.id) {
-                    let _ = tx.try_send(TaskUpdate::Status(task));
+                if let Some(watch) = self.tasks.get_mut(&task.id) {
+                    let changed = watch.last.status != task.status;
+                    watch.last = task.clone();
+                    let update = match changed {
+                        true => TaskUpdate::Status(task),
+                        false => TaskUpdate::Message(task),
+                    };
+                    let _ = watch.updates.try_send(update);
                 }
             }
             Event::TaskResult { task, outcome, .. } => {
-                if let Some(tx) = self.tasks.remove(&task) {
-                    let _ = tx.try_send(TaskUpdate::Result(outcome));
+                if let Some(watch) = self.tasks.remove(&task) {
+                    self.calls.remove(&watch.request);
+                    let _ = watch
+                        .updates
+                        .try_send(TaskUpdate::Result(tool_outcome(outcome)));
+                }
+            }
+            Event::Progress { params, .. } => self.progress(params),
+            Event::Log {
+                message,
+                task: Some(task),
+                ..
+            } => {
+                if let Some(watch) = self.tasks.get(&task) {
+                    let _ = watch.updates.try_send(TaskUpdate::Log(message));
                 }
             }
             Event::Initialized {
@@ -112,37 +162,96 @@ impl Waits {
             }
             Event::InitializeFailed { error, .. } => {
                 if let Some(reply) = self.initialized.take() {
-                    let _ = reply.send(Err(Error::Rpc(error)));
+                    let _ = reply.send(Err(Error::Negotiation(error)));
                 }
             }
             _ => {}
         }
     }
-}
 
-/// Delivers an answer to whoever waits for it.
-fn answer(pending: Pending, outcome: Result<Value, impl Into<Error>>, plain: Option<PlainReason>) {
-    let outcome = outcome.map_err(Into::into);
-    match pending {
-        Pending::Value(reply) => {
-            let _ = reply.send(outcome);
+    /// A task call goes out plainly: its caller gets the call at once, and its progress
+    /// and outcome as updates.
+    fn ran_plainly(&mut self, request: RequestId, reason: PlainReason) {
+        let Some(Pending::Task { reply, updates }) = self.replies.remove(&request) else {
+            return;
+        };
+        self.replies.insert(request, Pending::Plain);
+        let _ = reply.send(Ok(TaskCall {
+            task: None,
+            plain: Some(reason),
+            updates: *updates,
+        }));
+    }
+
+    /// Progress on a task call (its token is its request id; other tokens are not ours).
+    fn progress(&mut self, params: ProgressParams) {
+        let Ok(request) = serde_json::from_value::<RequestId>(params.progress_token) else {
+            return;
+        };
+        if let Some(tx) = self.calls.get(&request) {
+            let _ = tx.try_send(TaskUpdate::Progress(Progress {
+                progress: params.progress,
+                total: params.total,
+                message: params.message,
+            }));
         }
-        // The call ran without a task: its answer is the outcome.
-        Pending::Task(reply) => {
-            let _ = reply.send(outcome.map(|result| TaskCall::answered(result, plain)));
-        }
-        Pending::Info(reply) => {
-            let _ = reply.send(outcome.and_then(|v| task_info(v).map_err(Error::Rpc)));
+    }
+
+    /// Delivers an answer to whoever waits for it (`request`: the request it answers).
+    fn answer(
+        &mut self,
+        request: Option<RequestId>,
+        pending: Pending,
+        outcome: Result<Value, Error>,
+    ) {
+        match pending {
+            Pending::Value(reply) => {
+                let _ = reply.send(outcome);
+            }
+            Pending::Tool(reply) => {
+                let _ = reply.send(outcome.and_then(CallToolResult::from_value));
+            }
+            Pending::Info(reply) => {
+                let _ = reply.send(outcome.and_then(task_info));
+            }
+            // The server answered without a task: the answer is the outcome.
+            Pending::Task { reply, updates } => {
+                let tx = request.and_then(|r| self.calls.remove(&r));
+                let _ = reply.send(outcome.map(|result| {
+                    if let Some(tx) = tx {
+                        let result = CallToolResult::from_value(result);
+                        let _ = tx.try_send(TaskUpdate::Result(result));
+                    }
+                    TaskCall {
+                        task: None,
+                        plain: None,
+                        updates: *updates,
+                    }
+                }));
+            }
+            Pending::Plain => {
+                if let Some(tx) = request.and_then(|r| self.calls.remove(&r)) {
+                    let result = outcome.and_then(CallToolResult::from_value);
+                    let _ = tx.try_send(TaskUpdate::Result(result));
+                }
+            }
         }
     }
 }
 
+/// A task's outcome as its caller reads it.
+fn tool_outcome(outcome: Result<Value, RpcError>) -> Result<CallToolResult, Error> {
+    outcome
+        .map_err(Error::from_outcome)
+        .and_then(CallToolResult::from_value)
+}
+
 /// A task out of a `tasks/get` or `tasks/cancel` answer.
-fn task_info(value: Value) -> Result<TaskInfo, RpcError> {
-    let task: taskwire_engine::era::v2025_11_25::Task = serde_json::from_value(value)
-        .map_err(|e| RpcError::internal(format!("malformed task: {e}")))?;
+fn task_info(value: Value) -> Result<TaskInfo, Error> {
+    let task: taskwire_engine::era::v2025_11_25::Task =
+        serde_json::from_value(value).map_err(|e| Error::malformed(format!("task: {e}")))?;
     task.to_info()
-        .ok_or_else(|| RpcError::internal("malformed task: a time is not RFC 3339"))
+        .ok_or_else(|| Error::malformed("task: a time is not RFC 3339"))
 }
 
 /// Answers a command that cannot run with `error`.
@@ -151,10 +260,10 @@ pub(crate) fn refuse(command: ClientCommand, error: Error) {
         ClientCommand::Initialize(reply) => {
             let _ = reply.send(Err(error));
         }
-        ClientCommand::Request { reply, .. }
-        | ClientCommand::ListTools { reply, .. }
-        | ClientCommand::CallTool { reply, .. }
-        | ClientCommand::TaskResult { reply, .. } => {
+        ClientCommand::Request { reply, .. } | ClientCommand::ListTools { reply, .. } => {
+            let _ = reply.send(Err(error));
+        }
+        ClientCommand::CallTool { reply, .. } | ClientCommand::TaskResult { reply, .. } => {
             let _ = reply.send(Err(error));
         }
         ClientCommand::CallToolAsTask { reply, .. } => {

@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use futures::channel::oneshot;
 use serde_json::Value;
-use taskwire_engine::{
-    CallId, JournalEntry, LogLevel, Owner, RpcError, SessionId, TaskId, TaskSnapshot,
-};
+use taskwire_engine::{CallId, JournalEntry, LogLevel, Owner, SessionId, TaskId, TaskSnapshot};
 
 use super::Outcome;
 use crate::error::Error;
@@ -76,12 +74,4 @@ pub(crate) enum Command<X> {
     },
     /// For the application ([`App::on_command`](super::App::on_command)).
     App(X),
-}
-
-/// The error every caller sees once the connection is gone.
-pub(crate) fn closed() -> Error {
-    Error::Rpc(RpcError::new(
-        taskwire_engine::jsonrpc::code::CONNECTION_CLOSED,
-        "Connection closed",
-    ))
 }

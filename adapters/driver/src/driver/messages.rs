@@ -9,7 +9,6 @@ use async_channel::{Receiver, Sender};
 use futures::channel::oneshot;
 use taskwire_engine::{MessageKind, Owner, SessionId};
 
-use super::command::closed;
 use crate::error::Error;
 
 /// One message for the peer of a message session.
@@ -55,8 +54,8 @@ impl MessageLinks {
             capacity: capacity.max(1),
             reply,
         };
-        self.inputs.send(open).await.map_err(|_| closed())?;
-        let id = opened.await.ok().flatten().ok_or_else(closed)?;
+        self.inputs.send(open).await.map_err(|_| Error::Closed)?;
+        let id = opened.await.ok().flatten().ok_or(Error::Closed)?;
         Ok(MessageSession::new(id, self.inputs.clone(), outgoing))
     }
 }
@@ -100,7 +99,7 @@ impl MessageSession {
             session: self.id,
             message: message.into(),
         };
-        self.inputs.try_send(message).map_err(|_| closed())
+        self.inputs.try_send(message).map_err(|_| Error::Closed)
     }
 
     /// The next message for the peer; `None` once the session has closed (ended by

@@ -31,7 +31,7 @@ use crate::runtime::{instant_of, now, BoxFuture, Reader, Runtime, Timer, Writer}
 use crate::store::TaskStore;
 pub(crate) use app::{App, Ctx, Work};
 use bytes::{ByteLink, Read};
-pub(crate) use command::{closed, Command, Reply};
+pub(crate) use command::{Command, Reply};
 use journal::StoreLink;
 use messages::LinkInput;
 pub(crate) use messages::MessageLinks;
@@ -567,7 +567,7 @@ impl<A: App> Driver<A> {
             }
             Event::InputResponse { input, outcome, .. } => {
                 if let Some((_, reply)) = self.inputs.remove(&input) {
-                    let _ = reply.send(outcome.map_err(Error::Rpc));
+                    let _ = reply.send(outcome.map_err(Error::from_outcome));
                 }
             }
             event => {

@@ -5,12 +5,12 @@ use futures::FutureExt;
 use taskwire_engine::{CallId, Event, Role, RpcError, TaskId, TaskRequest, ToolCall};
 
 use super::context::ToolContext;
-use super::result::CallToolResult;
 use super::tool::{ToolOutcome, ToolSet};
 use super::ServerCommand;
 use crate::driver::{App, Ctx, Work};
 use crate::handler::request_work;
 use crate::runtime::now;
+use crate::tool_result::CallToolResult;
 
 impl App for ToolSet {
     type Command = ServerCommand;

@@ -13,7 +13,7 @@ use serde_json::Value;
 use taskwire_engine::{CallId, LogLevel, TaskId, UsageError};
 
 use super::ServerCommand;
-use crate::driver::{closed, Command};
+use crate::driver::Command;
 use crate::error::Error;
 use crate::runtime::Runtime;
 
@@ -88,7 +88,7 @@ impl ToolContext {
             call: self.call,
             reply,
         });
-        let task = answer.await.unwrap_or_else(|_| Err(closed()))?;
+        let task = answer.await.unwrap_or(Err(Error::Closed))?;
         Ok(self.task.get_or_init(|| task).as_str())
     }
 
@@ -136,7 +136,7 @@ impl ToolContext {
             data,
             reply,
         });
-        answer.await.unwrap_or_else(|_| Err(closed()))
+        answer.await.unwrap_or(Err(Error::Closed))
     }
 
     /// Asks the client for input with `elicitation/create` (a task shows `input_required`
@@ -164,7 +164,7 @@ impl ToolContext {
             params,
             reply,
         });
-        answer.await.unwrap_or_else(|_| Err(closed()))
+        answer.await.unwrap_or(Err(Error::Closed))
     }
 
     /// Commands go on an unbounded channel: sending never waits, and the driver takes them

@@ -3,7 +3,8 @@
 
 mod app;
 mod context;
-mod result;
+#[cfg(feature = "schemars")]
+mod form;
 mod tool;
 
 use std::future::Future;
@@ -19,7 +20,8 @@ use taskwire_engine::{
 };
 
 pub use context::ToolContext;
-pub use result::CallToolResult;
+#[cfg(feature = "schemars")]
+pub use form::Elicited;
 pub use tool::{NoArgs, ToolOutcome};
 
 use crate::driver::{Command, Driver, MessageLinks, MessageSession, Until};

@@ -10,9 +10,9 @@ use serde_json::value::RawValue;
 use taskwire_engine::RpcError;
 
 use super::context::ToolContext;
-use super::result::CallToolResult;
 use crate::handler::Handlers;
 use crate::runtime::BoxFuture;
+use crate::tool_result::CallToolResult;
 
 /// What a tool's work resolves to.
 pub type ToolOutcome = Result<CallToolResult, RpcError>;

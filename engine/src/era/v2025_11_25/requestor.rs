@@ -20,7 +20,7 @@ use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::{Era, PlainReason};
 use crate::peer_error::PeerErrorKind;
-use crate::state::{Sent, Source, State};
+use crate::state::{progress_meta, Sent, Source, State};
 
 /// `tools/call` arguments: an object, or `null` for none (then the member is left out).
 fn tool_arguments(arguments: &Value) -> Result<Option<&Value>, UsageError> {
@@ -79,11 +79,14 @@ pub(super) fn call_tool(
             name,
             arguments: args,
             task: None,
+            meta: None,
         };
         return app_request(st, session, "tools/call", Some(json!(params)))
             .ok_or(UsageError::UnknownSession(session));
     };
     check_tasks_negotiated(st, session)?;
+    // The call's progress goes to the task call the application holds, plain or not.
+    let meta = st.next_request_id(session).map(|id| progress_meta(&id));
     let s = st.ready(session)?;
     let plan = match s.slots.get::<kept::SessionState>() {
         Some(kept) => kept.peer_tools.plan(&s.peer_capabilities, name),
@@ -95,6 +98,7 @@ pub(super) fn call_tool(
                 name,
                 arguments: args,
                 task: None,
+                meta,
             };
             let request = app_request(st, session, "tools/call", Some(json!(params)))
                 .ok_or(UsageError::UnknownSession(session))?;
@@ -116,6 +120,7 @@ pub(super) fn call_tool(
         name,
         arguments: args,
         task: Some(TaskMetadata { ttl }),
+        meta,
     };
     send(
         st,
@@ -308,6 +313,7 @@ fn retry_plainly(st: &mut State, session: SessionId, original: RequestId, plain:
         name: &plain.name,
         arguments: tool_arguments(&plain.arguments).ok().flatten(),
         task: None,
+        meta: Some(progress_meta(&original)),
     };
     st.event(Event::RanPlainly {
         session,

@@ -252,6 +252,9 @@ pub(crate) struct CallToolRequest<'a> {
     pub arguments: Option<&'a Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskMetadata>,
+    /// `{"progressToken": …}` when the application wants the call's progress.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
 }
 
 /// Whether a capability is declared at `path` (an object, or `true` as some peers write).

@@ -15,7 +15,7 @@ use crate::event::{AppRequest, Event};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::{Era, Implementation, PlainReason};
-use crate::state::{Call, Phase, Sent, State, Timer};
+use crate::state::{progress_meta, Call, Phase, Sent, State, Timer};
 
 /// MRTR rounds one call may take before it fails (a server that never stops asking).
 const MAX_ROUNDS: u8 = 16;
@@ -260,6 +260,7 @@ pub(super) fn call_tool(
         name: name.to_owned(),
         arguments,
         as_task: as_task && offered,
+        progress: st.next_request_id(session).filter(|_| as_task),
         round: 0,
     };
     let params = call_params(&call, None);
@@ -512,6 +513,9 @@ fn call_params(call: &Calling, retry: Option<(Map<String, Value>, Option<&str>)>
     params.insert("name".into(), call.name.clone().into());
     if !call.arguments.is_null() {
         params.insert("arguments".into(), call.arguments.clone());
+    }
+    if let Some(id) = &call.progress {
+        params.insert("_meta".into(), progress_meta(id));
     }
     if let Some((responses, state)) = retry {
         if !responses.is_empty() {

@@ -87,6 +87,9 @@ pub(super) struct Calling {
     pub arguments: Value,
     /// It declares the tasks extension: the application asked for a task.
     pub as_task: bool,
+    /// The `progressToken` of every round (the application's request id), when the
+    /// application asked for a task.
+    pub progress: Option<RequestId>,
     /// MRTR rounds answered so far.
     pub round: u8,
 }

@@ -532,6 +532,7 @@ impl Harness {
             Event::PeerError { session, .. } => from_fed(session, "PeerError"),
             Event::Initialized { session, .. } => from_fed(session, "Initialized"),
             Event::Progress { session, .. } => from_fed(session, "Progress"),
+            Event::Log { session, .. } => from_fed(session, "Log"),
             Event::Closed { session } => {
                 assert!(
                     fed.is_none(),
