@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every check of taskwire, as CI runs it. First installs what the tests need (idempotent):
-# the wasm32-wasip1 and wasm32-unknown-unknown targets, the pinned interop peers under
+# the wasm32-wasip1 and wasm32-unknown-unknown targets, tmux (the command line's terminal
+# tests), Chromium, the pinned interop peers under
 # target/peers/, and PostgreSQL for the PostgreSQL store tests: tests/postgres.sh installs it
 # if needed (Debian: apt-get install postgresql) and starts a private cluster (127.0.0.1:55432,
 # data under target/postgres/, or /var/tmp/taskwire-postgres-*/ as root), whose URL the tests
@@ -95,22 +96,32 @@ trap summary EXIT
 step "toolchain: wasm32-wasip1 and wasm32-unknown-unknown targets"
 rustup target add wasm32-wasip1 wasm32-unknown-unknown
 
+# A program the tests need from the system: found on PATH, or installed with apt-get.
+need_system() {
+  local program="$1" package="$2"
+  if command -v "$program" >/dev/null 2>&1; then
+    echo "$program found: $(command -v "$program")"
+  elif command -v apt-get >/dev/null 2>&1; then
+    local sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo "
+    echo "$program not found; installing it: ${sudo}apt-get update && ${sudo}apt-get install -y $package"
+    ${sudo}apt-get update
+    ${sudo}env DEBIAN_FRONTEND=noninteractive apt-get install -y "$package"
+  else
+    echo "run-all.sh: $program is not on PATH and there is no apt-get to install it; install it (Debian: apt-get install $package)" >&2
+    exit 1
+  fi
+}
+
 # The Inspector web UI test drives the system Chromium (tests/peers/setup.sh needs it on PATH).
 if [ "${TASKWIRE_SKIP_INTEROP:-}" != 1 ]; then
   step "system: chromium (the Inspector web UI test)"
-  if command -v chromium >/dev/null 2>&1; then
-    echo "chromium found: $(command -v chromium)"
-  elif command -v apt-get >/dev/null 2>&1; then
-    sudo=""
-    [ "$(id -u)" = 0 ] || sudo="sudo "
-    echo "chromium not found; installing it: ${sudo}apt-get update && ${sudo}apt-get install -y chromium"
-    ${sudo}apt-get update
-    ${sudo}env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
-  else
-    echo "run-all.sh: chromium is not on PATH and there is no apt-get to install it; install Chromium (Debian: apt-get install chromium)" >&2
-    exit 1
-  fi
+  need_system chromium chromium
 fi
+
+# The command line's terminal tests (tests/tests/cli/terminal.rs) run it in tmux.
+step "system: tmux (the command line's terminal tests)"
+need_system tmux tmux
 
 # The PostgreSQL store tests reach their server through TASKWIRE_POSTGRES_URL (tests/src/postgres.rs):
 # a private cluster that tests/postgres.sh installs if needed and starts, unless the caller set

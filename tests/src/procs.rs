@@ -31,6 +31,11 @@ pub fn task_server() -> PathBuf {
     crate::peers::demo::binary("task-server")
 }
 
+/// The `taskwire` command line.
+pub fn taskwire() -> PathBuf {
+    crate::peers::demo::binary("taskwire")
+}
+
 /// The demo `task-client`.
 pub fn task_client() -> PathBuf {
     crate::peers::demo::binary("task-client")

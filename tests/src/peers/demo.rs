@@ -71,9 +71,10 @@ impl DemoClient {
     }
 }
 
-/// The path of a demo binary (`task-server`, `task-client`, `conformance-server`), built once
-/// per test process with `cargo build -p taskwire-demo` (the dev profile, whose dependencies the
-/// test build already compiled); panics with cargo's output if the build fails. Measurements
+/// The path of a demo binary (`task-server`, `task-client`, `conformance-server`) or of the
+/// command line (`taskwire`), built once per test process with `cargo build -p taskwire-demo
+/// -p taskwire-cli` (the dev profile, whose dependencies the test build already compiled);
+/// panics with cargo's output if the build fails. Measurements
 /// use [`release_binary`] instead.
 pub fn binary(name: &str) -> std::path::PathBuf {
     use std::sync::OnceLock;
@@ -83,13 +84,16 @@ pub fn binary(name: &str) -> std::path::PathBuf {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let build = super::run(
             &super::Argv::new(cargo)
-                .args(&["build", "-p", "taskwire-demo", "--target-dir"])
+                .args(&["build", "-p", "taskwire-demo", "-p", "taskwire-cli"])
+                .arg("--target-dir")
                 .arg(&target),
             std::time::Duration::from_secs(900),
         );
         match build.code {
             Some(0) => Ok(target.join("debug")),
-            _ => Err(format!("cannot build the demo binaries\n{build}")),
+            _ => Err(format!(
+                "cannot build the demo binaries and taskwire\n{build}"
+            )),
         }
     });
     match dir {

@@ -1,0 +1,148 @@
+//! The command line: subcommands, their options, and how every command names its server.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// What the exit codes mean, for `--help`.
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  completed (the tool's result, not an error)
+  1  failed (a tool error, a failed task, or the server's JSON-RPC error)
+  2  usage (bad arguments, an unknown option)
+  3  cancelled (Ctrl-C, `tasks cancel`, or the server cancelled it)
+  4  expired or lost (the server no longer knows the task)
+  5  connection error (the server could not be started or reached, exited, timed out,
+     or refused the handshake)";
+
+/// Runs any MCP server's tool as a task, watches it live, answers its questions, cancels it.
+///
+/// Name the server the same way in every command: `-- CMD ARGS…` at the end starts a stdio
+/// server; `--url URL` connects over Streamable HTTP. Both protocol eras (2025-11-25 and
+/// 2026-07-28 with the tasks extension) are picked from what the server speaks.
+#[derive(Debug, Parser)]
+#[command(name = "taskwire", version, after_long_help = EXIT_CODES, after_help = EXIT_CODES)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+    /// Machine-readable output: one JSON object per line for each event, the last one the
+    /// outcome; no colours or live line.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Lists the server's tools: their task support and input schema.
+    Tools {
+        /// The server.
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Calls a tool: as a task when the server and the tool allow it (plainly otherwise,
+    /// saying so), showing its status live until the outcome. Ctrl-C cancels the task
+    /// (`tasks/cancel`); a second Ctrl-C exits at once.
+    Call(CallArgs),
+    /// The server's tasks: list them, read one, wait for its result, cancel it.
+    Tasks {
+        /// What to do with them.
+        #[command(subcommand)]
+        command: TasksCommand,
+    },
+}
+
+/// `taskwire tasks …`.
+#[derive(Debug, Subcommand)]
+pub enum TasksCommand {
+    /// Lists the tasks the server shows this client (2025-11-25: `tasks/list`).
+    List {
+        /// The server.
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Shows one task's status (`tasks/get`).
+    Get {
+        /// The task's id.
+        task_id: String,
+        /// The server.
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Waits for a task's result and prints it (2025-11-25: `tasks/result`).
+    Result {
+        /// The task's id.
+        task_id: String,
+        /// The server.
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Cancels a task (`tasks/cancel`) and shows it as it then stands.
+    Cancel {
+        /// The task's id.
+        task_id: String,
+        /// The server.
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+}
+
+/// `taskwire call …`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The tool to call.
+    pub tool: String,
+    /// One argument, NAME=VALUE, typed by the tool's input schema: a number, a boolean, or
+    /// JSON (arrays, objects) where the schema says so, else a string. Repeatable.
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    pub args: Vec<String>,
+    /// All the arguments as one JSON object (each --arg goes on top).
+    #[arg(long = "args", value_name = "JSON")]
+    pub json_args: Option<String>,
+    /// How long the server should keep the task's outcome, in milliseconds (2025-11-25; in
+    /// 2026-07-28 the server decides).
+    #[arg(long, value_name = "MS")]
+    pub ttl: Option<u64>,
+    /// Calls plainly, without a task.
+    #[arg(long)]
+    pub plain: bool,
+    /// Prints the task's id as soon as the task exists, and exits 0: the task goes on.
+    #[arg(long, conflicts_with = "plain")]
+    pub detach: bool,
+    /// Answers the server's questions (elicitations) from this JSON file instead of asking:
+    /// an answer (`{"action": "accept", "content": {…}}`, `{"action": "decline"}`,
+    /// `{"action": "cancel"}`) or an array of them, used in order (the last one repeats).
+    #[arg(long, value_name = "FILE")]
+    pub answers: Option<PathBuf>,
+    /// Answers the server's sampling requests with this program (run by `sh -c`): it gets
+    /// the request's params as JSON on stdin and writes the answer's text on stdout.
+    /// Without it, this client offers no sampling.
+    #[arg(long, value_name = "CMD")]
+    pub sampling_cmd: Option<String>,
+    /// The server.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// How a command reaches its server.
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// The server's Streamable HTTP endpoint (instead of `-- CMD ARGS…`).
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// An HTTP header for every request, `NAME: VALUE` (with --url; repeatable), e.g.
+    /// `--header 'Authorization: Bearer …'`.
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
+    pub headers: Vec<String>,
+    /// The protocol era: the server's (auto), or one forced.
+    #[arg(long, value_name = "ERA", default_value = "auto",
+          value_parser = ["auto", "2025-11-25", "2026-07-28"])]
+    pub era: String,
+    /// How long to wait for each answer of the server, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub request_timeout_ms: u64,
+    /// The stdio server to start, after `--`: `-- CMD ARGS…`.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}

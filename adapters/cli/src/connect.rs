@@ -1,0 +1,110 @@
+//! Reaching the server a command names: a stdio server started from `-- CMD ARGS…`, or a
+//! Streamable HTTP endpoint (`--url`, `--header`), in the era asked for; the handshake.
+
+use std::os::unix::process::CommandExt;
+
+use serde_json::json;
+use taskwire_driver::engine::{ClientEra, Config, Era};
+use taskwire_driver::{ChildProcess, Client, ClientBuilder, Error, Initialized};
+use taskwire_http::HttpClient;
+
+use crate::args::ServerArgs;
+use crate::display::Display;
+
+/// A client connected to the server, initialized.
+pub struct Connected {
+    pub client: Client,
+    /// The handshake's outcome.
+    pub server: Initialized,
+    _child: ChildGuard,
+}
+
+/// The server's process when this started it: killed when the command ends.
+struct ChildGuard(Option<Box<dyn ChildProcess>>);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.as_mut() {
+            let _ = child.kill();
+        }
+    }
+}
+
+/// Why a command could not reach its server.
+pub enum Unreached {
+    /// The command line does not name one (or names it wrongly): a usage error.
+    Usage(String),
+    /// The server's program could not be started.
+    Start(String),
+    /// The server did not answer, or did not agree.
+    Failed(Error),
+}
+
+/// The client configuration for `server`.
+pub fn config(server: &ServerArgs) -> Config {
+    let mut config = Config::new("taskwire", env!("CARGO_PKG_VERSION"));
+    config.client_era = match server.era.as_str() {
+        "2025-11-25" => ClientEra::Only(Era::V2025_11_25),
+        "2026-07-28" => ClientEra::Only(Era::V2026_07_28),
+        _ => ClientEra::Auto,
+    };
+    config.request_timeout_ms = Some(server.request_timeout_ms);
+    config
+}
+
+/// Connects `builder` to the server `server` names, and opens the session.
+pub async fn connect(
+    server: &ServerArgs,
+    builder: ClientBuilder,
+    display: &Display,
+) -> Result<Connected, Unreached> {
+    let (client, child) = match (&server.url, server.command.split_first()) {
+        (Some(_), Some(_)) => {
+            return Err(Unreached::Usage(
+                "name the server once: --url URL or -- CMD ARGS…, not both".into(),
+            ))
+        }
+        (None, None) => {
+            return Err(Unreached::Usage(
+                "name the server: -- CMD ARGS… (a stdio server) or --url URL".into(),
+            ))
+        }
+        (Some(url), None) => {
+            let mut http = HttpClient::new(url.clone());
+            for header in &server.headers {
+                let (name, value) = header.split_once(':').ok_or_else(|| {
+                    Unreached::Usage(format!("--header {header:?} is not NAME: VALUE"))
+                })?;
+                http = http
+                    .header(name.trim(), value.trim())
+                    .map_err(Unreached::Usage)?;
+            }
+            (http.connect(builder), None)
+        }
+        (None, Some((program, args))) => {
+            let mut command = std::process::Command::new(program);
+            // In a process group of its own: Ctrl-C in the terminal is for us (we cancel the
+            // task), not for the server.
+            command.args(args).process_group(0);
+            let (client, child) = taskwire_tokio::spawn_server(command, builder)
+                .map_err(|e| Unreached::Start(format!("cannot start {program:?}: {e}")))?;
+            (client, Some(child))
+        }
+    };
+    let child = ChildGuard(child);
+    let opened = client.initialize().await.map_err(Unreached::Failed)?;
+    display.event(
+        json!({ "event": "connected", "server": opened.server, "protocol": opened.protocol_version }),
+        || {
+            format!(
+                "connected to {} {} (protocol {})",
+                opened.server.name, opened.server.version, opened.protocol_version
+            )
+        },
+    );
+    Ok(Connected {
+        client,
+        server: opened,
+        _child: child,
+    })
+}

@@ -1,0 +1,84 @@
+//! `taskwire`: run any MCP server's tool as a task from the command line, watch it live,
+//! answer its questions, cancel it (`taskwire --help`).
+
+mod answers;
+mod args;
+mod arguments;
+mod call;
+mod connect;
+mod display;
+mod exit;
+mod tasks;
+mod tools;
+
+use std::io::{self, IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+use taskwire_driver::Error;
+use tracing_subscriber::EnvFilter;
+
+use args::{Cli, Command};
+use connect::Unreached;
+use display::Display;
+use exit::Exit;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("error"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_ansi(io::stderr().is_terminal())
+        .try_init();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            let _ = writeln!(io::stderr(), "taskwire: cannot start: {e}");
+            return Exit::Connection.into();
+        }
+    };
+    let display = Display::new(cli.json);
+    let exit = runtime.block_on(async move {
+        match cli.command {
+            Command::Tools { server } => tools::run(server, display).await,
+            Command::Call(args) => call::run(args, display).await,
+            Command::Tasks { command } => tasks::run(command, display).await,
+        }
+    });
+    // The server's process and the client's driver are not waited for.
+    runtime.shutdown_background();
+    exit.into()
+}
+
+/// A usage error found after parsing: said on stderr, exit 2.
+fn usage(message: &str) -> Exit {
+    let _ = writeln!(
+        io::stderr(),
+        "taskwire: {message}\n\nFor more information, try '--help'."
+    );
+    Exit::Usage
+}
+
+/// A server the command could not reach.
+fn unreached(unreached: Unreached, display: &Display) -> Exit {
+    match unreached {
+        Unreached::Usage(message) => usage(&message),
+        Unreached::Start(message) => {
+            let error = serde_json::json!({ "kind": "start", "message": message });
+            display.fatal(error, &message, Exit::Connection as u8);
+            Exit::Connection
+        }
+        Unreached::Failed(e) => failed(&e, display),
+    }
+}
+
+/// A request that failed: said, and its exit code.
+fn failed(error: &Error, display: &Display) -> Exit {
+    let exit = Exit::of_error(error);
+    display.error(error, exit as u8);
+    exit
+}

@@ -1,0 +1,158 @@
+//! `taskwire call` in a real terminal (tmux): the live line, the scroll-back, Ctrl-C, a form.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use taskwire_demo::tools::STEPS;
+use taskwire_tests::procs;
+
+/// A tmux session running one command, killed when dropped.
+struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    /// Starts `command` (a shell line) in a fresh 100×30 terminal; when it ends, the pane
+    /// shows `EXIT=<code>` and stays.
+    fn start(test: &str, command: &str) -> Tmux {
+        let name = format!("taskwire-{test}-{}", std::process::id());
+        let line = format!("{command}; echo EXIT=$?; sleep 60");
+        let status = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                "100",
+                "-y",
+                "30",
+                &line,
+            ])
+            .env_remove("NO_COLOR")
+            .status()
+            .expect("tmux runs (apt-get install tmux)");
+        assert!(status.success(), "tmux new-session failed");
+        Tmux { name }
+    }
+
+    /// What the terminal shows now, with its scroll-back.
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-S", "-200", "-t", &self.name])
+            .output()
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until the screen shows `text`, and returns it; panics with the screen after
+    /// `limit`.
+    fn wait_for(&self, text: &str, limit: Duration) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "no {text:?} within {limit:?}; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let status = Command::new("tmux")
+            .args(["send-keys", "-t", &self.name])
+            .args(keys)
+            .status()
+            .expect("tmux send-keys");
+        assert!(status.success());
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .status();
+    }
+}
+
+fn call_line(tool_and_args: &str, step_ms: u64, server_args: &str) -> String {
+    format!(
+        "{} call {tool_and_args} -- {} --step-ms {step_ms} {server_args}",
+        shell(&procs::taskwire()),
+        shell(&procs::task_server()),
+    )
+}
+
+fn shell(path: &Path) -> String {
+    format!("'{}'", path.display())
+}
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+#[test]
+fn the_live_line_follows_the_task_and_the_result_stays() {
+    let tmux = Tmux::start("live", &call_line("long_running_task", 700, ""));
+    // The live line shows each step's message as it comes (the spinner and elapsed time with
+    // it), and the status changes stay above it with their times.
+    for step in STEPS {
+        let screen = tmux.wait_for(&format!("working · {step}"), LIMIT);
+        assert!(screen.contains('['), "the elapsed time: {screen}");
+    }
+    let screen = tmux.wait_for("EXIT=0", LIMIT);
+    for line in [
+        "connected to task-server",
+        "task created: ",
+        "status: working - 处理步骤 2...",
+        "status: completed - 处理完成",
+        "result:",
+        "任务完成！",
+    ] {
+        assert!(screen.contains(line), "no {line:?}:\n{screen}");
+    }
+    assert!(
+        !screen.contains("working · "),
+        "the live line is gone at the end:\n{screen}"
+    );
+}
+
+#[test]
+fn ctrl_c_cancels_the_task() {
+    let tmux = Tmux::start("cancel", &call_line("long_running_task", 2_000, ""));
+    tmux.wait_for("working · 处理步骤 1...", LIMIT);
+    // The first Ctrl-C cancels (the server's answer comes as the task's status).
+    tmux.keys(&["C-c"]);
+    let screen = tmux.wait_for("EXIT=3", LIMIT);
+    for line in ["cancelling the task", "status: cancelled"] {
+        assert!(screen.contains(line), "no {line:?}:\n{screen}");
+    }
+}
+
+#[test]
+fn a_form_is_answered_with_keys() {
+    let tmux = Tmux::start(
+        "form",
+        &call_line(
+            "confirm_task --arg 'question=Ship it?'",
+            100,
+            "--extra-tools",
+        ),
+    );
+    tmux.wait_for("Fill in the form", LIMIT);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Confirm", LIMIT);
+    tmux.keys(&["y", "Enter"]);
+    let screen = tmux.wait_for("EXIT=0", LIMIT);
+    for line in [
+        "input requested: Ship it?",
+        "answered: accept",
+        "Ship it? confirmed",
+    ] {
+        assert!(screen.contains(line), "no {line:?}:\n{screen}");
+    }
+}
