@@ -1,4 +1,5 @@
-//! `test-server [--runtime smol|tokio] [--step-ms N] [--store SPEC [--crash-on-task N]]`: the demo server (`task-server`'s tools and `demo-task`) plus test-only tools, for the
+//! `test-server [--runtime smol|tokio] [--step-ms N] [--store SPEC [--crash-on-task N]]`
+//! (`--help`): the demo server (`task-server`'s tools and `demo-task`) plus test-only tools, for the
 //! demo and driver suites (`tests/tests/demo/`, `tests/tests/driver/`). `--crash-on-task N`
 //! aborts the process right after the store commits the write holding the Nth task made,
 //! before the driver hears of it (so before its `CreateTaskResult` goes out): a crash between
@@ -15,8 +16,9 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use clap::Parser;
 use serde::Deserialize;
-use taskwire_demo::options::{take_value, Options, RuntimeChoice};
+use taskwire_demo::options::RuntimeChoice;
 use taskwire_demo::store::OpenError;
 use taskwire_demo::tools::ServerOptions;
 use taskwire_driver::engine::{Change, JournalEntry, TaskSnapshot};
@@ -28,23 +30,32 @@ const PANIC_STATUS: &str = "about to panic";
 /// What it panics with.
 const PANIC_MESSAGE: &str = "test-server: the panic tool panicked on purpose";
 
+/// The demo server plus test-only tools (`panic`, `ticker`, `flood`), for the demo and driver
+/// suites.
+#[derive(Debug, Parser)]
+#[command(name = "test-server", version)]
+struct Args {
+    /// The async runtime serving stdio.
+    #[arg(long, value_enum, default_value_t)]
+    runtime: RuntimeChoice,
+    /// The pause between the steps of the demo's tools, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    step_ms: u64,
+    /// Keeps the tasks in a store, as `task-server --store` takes it.
+    #[arg(long, value_name = "SPEC")]
+    store: Option<String>,
+    /// Aborts the process right after the store commits the write holding the Nth task made
+    /// (with --store).
+    #[arg(long, value_name = "N", requires = "store")]
+    crash_on_task: Option<usize>,
+}
+
 fn main() -> ExitCode {
     quiet_deliberate_panics();
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut step = Duration::from_secs(1);
-    if let Some(i) = args.iter().position(|a| a == "--step-ms") {
-        match args.get(i + 1).and_then(|v| v.parse().ok()) {
-            Some(ms) => step = Duration::from_millis(ms),
-            None => return usage("--step-ms takes a number"),
-        }
-        args.drain(i..i + 2);
-    }
-    let store = match store(&mut args) {
+    let args = Args::parse();
+    let step = Duration::from_millis(args.step_ms);
+    let store = match store(args.store.as_deref(), args.crash_on_task) {
         Ok(store) => store,
-        Err(e) => return usage(&e),
-    };
-    let options = match Options::parse(args, &[]) {
-        Ok(options) => options,
         Err(e) => return usage(&e),
     };
     let server = match taskwire_demo::tools::server(ServerOptions {
@@ -58,7 +69,7 @@ fn main() -> ExitCode {
         Some(store) => server.with_store(store),
         None => server,
     };
-    let served = match options.runtime {
+    let served = match args.runtime {
         RuntimeChoice::Smol => taskwire_smol::serve_stdio(server),
         RuntimeChoice::Tokio => tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -76,17 +87,11 @@ fn main() -> ExitCode {
 
 /// `--store SPEC` (as `task-server` takes it), crashing once the task `--crash-on-task` counts
 /// is stored.
-fn store(args: &mut Vec<String>) -> Result<Option<CrashingStore>, String> {
-    let crash_after = take_value(args, "--crash-on-task")?
-        .map(|n| {
-            n.parse::<usize>()
-                .map_err(|_| "--crash-on-task takes a number")
-        })
-        .transpose()?;
-    let Some(spec) = take_value(args, "--store")? else {
+fn store(spec: Option<&str>, crash_after: Option<usize>) -> Result<Option<CrashingStore>, String> {
+    let Some(spec) = spec else {
         return Ok(None);
     };
-    let inner = taskwire_demo::store::open(&spec).map_err(|e| match e {
+    let inner = taskwire_demo::store::open(spec).map_err(|e| match e {
         OpenError::Spec(e) => e,
         OpenError::Store(e) => e.to_string(),
     })?;
@@ -205,9 +210,6 @@ fn quiet_deliberate_panics() {
 }
 
 fn usage(error: &str) -> ExitCode {
-    eprintln!(
-        "test-server: {error}\nusage: test-server [--runtime smol|tokio] [--step-ms N] \
-         [--store SPEC [--crash-on-task N]]"
-    );
+    eprintln!("test-server: {error}\n\nFor more information, try '--help'.");
     ExitCode::from(2)
 }

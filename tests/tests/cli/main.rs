@@ -5,5 +5,6 @@
 //!
 //! `cargo test -p taskwire-tests --test cli [FILTER]`.
 
+mod help;
 mod json;
 mod terminal;

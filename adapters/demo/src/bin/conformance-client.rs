@@ -14,6 +14,7 @@
 
 use std::process::ExitCode;
 
+use clap::Parser;
 use serde_json::{json, Map, Value};
 use taskwire_demo::flow;
 use taskwire_driver::engine::{ClientEra, Config, Era, RpcError, Tool};
@@ -23,12 +24,19 @@ use taskwire_driver::{
 };
 use taskwire_http::HttpClient;
 
+/// Our client as the MCP conformance suite's client scenarios run it: the scenario, its
+/// protocol version and context come from MCP_CONFORMANCE_SCENARIO,
+/// MCP_CONFORMANCE_PROTOCOL_VERSION and MCP_CONFORMANCE_CONTEXT.
+#[derive(Debug, Parser)]
+#[command(name = "conformance-client", version)]
+struct Args {
+    /// The scenario server's Streamable HTTP endpoint (the suite passes it).
+    url: String,
+}
+
 fn main() -> ExitCode {
+    let Args { url } = Args::parse();
     taskwire_demo::logs::init("warn");
-    let Some(url) = std::env::args().nth(1) else {
-        eprintln!("usage: conformance-client URL (the conformance suite passes the URL)");
-        return ExitCode::FAILURE;
-    };
     let era = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
         Ok("2026-07-28") => Era::V2026_07_28,
         _ => Era::V2025_11_25,

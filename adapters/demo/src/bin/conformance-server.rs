@@ -6,9 +6,21 @@
 
 use std::process::ExitCode;
 
-use taskwire_demo::options::Options;
+use clap::Parser;
 #[cfg(not(target_os = "wasi"))]
-use taskwire_demo::options::RuntimeChoice;
+use taskwire_demo::options::{RuntimeChoice, Serving};
+
+/// The MCP conformance suite's fixtures (core and tasks scenarios), on stdio or over
+/// Streamable HTTP, speaking 2026-07-28 and 2025-11-25 alike.
+#[derive(Debug, Parser)]
+#[command(name = "conformance-server", version)]
+struct Args {
+    /// Where it serves (over HTTP, response streams end after 500 ms for the client to
+    /// resume them, SEP-1699).
+    #[cfg(not(target_os = "wasi"))]
+    #[command(flatten)]
+    serving: Serving,
+}
 
 /// Over HTTP the server polls (SEP-1699): a response stream open half a second is ended and
 /// the client resumes it (`test_reconnection` takes longer); replies that take longer than
@@ -22,33 +34,16 @@ fn polling() -> taskwire_http::HttpConfig {
     }
 }
 
-const USAGE: &str = "usage: conformance-server [--runtime smol|tokio | --http ADDR]";
-
 fn main() -> ExitCode {
-    #[cfg_attr(target_os = "wasi", allow(unused_mut))]
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    #[cfg(not(target_os = "wasi"))]
-    let http = match taskwire_demo::options::take_value(&mut args, "--http") {
-        Ok(address) => address,
-        Err(e) => {
-            eprintln!("conformance-server: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    let options = match Options::parse(args, &[]) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("conformance-server: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    #[cfg_attr(target_os = "wasi", allow(unused_variables))]
+    let args = Args::parse();
     let server = taskwire_demo::conformance::server();
     #[cfg(not(target_os = "wasi"))]
-    if http.is_none() {
+    if args.serving.http.is_none() {
         taskwire_demo::logs::init("warn");
     }
     #[cfg(not(target_os = "wasi"))]
-    let served = match (http, options.runtime) {
+    let served = match (args.serving.http, args.serving.runtime) {
         (Some(address), _) => taskwire_demo::http::serve(server, &address, polling()),
         (None, RuntimeChoice::Smol) => taskwire_smol::serve_stdio(server),
         // One thread, as on smol: the driver, stdio and the tools share it.
@@ -58,10 +53,7 @@ fn main() -> ExitCode {
             .and_then(|rt| rt.block_on(taskwire_tokio::serve_stdio(server))),
     };
     #[cfg(target_os = "wasi")]
-    let served = {
-        let _ = options;
-        taskwire_wasi::serve_stdio(server)
-    };
+    let served = taskwire_wasi::serve_stdio(server);
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,

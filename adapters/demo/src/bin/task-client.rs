@@ -1,5 +1,5 @@
 //! `task-client [--runtime smol|tokio] [--era auto|2026-07-28|2025-11-25]
-//! [--request-timeout-ms N] [--url URL | -- CMD ARGS...]`: the seed's client flow against the
+//! [--request-timeout-ms N] [--url URL | -- CMD ARGS...]` (`--help`): the seed's client flow against the
 //! `task-server` built beside this binary, against any stdio MCP server, or against a
 //! Streamable HTTP endpoint (`--url http://127.0.0.1:3000/mcp`, on tokio). The era is the
 //! server's choice by default (`server/discover`, falling back to `initialize`). Input the
@@ -11,14 +11,41 @@ use std::process::ExitCode;
 // The client starts servers as child processes: there is no WASI build of it.
 #[cfg(not(target_os = "wasi"))]
 use {
+    clap::Parser,
     std::io::Write,
     std::path::PathBuf,
     std::time::{Duration, Instant},
     taskwire_demo::flow,
-    taskwire_demo::options::{take_value, Options, RuntimeChoice},
-    taskwire_driver::engine::{ClientEra, Config},
+    taskwire_demo::options::{EraChoice, RuntimeChoice},
+    taskwire_driver::engine::Config,
     taskwire_driver::ClientBuilder,
 };
+
+/// The seed's client flow: initialize, list the tools, call `long_running_task` as a task,
+/// follow it to its result. Against the `task-server` beside this binary, any stdio MCP
+/// server (`-- CMD ARGS…`), or a Streamable HTTP endpoint (`--url`). Questions the server
+/// asks are answered unattended: accepted with the form's defaults, or declined.
+#[cfg(not(target_os = "wasi"))]
+#[derive(Debug, Parser)]
+#[command(name = "task-client", version)]
+struct Args {
+    /// The async runtime (over HTTP always tokio).
+    #[arg(long, value_enum, default_value_t)]
+    runtime: RuntimeChoice,
+    /// The protocol era: the server's best (auto), or one only.
+    #[arg(long, value_enum, default_value_t)]
+    era: EraChoice,
+    /// How long each request waits for its answer (`tasks/result` of a finished task
+    /// included), in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 60_000)]
+    request_timeout_ms: u64,
+    /// A Streamable HTTP endpoint, e.g. http://127.0.0.1:3000/mcp (instead of a stdio server).
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    url: Option<String>,
+    /// The stdio server to start, after `--` (default: the task-server beside this binary).
+    #[arg(last = true, value_name = "CMD")]
+    command: Vec<String>,
+}
 
 #[cfg(target_os = "wasi")]
 fn main() -> ExitCode {
@@ -28,45 +55,24 @@ fn main() -> ExitCode {
 
 #[cfg(not(target_os = "wasi"))]
 fn main() -> ExitCode {
-    let parsed = era_option(std::env::args().skip(1).collect()).and_then(|(era, mut args)| {
-        let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
-        let mut before: Vec<String> = args.drain(..end).collect();
-        let url = take_value(&mut before, "--url")?;
-        before.extend(args);
-        Options::parse_with(before, &[], &[TIMEOUT]).map(|options| (era, url, options))
-    });
-    let (era, url, options) = match parsed {
-        Ok(parsed) => parsed,
-        Err(e) => {
-            eprintln!(
-                "task-client: {e}\nusage: task-client [--runtime smol|tokio] \
-                 [--era auto|2026-07-28|2025-11-25] [{TIMEOUT} N] [--url URL | -- CMD ARGS...]"
-            );
-            return ExitCode::from(2);
-        }
-    };
+    let args = Args::parse();
     taskwire_demo::logs::init("warn");
     let start = Instant::now();
     let mut config = Config::new("task-client", env!("CARGO_PKG_VERSION"));
-    config.client_era = era;
-    if let Some(ms) = options.number(TIMEOUT) {
-        config.request_timeout_ms = Some(ms);
-    }
+    config.client_era = args.era.client_era();
+    config.request_timeout_ms = Some(args.request_timeout_ms);
     let builder = ClientBuilder::new(config).on_elicitation(move |request| {
         let answer = flow::elicitation_answer(&request);
         print(flow::stamped(start, &flow::input_line(&request, &answer)));
         async move { Ok(answer) }
     });
-    if let Some(url) = url {
+    if let Some(url) = args.url {
         return over_http(&url, builder, start);
     }
-    let (program, args) = match options.rest.split_first() {
-        Some((program, args)) => (PathBuf::from(program), args.to_vec()),
+    let (program, server_args) = match args.command.split_first() {
+        Some((program, rest)) => (PathBuf::from(program), rest.to_vec()),
         None => match beside_me("task-server") {
-            Ok(server) => (
-                server,
-                vec!["--runtime".into(), options.runtime.name().into()],
-            ),
+            Ok(server) => (server, vec!["--runtime".into(), args.runtime.name().into()]),
             Err(e) => {
                 eprintln!("task-client: {e}");
                 return ExitCode::FAILURE;
@@ -74,8 +80,8 @@ fn main() -> ExitCode {
         },
     };
     let mut command = std::process::Command::new(&program);
-    command.args(&args);
-    let outcome = match options.runtime {
+    command.args(&server_args);
+    let outcome = match args.runtime {
         RuntimeChoice::Smol => smol::block_on(async {
             let (client, child) = taskwire_smol::spawn_server(command, builder)?;
             let completed = flow::run_since(&client, start, print).await;
@@ -106,32 +112,6 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// The option that sets the local timeout of each request (`tasks/result` of a finished
-/// task included), in ms; the default is 60 000.
-#[cfg(not(target_os = "wasi"))]
-const TIMEOUT: &str = "--request-timeout-ms";
-
-/// Takes `--era E` (before any `--`) out of `args`.
-#[cfg(not(target_os = "wasi"))]
-fn era_option(mut args: Vec<String>) -> Result<(ClientEra, Vec<String>), String> {
-    let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
-    let Some(at) = args[..end].iter().position(|a| a == "--era") else {
-        return Ok((ClientEra::Auto, args));
-    };
-    let era = match args.get(at + 1).map(String::as_str) {
-        Some("auto") => ClientEra::Auto,
-        Some("2026-07-28") => ClientEra::Only(taskwire_driver::engine::Era::V2026_07_28),
-        Some("2025-11-25") => ClientEra::Only(taskwire_driver::engine::Era::V2025_11_25),
-        other => {
-            return Err(format!(
-                "--era takes auto, 2026-07-28 or 2025-11-25, not {other:?}"
-            ))
-        }
-    };
-    args.drain(at..at + 2);
-    Ok((era, args))
 }
 
 /// The flow against the Streamable HTTP endpoint `url`.

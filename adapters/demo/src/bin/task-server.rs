@@ -1,5 +1,5 @@
-//! `task-server [--runtime smol|tokio | --http ADDR] [--required-tool] [--extra-tools]
-//! [--bench-tools] [--step-ms N]`: the seed's MCP task server on stdio, or over Streamable
+//! `task-server [--runtime smol|tokio | --http ADDR] [--store SPEC] [--required-tool]
+//! [--extra-tools] [--bench-tools] [--step-ms N]` (`--help`): the seed's MCP task server on stdio, or over Streamable
 //! HTTP at `http://ADDR/mcp` (both eras; tokio, many threads). `--extra-tools` adds `confirm_task`
 //! (asks for a confirmation mid-task) and `progress_task` (reports progress); `--bench-tools`
 //! adds the benchmark fixture's `echo` and `instant_task` and room for 200,000 tasks.
@@ -11,58 +11,58 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use taskwire_demo::options::Options;
+use clap::Parser;
 #[cfg(not(target_os = "wasi"))]
-use taskwire_demo::options::RuntimeChoice;
+use taskwire_demo::options::{RuntimeChoice, Serving};
 use taskwire_demo::tools::ServerOptions;
 
-#[cfg(not(target_os = "wasi"))]
-const USAGE: &str = "usage: task-server [--runtime smol|tokio | --http ADDR] \
-                     [--store sqlite:PATH[?synchronous=normal|full] | --store postgres://…[?replica=NAME&lease=MS]] [--required-tool] \
-                     [--extra-tools] [--bench-tools] [--step-ms N]";
-#[cfg(target_os = "wasi")]
-const USAGE: &str =
-    "usage: task-server.wasm [--required-tool] [--extra-tools] [--bench-tools] [--step-ms N]";
+/// The seed's MCP task server (`long_running_task`, three status messages a step apart), on
+/// stdio or over Streamable HTTP, in both protocol eras.
+#[derive(Debug, Parser)]
+#[command(name = "task-server", version)]
+struct Args {
+    /// Where it serves.
+    #[cfg(not(target_os = "wasi"))]
+    #[command(flatten)]
+    serving: Serving,
+    /// Keeps the tasks in a store, so that they survive a restart (default: in memory):
+    /// `sqlite:PATH` (`?synchronous=full` waits for the disk at every commit, `normal` is the
+    /// default) or `postgres://…` (`?replica=NAME&lease=MS` for several servers sharing it).
+    #[cfg(not(target_os = "wasi"))]
+    #[arg(long, value_name = "SPEC")]
+    store: Option<String>,
+    /// Adds `long_running_task_required` (taskSupport "required").
+    #[arg(long)]
+    required_tool: bool,
+    /// Adds `confirm_task` (asks for a confirmation mid-task) and `progress_task` (reports
+    /// progress with a total).
+    #[arg(long)]
+    extra_tools: bool,
+    /// Adds the benchmark fixture's `echo` and `instant_task`, and room for 200,000 tasks.
+    #[arg(long)]
+    bench_tools: bool,
+    /// The pause between the steps of the tools, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    step_ms: u64,
+}
 
 fn main() -> ExitCode {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    if cfg!(target_os = "wasi") && args.iter().any(|a| a == "--runtime") {
-        return usage(
-            "--runtime is not available in the WASI build (it always runs on taskwire-wasi)",
-        );
-    }
-    let step = match take_value(&mut args, "--step-ms") {
-        Ok(ms) => Duration::from_millis(ms.unwrap_or(1000)),
-        Err(e) => return usage(&e),
-    };
+    let args = Args::parse();
     #[cfg(not(target_os = "wasi"))]
-    let http = match taskwire_demo::options::take_value(&mut args, "--http") {
-        Ok(address) => address,
-        Err(e) => return usage(&e),
-    };
-    #[cfg(not(target_os = "wasi"))]
-    let store = match taskwire_demo::options::take_value(&mut args, "--store") {
-        Ok(None) => None,
-        Ok(Some(spec)) => match taskwire_demo::store::open(&spec) {
-            Ok(store) => Some(store),
-            Err(taskwire_demo::store::OpenError::Spec(e)) => return usage(&e),
-            Err(taskwire_demo::store::OpenError::Store(e)) => {
-                eprintln!("task-server: {e}");
-                return ExitCode::FAILURE;
-            }
-        },
-        Err(e) => return usage(&e),
-    };
-    let flags = ["--required-tool", "--extra-tools", "--bench-tools"];
-    let options = match Options::parse(args, &flags) {
-        Ok(o) => o,
-        Err(e) => return usage(&e),
+    let store = match args.store.as_deref().map(taskwire_demo::store::open) {
+        None => None,
+        Some(Ok(store)) => Some(store),
+        Some(Err(taskwire_demo::store::OpenError::Spec(e))) => return usage(&e),
+        Some(Err(taskwire_demo::store::OpenError::Store(e))) => {
+            eprintln!("task-server: {e}");
+            return ExitCode::FAILURE;
+        }
     };
     let server_options = ServerOptions {
-        step,
-        required_tool: options.has("--required-tool"),
-        bench_tools: options.has("--bench-tools"),
-        extra_tools: options.has("--extra-tools"),
+        step: Duration::from_millis(args.step_ms),
+        required_tool: args.required_tool,
+        bench_tools: args.bench_tools,
+        extra_tools: args.extra_tools,
     };
     let server = match taskwire_demo::tools::server(server_options) {
         Ok(server) => server,
@@ -74,11 +74,11 @@ fn main() -> ExitCode {
         None => server,
     };
     #[cfg(not(target_os = "wasi"))]
-    if http.is_none() {
+    if args.serving.http.is_none() {
         taskwire_demo::logs::init("warn");
     }
     #[cfg(not(target_os = "wasi"))]
-    let served = match (http, options.runtime) {
+    let served = match (args.serving.http, args.serving.runtime) {
         (Some(address), _) => {
             taskwire_demo::http::serve(server, &address, taskwire_http::HttpConfig::default())
         }
@@ -101,20 +101,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// Removes `--name VALUE` from `args`.
-fn take_value(args: &mut Vec<String>, name: &str) -> Result<Option<u64>, String> {
-    let Some(i) = args.iter().position(|a| a == name) else {
-        return Ok(None);
-    };
-    let value = args
-        .get(i + 1)
-        .and_then(|v| v.parse().ok())
-        .ok_or(format!("{name} takes a number"))?;
-    args.drain(i..i + 2);
-    Ok(Some(value))
-}
-
+/// A usage error clap could not see (a store spec): exit 2.
 fn usage(error: &str) -> ExitCode {
-    eprintln!("task-server: {error}\n{USAGE}");
+    eprintln!("task-server: {error}\n\nFor more information, try '--help'.");
     ExitCode::from(2)
 }
