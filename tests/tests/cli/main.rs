@@ -1,10 +1,13 @@
 //! The `taskwire` command line as its users meet it: scripted `--json` runs (events, exit
-//! codes, bad input, servers that exit or never answer) against our `task-server` and the
-//! seed's Python server, and the live terminal in tmux (the status line updating, the result,
-//! Ctrl-C cancelling the task, an elicitation form answered with keys).
+//! codes, bad input, servers that exit or never answer) against our `task-server`, the
+//! seed's Python server, the TypeScript SDK's and rmcp 3.11's task servers and
+//! server-everything's sampling tool (`--sampling-cmd`); the live terminal in tmux (the status
+//! line updating, the result, Ctrl-C cancelling the task, an elicitation form answered with
+//! keys); every binary's `--help` and `--version`.
 //!
 //! `cargo test -p taskwire-tests --test cli [FILTER]`.
 
 mod help;
 mod json;
+mod peers;
 mod terminal;
