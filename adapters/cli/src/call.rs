@@ -161,15 +161,7 @@ fn finish(
     last: Option<TaskStatus>,
 ) -> Exit {
     let exit = Exit::of_outcome(&outcome, last);
-    let word = match exit {
-        Exit::Completed => "completed",
-        Exit::Failed => "failed",
-        Exit::Cancelled => "cancelled",
-        Exit::Lost => "lost",
-        Exit::Connection => "connection error",
-        Exit::Usage => "usage",
-    };
-    display.outcome(&outcome, word, exit as u8);
+    display.outcome(&outcome, exit.word(), exit as u8);
     exit
 }
 

@@ -47,6 +47,18 @@ impl Exit {
         }
     }
 
+    /// The outcome in a word, as the last line or JSON event says it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Exit::Completed => "completed",
+            Exit::Failed => "failed",
+            Exit::Usage => "usage",
+            Exit::Cancelled => "cancelled",
+            Exit::Lost => "lost",
+            Exit::Connection => "connection error",
+        }
+    }
+
     /// What a task's status says, for a task read with `tasks get`.
     pub fn of_status(status: TaskStatus) -> Exit {
         match status {

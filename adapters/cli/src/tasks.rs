@@ -64,12 +64,7 @@ pub async fn run(command: TasksCommand, display: Display) -> Exit {
                 _ => (client.task_result(task).await, None),
             };
             let exit = Exit::of_outcome(&outcome, status);
-            let word = match exit {
-                Exit::Completed => "completed",
-                Exit::Cancelled => "cancelled",
-                _ => "failed",
-            };
-            display.outcome(&outcome, word, exit as u8);
+            display.outcome(&outcome, exit.word(), exit as u8);
             exit
         }
     }
