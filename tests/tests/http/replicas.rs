@@ -19,7 +19,8 @@ use taskwire_tests::postgres::{fresh_database, try_sql, OwnCluster};
 use crate::common::{messages, TestServer};
 
 /// A replica: `task-server --http` on `database` as `name`, its steps 100 ms, its lease
-/// `lease_ms`, its debug log in a file; and a client of it.
+/// `lease_ms`, its debug log in a file of its database's and name's own (the tests run
+/// together); and a client of it.
 fn replica(database: &str, name: &str, lease_ms: u64) -> (HttpServer, TestServer) {
     replica_stepping(database, name, lease_ms, 100)
 }
@@ -33,7 +34,8 @@ fn replica_stepping(
 ) -> (HttpServer, TestServer) {
     let dir = taskwire_tests::peers::target_dir().join("tmp/replicas");
     std::fs::create_dir_all(&dir).expect("a scratch directory");
-    let log: PathBuf = dir.join(format!("{name}.log"));
+    let database_name = database.rsplit('/').next().unwrap_or(database);
+    let log: PathBuf = dir.join(format!("{database_name}-{name}.log"));
     let store = format!("{database}?replica={name}&lease={lease_ms}");
     let server = HttpServer::start(
         |port| {
@@ -125,8 +127,10 @@ fn a_cancel_taken_by_one_process_stops_the_work_on_the_other() {
     let Some(database) = fresh_database("http_replicas_cancel") else {
         return;
     };
-    let (a, on_a) = replica(&database, "a", 15_000);
-    let (_b, on_b) = replica(&database, "b", 15_000);
+    // Steps of 2 s: the cancel is taken long before the work could finish, even on a slow
+    // machine (a cancel racing the finish across replicas is a documented limit).
+    let (a, on_a) = replica_stepping(&database, "a", 15_000, 2_000);
+    let (_b, on_b) = replica_stepping(&database, "b", 15_000, 2_000);
     on_a.run(async {
         let task = make_task(&on_a, 1, "long_running_task").await;
         let cancelled = ask(&on_b, 2, "tasks/cancel", json!({"taskId": task})).await;
