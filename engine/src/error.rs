@@ -27,6 +27,9 @@ pub enum UsageError {
     },
     /// A task with this id exists already.
     DuplicateTask(TaskId),
+    /// The session follows this task already (its updates go to the first follower:
+    /// [`Host::follow_task`](crate::Host::follow_task) or the call that created it).
+    AlreadyFollowing(TaskId),
     /// Creating the task would pass a quota.
     QuotaExceeded(Quota),
     /// The peer did not declare this capability, or the negotiated version lacks it.
@@ -105,6 +108,10 @@ impl fmt::Display for UsageError {
                 write!(f, "task {task:?} is already {status}; nothing was changed")
             }
             UsageError::DuplicateTask(t) => write!(f, "task {t:?} exists already"),
+            UsageError::AlreadyFollowing(t) => write!(
+                f,
+                "task {t:?} is followed already on this session: its updates go to the call that follows it"
+            ),
             UsageError::QuotaExceeded(q) => write!(f, "task limit reached: {q}"),
             UsageError::NotNegotiated(what) => write!(f, "{what} was not negotiated with the peer"),
             UsageError::NotInEra { method, instead } => {

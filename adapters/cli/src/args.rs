@@ -45,6 +45,10 @@ pub enum Command {
     /// saying so), showing its status live until the outcome. Ctrl-C cancels the task
     /// (`tasks/cancel`); a second Ctrl-C exits at once.
     Call(CallArgs),
+    /// Follows a task made earlier (`call --detach`, another client) live to its outcome,
+    /// as `call` does: over HTTP, or a stdio server that keeps its tasks (a durable
+    /// store). Ctrl-C cancels it; a second Ctrl-C exits at once.
+    Wait(WaitArgs),
     /// The server's tasks: list them, read one, wait for its result, cancel it.
     Tasks {
         /// What to do with them.
@@ -70,7 +74,8 @@ pub enum TasksCommand {
         #[command(flatten)]
         server: ServerArgs,
     },
-    /// Waits for a task's result and prints it (2025-11-25: `tasks/result`).
+    /// Waits for a task's result and prints it (2025-11-25: `tasks/result`; 2026-07-28:
+    /// `tasks/get` until the outcome comes inline).
     Result {
         /// The task's id.
         task_id: String,
@@ -107,9 +112,34 @@ pub struct CallArgs {
     /// Calls plainly, without a task.
     #[arg(long)]
     pub plain: bool,
-    /// Prints the task's id as soon as the task exists, and exits 0: the task goes on.
+    /// Prints the task's id as soon as the task exists, and exits 0: the task goes on
+    /// (`taskwire wait TASK_ID` follows it again).
     #[arg(long, conflicts_with = "plain")]
     pub detach: bool,
+    /// How the server's questions are answered.
+    #[command(flatten)]
+    pub answering: AnsweringArgs,
+    /// The server.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// `taskwire wait …`.
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// The task's id.
+    pub task_id: String,
+    /// How the server's questions are answered.
+    #[command(flatten)]
+    pub answering: AnsweringArgs,
+    /// The server.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// How the questions a task asks (`input_required`) are answered.
+#[derive(Debug, Args)]
+pub struct AnsweringArgs {
     /// Answers the server's questions (elicitations) from this JSON file instead of asking:
     /// an answer (`{"action": "accept", "content": {…}}`, `{"action": "decline"}`,
     /// `{"action": "cancel"}`) or an array of them, used in order (the last one repeats).
@@ -120,9 +150,6 @@ pub struct CallArgs {
     /// Without it, this client offers no sampling.
     #[arg(long, value_name = "CMD")]
     pub sampling_cmd: Option<String>,
-    /// The server.
-    #[command(flatten)]
-    pub server: ServerArgs,
 }
 
 /// How a command reaches its server.

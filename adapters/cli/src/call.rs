@@ -1,5 +1,6 @@
 //! `taskwire call`: the tool as a task (or plainly), followed live to its outcome; Ctrl-C
-//! cancels the task, a second Ctrl-C exits at once.
+//! cancels the task, a second Ctrl-C exits at once. `taskwire wait`: the same for a task
+//! made earlier.
 
 use std::io::{self, IsTerminal};
 use std::sync::Arc;
@@ -10,33 +11,26 @@ use taskwire_driver::{Client, ClientBuilder, Error, Progress, TaskCall, TaskUpda
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::answers::{self, AnswersFile, Elicitations};
-use crate::args::CallArgs;
+use crate::args::{AnsweringArgs, CallArgs, ServerArgs, WaitArgs};
 use crate::arguments;
 use crate::connect::{self, Connected};
 use crate::display::Display;
 use crate::exit::Exit;
 
+/// How the followed task came to be.
+#[derive(Clone, Copy)]
+enum Origin {
+    /// This call made it; `detach`: print its id and leave it.
+    Created { detach: bool },
+    /// It was made earlier (`taskwire wait`).
+    Earlier,
+}
+
 /// Runs `taskwire call`.
 pub async fn run(args: CallArgs, display: Display) -> Exit {
-    let file = match args.answers.as_deref().map(AnswersFile::load).transpose() {
-        Ok(file) => file.map(Arc::new),
-        Err(e) => return crate::usage(&e),
-    };
-    let elicitations = Elicitations {
-        file,
-        interactive: io::stdin().is_terminal() && io::stdout().is_terminal() && !display.is_json(),
-        display: display.clone(),
-    };
-    let mut builder = ClientBuilder::new(connect::config(&args.server))
-        .on_elicitation(move |request| elicitations.clone().answer(request));
-    if let Some(command) = args.sampling_cmd.clone() {
-        let display = display.clone();
-        builder = builder
-            .on_sampling(move |request| answers::sample(command.clone(), display.clone(), request));
-    }
-    let connected = match connect::connect(&args.server, builder, &display).await {
+    let connected = match connect_answering(&args.answering, &args.server, &display).await {
         Ok(connected) => connected,
-        Err(unreached) => return crate::unreached(unreached, &display),
+        Err(exit) => return exit,
     };
     let client = &connected.client;
     let tools = match client.list_tools().await {
@@ -71,18 +65,69 @@ pub async fn run(args: CallArgs, display: Display) -> Exit {
         Ok(call) => call,
         Err(e) => return crate::failed(&e, &display),
     };
-    follow(&connected, call, args.detach, &display).await
+    let origin = Origin::Created {
+        detach: args.detach,
+    };
+    follow(&connected, call, origin, &display).await
+}
+
+/// Runs `taskwire wait`.
+pub async fn wait(args: WaitArgs, display: Display) -> Exit {
+    let connected = match connect_answering(&args.answering, &args.server, &display).await {
+        Ok(connected) => connected,
+        Err(exit) => return exit,
+    };
+    match connected.client.follow_task(&args.task_id).await {
+        Ok(call) => follow(&connected, call, Origin::Earlier, &display).await,
+        Err(e) => crate::failed(&e, &display),
+    }
+}
+
+/// Connects to the server as a client that answers questions as `answering` says.
+async fn connect_answering(
+    answering: &AnsweringArgs,
+    server: &ServerArgs,
+    display: &Display,
+) -> Result<Connected, Exit> {
+    let file = match answering
+        .answers
+        .as_deref()
+        .map(AnswersFile::load)
+        .transpose()
+    {
+        Ok(file) => file.map(Arc::new),
+        Err(e) => return Err(crate::usage(&e)),
+    };
+    let elicitations = Elicitations {
+        file,
+        interactive: io::stdin().is_terminal() && io::stdout().is_terminal() && !display.is_json(),
+        display: display.clone(),
+    };
+    let mut builder = ClientBuilder::new(connect::config(server))
+        .on_elicitation(move |request| elicitations.clone().answer(request));
+    if let Some(command) = answering.sampling_cmd.clone() {
+        let display = display.clone();
+        builder = builder
+            .on_sampling(move |request| answers::sample(command.clone(), display.clone(), request));
+    }
+    connect::connect(server, builder, display)
+        .await
+        .map_err(|unreached| crate::unreached(unreached, display))
 }
 
 /// Follows a task call to its outcome, showing each update.
-async fn follow(connected: &Connected, call: TaskCall, detach: bool, display: &Display) -> Exit {
+async fn follow(connected: &Connected, call: TaskCall, origin: Origin, display: &Display) -> Exit {
     let mut last = None;
     match &call.task {
         Some(task) => {
-            display.event(json!({ "event": "task", "task": task_json(task) }), || {
-                format!("task created: {}", task.id)
-            });
-            if detach {
+            display.event(
+                json!({ "event": "task", "task": task_json(task) }),
+                || match origin {
+                    Origin::Created { .. } => format!("task created: {}", task.id),
+                    Origin::Earlier => format!("following task {}", task.id),
+                },
+            );
+            if let Origin::Created { detach: true } = origin {
                 display.text(task.id.as_str());
                 return Exit::Completed;
             }

@@ -46,6 +46,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Tools { server } => tools::run(server, display).await,
             Command::Call(args) => call::run(args, display).await,
+            Command::Wait(args) => call::wait(args, display).await,
             Command::Tasks { command } => tasks::run(command, display).await,
         }
     });

@@ -1,10 +1,8 @@
 //! `taskwire tasks list|get|result|cancel`.
 
-use std::time::Duration;
-
 use serde_json::json;
 use taskwire_driver::engine::{TaskInfo, TaskStatus};
-use taskwire_driver::{CallToolResult, Client, ClientBuilder, Error, RpcError};
+use taskwire_driver::{CallToolResult, ClientBuilder, Error, TaskCall, TaskUpdate};
 
 use crate::args::TasksCommand;
 use crate::call::task_json;
@@ -59,9 +57,9 @@ pub async fn run(command: TasksCommand, display: Display) -> Exit {
             Err(e) => crate::failed(&e, &display),
         },
         TasksCommand::Result { .. } => {
-            let (outcome, status) = match connected.server.protocol_version.as_str() {
-                "2026-07-28" => inline_outcome(client, task).await,
-                _ => (client.task_result(task).await, None),
+            let (outcome, status) = match client.follow_task(task).await {
+                Ok(call) => outcome_of(call).await,
+                Err(e) => (Err(e), None),
             };
             let exit = Exit::of_outcome(&outcome, status);
             display.outcome(&outcome, exit.word(), exit as u8);
@@ -82,45 +80,15 @@ fn show(display: &Display, task: &TaskInfo) {
     });
 }
 
-/// A 2026-07-28 task's outcome: `tasks/get` until the task is terminal, its `result` or
-/// `error` inline; with the status it ended in.
-async fn inline_outcome(
-    client: &Client,
-    task: &str,
-) -> (Result<CallToolResult, Error>, Option<TaskStatus>) {
-    loop {
-        let got = match client
-            .request("tasks/get", Some(json!({ "taskId": task })))
-            .await
-        {
-            Ok(got) => got,
-            Err(e) => return (Err(e), None),
-        };
-        let status = serde_json::from_value::<TaskStatus>(got["status"].clone()).ok();
-        match status {
-            Some(status) if status.is_terminal() => {
-                let outcome = match got.get("error") {
-                    Some(error) => match serde_json::from_value::<RpcError>(error.clone()) {
-                        Ok(error) => Err(Error::Rpc(error)),
-                        Err(e) => Err(Error::Malformed(format!("the task's error: {e}"))),
-                    },
-                    None => CallToolResult::from_value(got["result"].clone()),
-                };
-                return (outcome, Some(status));
-            }
-            Some(_) => {
-                let wait = got["pollInterval"]
-                    .as_u64()
-                    .unwrap_or(1_000)
-                    .clamp(50, 5_000);
-                tokio::time::sleep(Duration::from_millis(wait)).await;
-            }
-            None => {
-                return (
-                    Err(Error::Malformed(format!("tasks/get answered {got}"))),
-                    None,
-                )
-            }
+/// A followed task's outcome, with the status it ended in.
+async fn outcome_of(call: TaskCall) -> (Result<CallToolResult, Error>, Option<TaskStatus>) {
+    let mut last = call.task.as_ref().map(|t| t.status);
+    while let Ok(update) = call.updates.recv().await {
+        match update {
+            TaskUpdate::Status(info) => last = Some(info.status),
+            TaskUpdate::Result(outcome) => return (outcome, last),
+            _ => {}
         }
     }
+    (Err(Error::Closed), last)
 }

@@ -129,6 +129,35 @@ impl Host {
             .ok_or(UsageError::UnknownSession(session))
     }
 
+    /// Follows a task made earlier (by another connection, or before a restart) as if this
+    /// session had created it: a `tasks/get` reads it, and its answer arrives as
+    /// [`Event::TaskCreated`](crate::Event::TaskCreated) for the returned request (or as
+    /// [`Event::Response`](crate::Event::Response) with the error, e.g. -32602 for a task
+    /// the server does not know). From then on, as for
+    /// [`Host::call_tool_as_task`]: polls at its poll interval,
+    /// [`Event::TaskStatus`](crate::Event::TaskStatus) on each change,
+    /// its input requests (2026-07-28; 2025-11-25 asks them on `tasks/result`), and its
+    /// outcome as [`Event::TaskResult`](crate::Event::TaskResult): in 2025-11-25 by
+    /// `tasks/result`, in 2026-07-28 inline from `tasks/get`. Its progress is not seen (the
+    /// token was the creator's). [`UsageError::AlreadyFollowing`] when this session follows
+    /// it already.
+    pub fn follow_task(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        task: &str,
+    ) -> Result<RequestId, UsageError> {
+        let era = self.requesting(now, session)?;
+        let id = TaskId::from(task);
+        if self.state.is_our_remote_task(session, &id) {
+            return Err(UsageError::AlreadyFollowing(id));
+        }
+        let st = &mut self.state;
+        st.protocol(era)
+            .follow_task(st, session, task)
+            .ok_or(UsageError::UnknownSession(session))
+    }
+
     /// `tasks/result`; the answer arrives as [`Event::Response`](crate::Event::Response)
     /// (and, the first time, as [`Event::TaskResult`](crate::Event::TaskResult)). 2025-11-25
     /// only: in 2026-07-28 `tasks/get` carries the outcome ([`UsageError::NotInEra`]).

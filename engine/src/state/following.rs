@@ -75,6 +75,26 @@ impl RemoteTask {
     }
 }
 
+/// The task a follow's `tasks/get` answered (`Host::follow_task`), read by its era's `read`
+/// (`None`: a time that is not RFC 3339); an error when the answer is one, is no task, or
+/// names another.
+pub(crate) fn followed_task<E: std::fmt::Display>(
+    task: &TaskId,
+    outcome: Result<serde_json::Value, RpcError>,
+    read: impl FnOnce(&serde_json::Value) -> Result<Option<TaskInfo>, E>,
+) -> Result<TaskInfo, RpcError> {
+    let invalid = |what: String| RpcError::internal(format!("Invalid response: {what}"));
+    let view = read(&outcome?).map_err(|e| invalid(format!("malformed task: {e}")))?;
+    let view = view.ok_or_else(|| invalid("a time of the task is not RFC 3339".into()))?;
+    if view.id != *task {
+        return Err(invalid(format!(
+            "tasks/get for {task} answered task {}",
+            view.id
+        )));
+    }
+    Ok(view)
+}
+
 /// Where a view of a peer task came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Source {
@@ -98,10 +118,10 @@ impl State {
             return;
         };
         if s.remote.get(&id).is_some_and(|t| t.ours) {
-            // Two calls cannot share one task: the second would never hear its outcome.
+            // Two calls cannot share one task: the second would never hear its outcome (the
+            // server created it twice, or two follows of it were answered).
             let error = RpcError::internal(format!(
-                "Invalid response: the server created task {id} again, which an earlier call \
-                 already has"
+                "Task {id} is followed by an earlier call already: one call follows a task"
             ));
             return self.event(Event::Response {
                 session,

@@ -44,7 +44,7 @@ use journal::Journal;
 use output::Queue;
 
 pub(crate) use calls::Call;
-pub(crate) use following::Source;
+pub(crate) use following::{followed_task, Source};
 pub(crate) use lifecycle::{error_outcome, Begin};
 pub(crate) use outbound::{progress_meta, CancelledParams, Purpose};
 pub(crate) use protocol::Protocol;

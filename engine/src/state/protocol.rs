@@ -145,6 +145,9 @@ pub(crate) trait Protocol: Sync {
     /// `tasks/get` asked by the application.
     fn get_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId>;
 
+    /// `tasks/get` that starts following a task made earlier.
+    fn follow_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId>;
+
     /// The outcome of a task, asked by the application.
     fn task_result(
         &self,

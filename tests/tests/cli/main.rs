@@ -3,7 +3,8 @@
 //! seed's Python server, the TypeScript SDK's and rmcp 3.11's task servers and
 //! server-everything's sampling tool (`--sampling-cmd`); the live terminal in tmux (the status
 //! line updating, the result, Ctrl-C cancelling the task, an elicitation form answered with
-//! keys); every binary's `--help` and `--version`.
+//! keys); `wait` and `tasks result` following a task made earlier, in both eras; every
+//! binary's `--help` and `--version`.
 //!
 //! `cargo test -p taskwire-tests --test cli [FILTER]`.
 
@@ -11,3 +12,4 @@ mod help;
 mod json;
 mod peers;
 mod terminal;
+mod wait;

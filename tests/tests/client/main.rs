@@ -1,7 +1,8 @@
 //! The client suite: the requestor role of `taskwire-engine` between two engines wired
 //! together in memory (a [`Pair`](taskwire_harness::Pair)), with deterministic time: task
-//! calls, polling, status notifications, input requests, cancel, expiry, timeouts, close,
-//! and what the client tolerates from servers that bend the schema, in both eras.
+//! calls, following a task made earlier, polling, status notifications, input requests,
+//! cancel, expiry, timeouts, close, and what the client tolerates from servers that bend
+//! the schema, in both eras.
 //!
 //! `cargo test -p taskwire-tests --test client [FILTER]`. The client tests that need the
 //! async driver or real processes are in the `driver` suite.
@@ -17,6 +18,7 @@ mod elicitation;
 mod errors;
 mod expiry;
 mod fallback;
+mod follow;
 mod lenient;
 mod polling;
 mod progress;

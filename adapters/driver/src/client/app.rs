@@ -41,6 +41,10 @@ pub(crate) enum ClientCommand {
         task: String,
         reply: Reply<TaskInfo>,
     },
+    FollowTask {
+        task: String,
+        reply: Reply<TaskCall>,
+    },
     TaskResult {
         task: String,
         reply: Reply<CallToolResult>,
@@ -127,6 +131,9 @@ impl App for ClientApp {
             }
             ClientCommand::GetTask { task, reply } => {
                 waits.info(host.get_task(now, session, &task), reply)
+            }
+            ClientCommand::FollowTask { task, reply } => {
+                waits.task(host.follow_task(now, session, &task), reply)
             }
             ClientCommand::TaskResult { task, reply } => {
                 waits.tool(host.task_result(now, session, &task), reply)

@@ -364,6 +364,28 @@ impl Client {
             .await
     }
 
+    /// Follows a tool call's task made earlier (by another client of the same owner, or
+    /// before this one reconnected) as [`Client::call_tool_as_task`] follows its own: the
+    /// returned [`TaskCall`] holds the task as it stands, then its status changes, its
+    /// input requests (to this client's handlers) and its outcome, in both eras
+    /// (2025-11-25: `tasks/get` polls and `tasks/result`; 2026-07-28: `tasks/get` until
+    /// the outcome comes inline). Its progress is not seen (the creator's token). The
+    /// server's error when it does not know the task (-32602: gone, expired, or another
+    /// owner's), [`Error::Usage`] when this client follows it already.
+    ///
+    /// ```no_run
+    /// # async fn wait(client: taskwire_driver::Client) -> Result<(), taskwire_driver::Error> {
+    /// let call = client.follow_task("0192f0c1-5c4e-7c1a-9d2b-3a4b5c6d7e8f").await?;
+    /// let result = call.result().await?;
+    /// println!("{}", result.all_text());
+    /// # Ok(()) }
+    /// ```
+    pub async fn follow_task(&self, task: &str) -> Result<TaskCall, Error> {
+        let task = task.to_owned();
+        self.ask(|reply| ClientCommand::FollowTask { task, reply })
+            .await
+    }
+
     /// `tasks/result` of a tool call's task: waits until the task is terminal. 2025-11-25
     /// only (2026-07-28 has none: [`Client::get_task`] and [`TaskCall`] carry the outcome).
     pub async fn task_result(&self, task: &str) -> Result<CallToolResult, Error> {

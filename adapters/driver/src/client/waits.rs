@@ -266,7 +266,7 @@ pub(crate) fn refuse(command: ClientCommand, error: Error) {
         ClientCommand::CallTool { reply, .. } | ClientCommand::TaskResult { reply, .. } => {
             let _ = reply.send(Err(error));
         }
-        ClientCommand::CallToolAsTask { reply, .. } => {
+        ClientCommand::CallToolAsTask { reply, .. } | ClientCommand::FollowTask { reply, .. } => {
             let _ = reply.send(Err(error));
         }
         ClientCommand::GetTask { reply, .. } | ClientCommand::CancelTask { reply, .. } => {

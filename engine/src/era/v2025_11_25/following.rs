@@ -1,12 +1,17 @@
 //! Following a task the peer hosts for us, in this era: `tasks/get` polls, and
 //! `tasks/result` fetches the outcome once the task needs input or is terminal.
 
+use serde::Deserialize;
+use serde_json::Value;
+
 use super::requestor::task_params;
 use super::state::Asked;
+use super::types::Task;
+use crate::event::Event;
 use crate::ids::{SessionId, TaskId};
-use crate::jsonrpc::{code, RpcError};
+use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::Era;
-use crate::state::{Sent, State, Timer};
+use crate::state::{followed_task, Sent, State, Timer};
 use crate::status::TaskStatus;
 
 /// Fetches the result when the task needs input or is terminal; forgets a task whose
@@ -57,6 +62,29 @@ pub(super) fn follow_up(st: &mut State, session: SessionId, id: &TaskId) {
         if !st.has_timer(&key) {
             st.set_timer(key, now.plus(ms));
         }
+    }
+}
+
+/// The answer to the `tasks/get` that starts following `task`: the task is followed as if
+/// `request` had created it (its outcome fetched by `tasks/result` once it has one); an
+/// error, or an answer about another task, answers `request`.
+pub(super) fn on_followed(
+    st: &mut State,
+    session: SessionId,
+    request: RequestId,
+    task: &TaskId,
+    outcome: Result<Value, RpcError>,
+) {
+    let read = followed_task(task, outcome, |value| {
+        Task::deserialize(value).map(|view| view.to_info())
+    });
+    match read {
+        Ok(info) => st.track_created(session, Era::V2025_11_25, request, info),
+        Err(error) => st.event(Event::Response {
+            session,
+            request,
+            outcome: Err(error),
+        }),
     }
 }
 

@@ -185,6 +185,10 @@ impl Protocol for V2025_11_25 {
         requestor::get_task(st, session, task)
     }
 
+    fn follow_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
+        requestor::follow_task(st, session, task)
+    }
+
     fn task_result(
         &self,
         st: &mut State,

@@ -153,6 +153,14 @@ pub(super) fn get_task(st: &mut State, session: SessionId, task: &str) -> Option
     send(st, session, "tasks/get", Some(task_params(task)), asked)
 }
 
+/// `tasks/get` starting to follow a task made earlier.
+pub(super) fn follow_task(st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
+    let asked = Asked::Follow {
+        task: TaskId::from(task),
+    };
+    send(st, session, "tasks/get", Some(task_params(task)), asked)
+}
+
 pub(super) fn task_result(
     st: &mut State,
     session: SessionId,
@@ -246,6 +254,7 @@ pub(super) fn answered(
             }
             st.after_poll(session, &task);
         }
+        Asked::Follow { task } => following::on_followed(st, session, id, &task, outcome),
         Asked::TaskCancel { task } => {
             if let Ok(v) = &outcome {
                 match Task::deserialize(v) {
@@ -379,9 +388,10 @@ pub(super) fn closed_pending(
             session,
             error: error.clone(),
         }),
-        Asked::ToolsList | Asked::TaskRequest { .. } | Asked::TaskCancel { .. } => {
-            st.event(response(id))
-        }
+        Asked::ToolsList
+        | Asked::TaskRequest { .. }
+        | Asked::TaskCancel { .. }
+        | Asked::Follow { .. } => st.event(response(id)),
         Asked::PlainRetry { original } => st.event(response(original)),
         Asked::TaskGet { auto: false, .. } | Asked::TaskResult { auto: false, .. } => {
             st.event(response(id))

@@ -67,6 +67,11 @@ pub(super) enum Asked {
     TaskCancel {
         task: TaskId,
     },
+    /// The `tasks/get` that starts following a task made earlier (`Host::follow_task`):
+    /// answered as if it had created the task.
+    Follow {
+        task: TaskId,
+    },
     /// `tasks/result`; `auto` when the engine fetches on its own.
     TaskResult {
         task: TaskId,

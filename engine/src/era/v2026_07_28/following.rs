@@ -13,9 +13,9 @@ use super::state::{self as kept, Answering, Asked};
 use super::types::Task;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
-use crate::model::Era;
+use crate::model::{Era, TaskInfo};
 use crate::peer_error::PeerErrorKind;
-use crate::state::{Source, State, Timer};
+use crate::state::{followed_task, Source, State, Timer};
 use crate::status::TaskStatus;
 
 fn task_params(task: &str) -> Value {
@@ -29,6 +29,44 @@ pub(super) fn get_task(st: &mut State, session: SessionId, task: &str) -> Option
         auto: false,
     };
     send(st, session, "tasks/get", Some(task_params(task)), asked)
+}
+
+/// `tasks/get` starting to follow a task made earlier.
+pub(super) fn follow_task(st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
+    let asked = Asked::Follow {
+        task: TaskId::from(task),
+    };
+    send(st, session, "tasks/get", Some(task_params(task)), asked)
+}
+
+/// A task of ours, made by `request` (or followed by it): followed from now on, and
+/// listened to while it runs.
+pub(super) fn adopt(st: &mut State, session: SessionId, request: RequestId, task: TaskInfo) {
+    let (id, running) = (task.id.clone(), !task.status.is_terminal());
+    st.track_created(session, Era::V2026_07_28, request, task);
+    if running {
+        listen_to(st, session, &id);
+    }
+}
+
+/// The answer to the `tasks/get` that starts following `task`: the task is followed as if
+/// `request` had created it (a terminal one's outcome is read by the next `tasks/get`, its
+/// pending input requests by the next poll); an error, or an answer about another task,
+/// answers `request`.
+pub(super) fn on_followed(
+    st: &mut State,
+    session: SessionId,
+    request: RequestId,
+    task: &TaskId,
+    outcome: Result<Value, RpcError>,
+) {
+    let read = followed_task(task, outcome, |value| {
+        Task::deserialize(value).map(|view| view.to_info())
+    });
+    match read {
+        Ok(info) => adopt(st, session, request, info),
+        Err(error) => respond_to(st, session, request, Err(error)),
+    }
 }
 
 /// `tasks/cancel` asked by the application: an ack, then a `tasks/get` that answers it.

@@ -210,6 +210,10 @@ impl Protocol for V2026_07_28 {
         following::get_task(st, session, task)
     }
 
+    fn follow_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
+        following::follow_task(st, session, task)
+    }
+
     fn task_result(
         &self,
         _st: &mut State,

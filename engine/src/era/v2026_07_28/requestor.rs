@@ -340,11 +340,7 @@ fn task_created(st: &mut State, session: SessionId, request: RequestId, result: 
                 .ok_or_else(|| invalid("malformed CreateTaskResult: a time is not RFC 3339".into()))
         });
     match task {
-        Ok(task) => {
-            let id = task.id.clone();
-            st.track_created(session, Era::V2026_07_28, request, task);
-            following::listen_to(st, session, &id);
-        }
+        Ok(task) => following::adopt(st, session, request, task),
         Err(error) => respond_to(st, session, request, Err(error)),
     }
 }
@@ -572,6 +568,7 @@ pub(super) fn answered(
         Asked::AfterCancel { task, original } => {
             following::on_detailed_task(st, session, id, task, Some(original), outcome)
         }
+        Asked::Follow { task } => following::on_followed(st, session, id, &task, outcome),
         Asked::TaskCancel { task } => match outcome {
             Ok(_) => following::after_cancel_ack(st, session, task, id),
             Err(error) => respond_to(st, session, id, Err(error)),
@@ -622,7 +619,7 @@ pub(super) fn closed_pending(
                 error: error.clone(),
             })
         }
-        Asked::TaskCancel { .. } | Asked::TaskGet { auto: false, .. } => id,
+        Asked::TaskCancel { .. } | Asked::TaskGet { auto: false, .. } | Asked::Follow { .. } => id,
         Asked::AfterCancel { original, .. } => original,
         Asked::Call(call) => call.original.unwrap_or(id),
         Asked::TaskGet { .. } | Asked::Ack { .. } | Asked::Listen { .. } => return,

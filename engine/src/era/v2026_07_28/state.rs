@@ -115,6 +115,9 @@ pub(super) enum Asked {
     Call(Box<Calling>),
     /// `tasks/get`; `auto` when the engine polls on its own.
     TaskGet { task: TaskId, auto: bool },
+    /// The `tasks/get` that starts following a task made earlier (`Host::follow_task`):
+    /// answered as if it had created the task.
+    Follow { task: TaskId },
     /// `tasks/cancel` asked by the application (its answer is an ack).
     TaskCancel { task: TaskId },
     /// The `tasks/get` that follows a `tasks/cancel` ack: answered as `original`.

@@ -3,7 +3,7 @@
 //!
 //! A client host opens with `server/discover` (under `Auto` or `Only(Era::V2026_07_28)`) against a server
 //! host with the fuzz tools. The input picks client commands (`call_tool`,
-//! `call_tool_as_task`, `get_task`, `cancel_task`, answering or failing the input the server
+//! `call_tool_as_task`, `get_task`, `cancel_task`, `follow_task`, answering or failing the input the server
 //! asks for), server commands (answers, tool errors, JSON-RPC errors, status messages, input
 //! requests), time, and what becomes of each server-to-client message: delivered, dropped,
 //! duplicated, or mutated (`resultType` swapped, a key removed, a status changed, invented
@@ -14,7 +14,7 @@
 //! the per-request `_meta` (the extension declared except on a plain `tools/call`), and no
 //! `tasks/result` or `tasks/list` is sent; `tasks/update` answers only keys the server asked
 //! of that task, each handed to the application once; every call the application makes
-//! ends exactly once (a response, or a created task and then one outcome), at the latest
+//! ends exactly once (a response, or a created or followed task and then one outcome), at the latest
 //! when the session closes.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -218,9 +218,16 @@ impl Harness {
             }
             2 => {
                 let task = self.some_task(r)?;
-                let _ = match r.bool()? {
-                    true => self.client.get_task(now, self.cs, &task),
-                    false => self.client.cancel_task(now, self.cs, &task),
+                let _ = match r.below(3)? {
+                    0 => self.client.get_task(now, self.cs, &task),
+                    1 => self.client.cancel_task(now, self.cs, &task),
+                    _ => {
+                        let sent = self.client.follow_task(now, self.cs, &task);
+                        if let Ok(id) = &sent {
+                            self.calls.insert(request_id_key(id), Call::Waiting);
+                        }
+                        sent
+                    }
                 };
             }
             3 => {
