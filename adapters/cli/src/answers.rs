@@ -142,7 +142,15 @@ fn fill_in(schema: &Value) -> Result<Map<String, Value>, InquireError> {
         .filter_map(Value::as_str)
         .collect();
     let mut fields = Map::new();
-    for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+    // The required fields first (the schema's own order is not kept: JSON objects are read
+    // sorted by name).
+    let mut properties: Vec<(&String, &Value)> = schema["properties"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .collect();
+    properties.sort_by_key(|(name, _)| !required.contains(&name.as_str()));
+    for (name, property) in properties {
         let optional = !required.contains(&name.as_str());
         let label = property["title"].as_str().unwrap_or(name);
         let label = match optional {

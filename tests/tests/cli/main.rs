@@ -1,9 +1,10 @@
 //! The `taskwire` command line as its users meet it: scripted `--json` runs (events, exit
 //! codes, bad input, servers that exit or never answer) against our `task-server`, the
-//! seed's Python server, the TypeScript SDK's and rmcp 3.11's task servers and
+//! seed's Python server, the TypeScript SDK's, rmcp 3.11's and turbomcp 4's task servers and
 //! server-everything's sampling tool (`--sampling-cmd`); the live terminal in tmux (the status
 //! line updating, the result, Ctrl-C cancelling the task, an elicitation form answered with
-//! keys); `wait` and `tasks result` following a task made earlier, in both eras; every
+//! keys), also on the seed, TypeScript SDK and rmcp 3.11 servers and server-everything's
+//! research task and elicitation task; `wait` and `tasks result` following a task made earlier, in both eras; every
 //! binary's `--help` and `--version`.
 //!
 //! `cargo test -p taskwire-tests --test cli [FILTER]`.
@@ -12,4 +13,6 @@ mod help;
 mod json;
 mod peers;
 mod terminal;
+mod terminal_peers;
+mod tmux;
 mod wait;

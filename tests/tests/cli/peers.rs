@@ -1,6 +1,6 @@
 //! `taskwire --json call …` against the official peers: the TypeScript SDK's task server
-//! (2025-11-25), rmcp 3.11's (2026-07-28), and server-everything's sampling tool answered by
-//! `--sampling-cmd`.
+//! (2025-11-25), rmcp 3.11's and turbomcp 4's (2026-07-28), and server-everything's sampling
+//! tool answered by `--sampling-cmd`.
 
 use std::time::Duration;
 
@@ -26,13 +26,14 @@ fn protocol_and_outcome(run: &Run) -> (String, Value) {
 }
 
 #[test]
-fn a_task_on_the_typescript_and_rmcp_servers() {
-    let Some(p) = peers::ready("a_task_on_the_typescript_and_rmcp_servers") else {
+fn a_task_on_the_typescript_rmcp_and_turbomcp_servers() {
+    let Some(p) = peers::ready("a_task_on_the_typescript_rmcp_and_turbomcp_servers") else {
         return;
     };
     for (server, era) in [
         (p.ts_server(&["--step-ms", "200"]), "2025-11-25"),
         (p.rmcp_task_server("200"), "2026-07-28"),
+        (p.turbomcp_task_server("200"), "2026-07-28"),
     ] {
         let run = call(&["long_running_task"], &server);
         assert_eq!(run.code, Some(0), "{run}");

@@ -1,85 +1,11 @@
 //! `taskwire call` in a real terminal (tmux): the live line, the scroll-back, Ctrl-C, a form.
 
-use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use taskwire_demo::tools::STEPS;
 use taskwire_tests::procs;
 
-/// A tmux session running one command, killed when dropped.
-struct Tmux {
-    name: String,
-}
-
-impl Tmux {
-    /// Starts `command` (a shell line) in a fresh 100×30 terminal; when it ends, the pane
-    /// shows `EXIT=<code>` and stays.
-    fn start(test: &str, command: &str) -> Tmux {
-        let name = format!("taskwire-{test}-{}", std::process::id());
-        let line = format!("{command}; echo EXIT=$?; sleep 60");
-        let status = Command::new("tmux")
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                &name,
-                "-x",
-                "100",
-                "-y",
-                "30",
-                &line,
-            ])
-            .env_remove("NO_COLOR")
-            .status()
-            .expect("tmux runs (apt-get install tmux)");
-        assert!(status.success(), "tmux new-session failed");
-        Tmux { name }
-    }
-
-    /// What the terminal shows now, with its scroll-back.
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["capture-pane", "-p", "-S", "-200", "-t", &self.name])
-            .output()
-            .expect("tmux capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Waits until the screen shows `text`, and returns it; panics with the screen after
-    /// `limit`.
-    fn wait_for(&self, text: &str, limit: Duration) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if screen.contains(text) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < limit,
-                "no {text:?} within {limit:?}; the screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let status = Command::new("tmux")
-            .args(["send-keys", "-t", &self.name])
-            .args(keys)
-            .status()
-            .expect("tmux send-keys");
-        assert!(status.success());
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
-            .status();
-    }
-}
+use crate::tmux::{shell, Tmux};
 
 fn call_line(tool_and_args: &str, step_ms: u64, server_args: &str) -> String {
     format!(
@@ -87,10 +13,6 @@ fn call_line(tool_and_args: &str, step_ms: u64, server_args: &str) -> String {
         shell(&procs::taskwire()),
         shell(&procs::task_server()),
     )
-}
-
-fn shell(path: &Path) -> String {
-    format!("'{}'", path.display())
 }
 
 const LIMIT: Duration = Duration::from_secs(30);
