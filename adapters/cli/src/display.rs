@@ -47,10 +47,11 @@ impl Display {
         self.0.json
     }
 
-    /// One event: `event` as a JSON line, or `line` stamped with the time since the start.
+    /// One event: `event` as a JSON line, or `line`; either stamped with the time since the
+    /// start.
     pub fn event(&self, event: Value, line: impl FnOnce() -> String) {
         if self.0.json {
-            return write_line(&event.to_string());
+            return self.json_line(event);
         }
         let line = format!(
             "[{:>7.3}s] {}",
@@ -61,6 +62,18 @@ impl Display {
             Some(bar) => bar.println(line),
             None => write_line(&line),
         }
+    }
+
+    /// A JSON event on its line, with `elapsedMs`: the milliseconds since the start.
+    fn json_line(&self, mut event: Value) {
+        if let Value::Object(fields) = &mut event {
+            let elapsed = self.0.start.elapsed().as_millis();
+            fields.insert(
+                "elapsedMs".into(),
+                json!(u64::try_from(elapsed).unwrap_or(u64::MAX)),
+            );
+        }
+        write_line(&event.to_string());
     }
 
     /// Text for people (a listing, a result); nothing with `--json`.
@@ -133,7 +146,7 @@ impl Display {
                 Ok(result) => event["result"] = json!(result),
                 Err(e) => event["error"] = error_json(e),
             }
-            return write_line(&event.to_string());
+            return self.json_line(event);
         }
         match outcome {
             Ok(result) => self.result(result),
@@ -187,7 +200,7 @@ impl Display {
         self.live_end();
         if self.0.json {
             let event = json!({ "event": "error", "error": error, "exitCode": exit });
-            return write_line(&event.to_string());
+            return self.json_line(event);
         }
         let _ = writeln!(io::stderr(), "taskwire: {}", style(message).red());
     }

@@ -56,6 +56,14 @@ fn a_task_runs_to_its_result_in_both_eras() {
         let outcome = last(&run);
         assert_eq!(outcome["event"], "outcome", "{run}");
         assert_eq!(outcome["outcome"], "completed", "{run}");
+        // Every event says when it happened; the steps' (100 ms each) show in the times.
+        let times: Vec<u64> = events
+            .iter()
+            .filter_map(|e| e["elapsedMs"].as_u64())
+            .collect();
+        assert_eq!(times.len(), events.len(), "{run}");
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "{run}");
+        assert!(times[times.len() - 1] - times[1] >= 300, "{run}");
         assert_eq!(outcome["exitCode"], 0, "{run}");
         assert_eq!(
             outcome["result"]["content"][0]["text"], "任务完成！",
