@@ -49,6 +49,11 @@ pub enum Command {
     /// as `call` does: over HTTP, or a stdio server that keeps its tasks (a durable
     /// store). Ctrl-C cancels it; a second Ctrl-C exits at once.
     Wait(WaitArgs),
+    /// Serves the server in front of it, in both task eras (2025-11-25 and 2026-07-28) on
+    /// stdio or Streamable HTTP, speaking the server's own era behind: tasks of one era on
+    /// a server of the other, and (--as-task) tasks on tools that have none. Logs go to
+    /// stderr (RUST_LOG=info or debug).
+    Proxy(ProxyArgs),
     /// The server's tasks: list them, read one, wait for its result, cancel it.
     Tasks {
         /// What to do with them.
@@ -133,6 +138,21 @@ pub struct WaitArgs {
     #[command(flatten)]
     pub answering: AnsweringArgs,
     /// The server.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// `taskwire proxy …`.
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    /// Serves Streamable HTTP at http://ADDR/mcp instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Offers this tool of the server as a task in front although the server runs it
+    /// plainly (the plain call is the task's work); `'*'` for every tool. Repeatable.
+    #[arg(long = "as-task", value_name = "TOOL")]
+    pub as_task: Vec<String>,
+    /// The server behind.
     #[command(flatten)]
     pub server: ServerArgs,
 }

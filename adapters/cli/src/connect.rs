@@ -52,12 +52,28 @@ pub fn config(server: &ServerArgs) -> Config {
     config
 }
 
-/// Connects `builder` to the server `server` names, and opens the session.
+/// Connects `builder` to the server `server` names, opens the session, and says so.
 pub async fn connect(
     server: &ServerArgs,
     builder: ClientBuilder,
     display: &Display,
 ) -> Result<Connected, Unreached> {
+    let connected = open(server, builder).await?;
+    let opened = &connected.server;
+    display.event(
+        json!({ "event": "connected", "server": opened.server, "protocol": opened.protocol_version }),
+        || {
+            format!(
+                "connected to {} {} (protocol {})",
+                opened.server.name, opened.server.version, opened.protocol_version
+            )
+        },
+    );
+    Ok(connected)
+}
+
+/// Connects `builder` to the server `server` names, and opens the session.
+pub async fn open(server: &ServerArgs, builder: ClientBuilder) -> Result<Connected, Unreached> {
     let (client, child) = match (&server.url, server.command.split_first()) {
         (Some(_), Some(_)) => {
             return Err(Unreached::Usage(
@@ -93,15 +109,6 @@ pub async fn connect(
     };
     let child = ChildGuard(child);
     let opened = client.initialize().await.map_err(Unreached::Failed)?;
-    display.event(
-        json!({ "event": "connected", "server": opened.server, "protocol": opened.protocol_version }),
-        || {
-            format!(
-                "connected to {} {} (protocol {})",
-                opened.server.name, opened.server.version, opened.protocol_version
-            )
-        },
-    );
     Ok(Connected {
         client,
         server: opened,

@@ -8,6 +8,7 @@ mod call;
 mod connect;
 mod display;
 mod exit;
+mod proxy;
 mod tasks;
 mod tools;
 
@@ -47,6 +48,7 @@ fn main() -> ExitCode {
             Command::Tools { server } => tools::run(server, display).await,
             Command::Call(args) => call::run(args, display).await,
             Command::Wait(args) => call::wait(args, display).await,
+            Command::Proxy(args) => proxy::run(args).await,
             Command::Tasks { command } => tasks::run(command, display).await,
         }
     });

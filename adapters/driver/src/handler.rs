@@ -7,7 +7,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use serde_json::Value;
+use serde_json::{json, Value};
+use taskwire_engine::era::v2025_11_25::RELATED_TASK;
 use taskwire_engine::{AppRequest, RpcError};
 
 use crate::driver::{Outcome, Work};
@@ -48,12 +49,20 @@ impl Handlers {
     }
 }
 
-/// The work of answering `request` with `handler`.
+/// The work of answering `request` with `handler`. The params name the task the request
+/// is about the same way in both eras: the 2025-11-25 related-task `_meta` entry (added for
+/// a 2026-07-28 task's input request, which carries it outside the params).
 pub(crate) fn request_work(handler: &Handler, request: AppRequest) -> Work {
-    let params = request
+    let mut params = request
         .params
         .and_then(|raw| serde_json::from_str(raw.get()).ok())
         .unwrap_or(Value::Null);
+    if let (Some(task), Value::Object(fields)) = (&request.related_task, &mut params) {
+        if let Value::Object(meta) = fields.entry("_meta").or_insert_with(|| json!({})) {
+            meta.entry(RELATED_TASK)
+                .or_insert_with(|| json!({ "taskId": task.as_str() }));
+        }
+    }
     let method = request.method;
     let work = handler(params).map(move |answer| object_result(&method, answer?));
     Work::new(request.call, work)

@@ -4,14 +4,16 @@
 //! server-everything's sampling tool (`--sampling-cmd`); the live terminal in tmux (the status
 //! line updating, the result, Ctrl-C cancelling the task, an elicitation form answered with
 //! keys), also on the seed, TypeScript SDK and rmcp 3.11 servers and server-everything's
-//! research task and elicitation task; `wait` and `tasks result` following a task made earlier, in both eras; every
-//! binary's `--help` and `--version`.
+//! research task and elicitation task; `wait` and `tasks result` following a task made
+//! earlier, in both eras; `proxy` between the eras, with `--as-task` and a cancel carried
+//! behind; every binary's `--help` and `--version`.
 //!
 //! `cargo test -p taskwire-tests --test cli [FILTER]`.
 
 mod help;
 mod json;
 mod peers;
+mod proxy;
 mod terminal;
 mod terminal_peers;
 mod tmux;

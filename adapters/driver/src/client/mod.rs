@@ -199,7 +199,8 @@ impl ClientBuilder {
     }
 
     /// Answers the server's requests of `method` with JSON as sent: params in (`null` when
-    /// none), the result object out (anything else is -32603 for the server). For what the
+    /// none; a request about a task names it in the related-task `_meta` entry in both eras,
+    /// added for a 2026-07-28 task's input request), the result object out (anything else is -32603 for the server). For what the
     /// typed handlers do not cover; for `elicitation/create`, `sampling/createMessage` or
     /// `roots/list` it takes their place (and declares the capability the same way).
     pub fn on_request<F, Fut>(mut self, method: &str, handler: F) -> Self

@@ -1,0 +1,142 @@
+//! A front tool call, forwarded: plainly behind when the front call is plain; as a task
+//! behind when the front call is a task and the server behind takes one (else plainly, the
+//! front task wrapping it). The task behind is followed to its outcome: its status messages,
+//! progress and logs become the front task's, its questions are put to the front client, and
+//! a front cancel cancels it.
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+
+use async_channel::Receiver;
+use futures::FutureExt;
+use serde_json::Value;
+use taskwire_driver::{
+    CallToolResult, Client, Error, RpcError, Runtime, TaskUpdate, ToolContext, ToolOutcome,
+};
+
+use crate::routes::{Question, Routes};
+
+/// What a forwarded call needs of the proxy.
+#[derive(Clone)]
+pub(crate) struct Behind {
+    pub client: Client,
+    pub routes: Routes,
+    pub runtime: Arc<dyn Runtime>,
+}
+
+impl Behind {
+    /// Forwards the call of tool `name` made in front (`ctx`) to the server behind.
+    pub async fn call(self, ctx: ToolContext, name: String, arguments: Value) -> ToolOutcome {
+        let (to_call, questions) = async_channel::unbounded();
+        // Until a task exists behind, its questions name none (a 2026-07-28 MRTR round).
+        let plain_route = self.routes.plain(to_call.clone());
+        if ctx.task_id().is_none() {
+            let call = self.client.call_tool(&name, arguments);
+            return answering(&ctx, &questions, call)
+                .await
+                .map_err(RpcError::from);
+        }
+        let start = self.client.call_tool_as_task(&name, arguments, None);
+        let call = answering(&ctx, &questions, start).await?;
+        let (_route, mut cancel) = match &call.task {
+            Some(task) => {
+                drop(plain_route);
+                tracing::debug!(tool = %name, task = %task.id, "task behind");
+                let route = self.routes.task(task.id.as_str(), to_call);
+                (route, CancelBehind::armed(&self, task.id.to_string()))
+            }
+            None => (plain_route, CancelBehind::default()),
+        };
+        let updates = call.updates;
+        let outcome = answering(&ctx, &questions, follow(&ctx, &updates)).await;
+        cancel.disarm();
+        outcome.map_err(RpcError::from)
+    }
+}
+
+/// Runs `work` while putting the questions that arrive to the front client.
+async fn answering<T>(
+    ctx: &ToolContext,
+    questions: &Receiver<Question>,
+    work: impl Future<Output = T>,
+) -> T {
+    let mut work = pin!(work.fuse());
+    loop {
+        futures::select_biased! {
+            done = work => return done,
+            question = questions.recv().fuse() => {
+                if let Ok(question) = question {
+                    let answer = ask_front(ctx, &question.method, question.params).await;
+                    let _ = question.answer.send(answer);
+                }
+            }
+        }
+    }
+}
+
+/// One question of the server behind, put to the front client.
+async fn ask_front(ctx: &ToolContext, method: &str, params: Value) -> Result<Value, RpcError> {
+    let answer = match method {
+        "elicitation/create" => ctx.elicit(params).await,
+        "sampling/createMessage" => ctx.create_message(params).await,
+        other => return Err(RpcError::method_not_found(other)),
+    };
+    answer.map_err(RpcError::from)
+}
+
+/// The task behind, mirrored on the front task until its outcome.
+async fn follow(
+    ctx: &ToolContext,
+    updates: &Receiver<TaskUpdate>,
+) -> Result<CallToolResult, Error> {
+    while let Ok(update) = updates.recv().await {
+        match update {
+            TaskUpdate::Status(task) | TaskUpdate::Message(task) => {
+                if let Some(message) = task.status_message {
+                    ctx.set_status(message).await;
+                }
+            }
+            TaskUpdate::Progress(p) => ctx.progress(p.progress, p.total, p.message).await,
+            TaskUpdate::Log(m) => {
+                // A front server that does not log drops it.
+                let _ = ctx.log(m.level, m.logger.as_deref(), m.data).await;
+            }
+            TaskUpdate::Result(outcome) => return outcome,
+            _ => {}
+        }
+    }
+    Err(Error::Closed)
+}
+
+/// Cancels the task behind when the front call ends before its outcome (a front
+/// `tasks/cancel`, expiry, the proxy stopping).
+#[derive(Default)]
+struct CancelBehind(Option<(Behind, String)>);
+
+impl CancelBehind {
+    fn armed(behind: &Behind, task: String) -> Self {
+        CancelBehind(Some((behind.clone(), task)))
+    }
+
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CancelBehind {
+    fn drop(&mut self) {
+        let Some((behind, task)) = self.0.take() else {
+            return;
+        };
+        let client = behind.client.clone();
+        behind.runtime.spawn(Box::pin(async move {
+            match client.cancel_task(&task).await {
+                Ok(_) => tracing::debug!(task = %task, "task behind cancelled"),
+                Err(e) => {
+                    tracing::warn!(task = %task, error = %e, "cancelling the task behind failed")
+                }
+            }
+        }));
+    }
+}

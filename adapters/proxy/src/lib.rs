@@ -1,0 +1,134 @@
+//! `taskwire-proxy`: an MCP server in front of another, on one taskwire host.
+//!
+//! In front it serves both task eras at once (2025-11-25 and 2026-07-28 with the tasks
+//! extension), as `task-server` does; behind, its client speaks the era of the server there.
+//! Each tool of the server behind is a tool in front:
+//!
+//! - a front task runs as a task behind when the server behind takes one: its status
+//!   messages, progress and logs become the front task's, its questions
+//!   (`elicitation/create`, `sampling/createMessage`: 2025-11-25 requests or 2026-07-28
+//!   `inputRequests`) are put to the front client in the front client's era and the answers
+//!   go back, its outcome is the front task's, and a front `tasks/cancel` cancels it behind;
+//! - a tool named by [`AsTask`] (or, behind a 2026-07-28 server, which decides per call, any
+//!   tool) is offered as a task in front even when the server behind runs it plainly: the
+//!   plain call behind is the front task's work;
+//! - resources, prompts and completion requests are forwarded unchanged.
+//!
+//! ```no_run
+//! # async fn run(runtime: std::sync::Arc<dyn taskwire_driver::Runtime>) -> Result<(), taskwire_driver::Error> {
+//! use taskwire_driver::engine::Config;
+//! use taskwire_proxy::{AsTask, Proxy};
+//!
+//! let proxy = Proxy::new(runtime.clone(), AsTask::All);
+//! let behind = std::process::Command::new("my-mcp-server");
+//! let builder = proxy.client_builder(Config::new("taskwire-proxy", "0.1.0"));
+//! let (client, _child) = taskwire_driver::spawn_server(runtime.clone(), behind, builder)
+//!     .map_err(|e| taskwire_driver::Error::Malformed(e.to_string()))?;
+//! let opened = client.initialize().await?;
+//! let server = proxy.server(client, &opened, Config::new("taskwire-proxy", "0.1.0")).await?;
+//! taskwire_driver::serve_stdio(server, runtime).await.ok();
+//! # Ok(()) }
+//! ```
+
+mod forward;
+mod passthrough;
+mod routes;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use taskwire_driver::engine::{Config, TaskSupport};
+use taskwire_driver::{Client, ClientBuilder, Error, Initialized, Runtime, Server};
+
+use forward::Behind;
+use routes::Routes;
+
+/// Which tools of the server behind are offered as tasks in front although the server
+/// behind runs them plainly (`taskSupport: optional`; the plain call behind is the task's
+/// work).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum AsTask {
+    /// None: each tool keeps the task support the server behind lists.
+    #[default]
+    None,
+    /// These tools.
+    Tools(Vec<String>),
+    /// Every tool.
+    All,
+}
+
+impl AsTask {
+    fn covers(&self, tool: &str) -> bool {
+        match self {
+            AsTask::None => false,
+            AsTask::Tools(tools) => tools.iter().any(|t| t == tool),
+            AsTask::All => true,
+        }
+    }
+}
+
+/// A proxy being set up: first its client of the server behind
+/// ([`Proxy::client_builder`]), then, that client connected and initialized, its server in
+/// front ([`Proxy::server`]).
+pub struct Proxy {
+    runtime: Arc<dyn Runtime>,
+    as_task: AsTask,
+    routes: Routes,
+}
+
+impl Proxy {
+    /// A proxy whose work (cancels sent behind) runs on `runtime`, offering `as_task`'s
+    /// tools as tasks.
+    pub fn new(runtime: Arc<dyn Runtime>, as_task: AsTask) -> Self {
+        Proxy {
+            runtime,
+            as_task,
+            routes: Routes::default(),
+        }
+    }
+
+    /// The client of the server behind: it answers that server's elicitation and sampling
+    /// requests (declaring both) by putting each to the front client whose call it belongs
+    /// to; one that belongs to no waiting call gets -32603 saying so.
+    pub fn client_builder(&self, config: Config) -> ClientBuilder {
+        let mut builder = ClientBuilder::new(config);
+        for method in ["elicitation/create", "sampling/createMessage"] {
+            let routes = self.routes.clone();
+            builder = builder.on_request(method, move |params| {
+                let routes = routes.clone();
+                async move { routes.ask(method, params).await }
+            });
+        }
+        builder
+    }
+
+    /// The server in front of `client` (connected with [`Proxy::client_builder`]; `opened`:
+    /// its handshake): each tool `client` lists, forwarded, and the requests of the
+    /// capabilities it declares. Serve it as any [`Server`] (stdio, Streamable HTTP).
+    pub async fn server(
+        &self,
+        client: Client,
+        opened: &Initialized,
+        config: Config,
+    ) -> Result<Server, Error> {
+        // A 2026-07-28 server decides per call whether a call is a task: any may be one.
+        let decides = opened.protocol_version == "2026-07-28";
+        let behind = Behind {
+            client: client.clone(),
+            routes: self.routes.clone(),
+            runtime: self.runtime.clone(),
+        };
+        let mut server = Server::new(config);
+        for mut tool in client.list_tools().await? {
+            let support = &mut tool.execution.task_support;
+            if *support == TaskSupport::Forbidden && (decides || self.as_task.covers(&tool.name)) {
+                *support = TaskSupport::Optional;
+            }
+            let (behind, name) = (behind.clone(), tool.name.clone());
+            server = server.tool(tool, move |ctx, arguments: Value| {
+                behind.clone().call(ctx, name.clone(), arguments)
+            });
+        }
+        Ok(passthrough::serve(server, &client, &opened.capabilities))
+    }
+}

@@ -1,0 +1,44 @@
+//! What the proxy serves unchanged from the server behind: the requests of the capabilities
+//! it declares (resources, prompts, completion), each forwarded as it came and its answer
+//! returned as it went.
+
+use serde_json::Value;
+use taskwire_driver::{Client, RpcError, Server};
+
+/// The methods each capability of the server behind brings.
+const METHODS: [(&str, &[&str]); 3] = [
+    (
+        "resources",
+        &[
+            "resources/list",
+            "resources/templates/list",
+            "resources/read",
+            "resources/subscribe",
+            "resources/unsubscribe",
+        ],
+    ),
+    ("prompts", &["prompts/list", "prompts/get"]),
+    ("completions", &["completion/complete"]),
+];
+
+/// `server`, declaring each capability of those the server behind declares (`capabilities`
+/// as it sent them) and forwarding its methods to `client`.
+pub(crate) fn serve(mut server: Server, client: &Client, capabilities: &Value) -> Server {
+    for (capability, methods) in METHODS {
+        let Some(declared) = capabilities.get(capability) else {
+            continue;
+        };
+        server = server.capability(capability, declared.clone());
+        for method in methods {
+            let client = client.clone();
+            server = server.handle(method, move |params| {
+                let client = client.clone();
+                async move {
+                    let params = (!params.is_null()).then_some(params);
+                    client.request(method, params).await.map_err(RpcError::from)
+                }
+            });
+        }
+    }
+    server
+}

@@ -1,0 +1,174 @@
+//! `taskwire proxy` between a client of one era and a server of the other: a 2025-11-25
+//! client's task on a 2026-07-28 server and the reverse (status messages mirrored, the
+//! outcome carried), the question a task asks behind answered by the client in front in its
+//! own era, `--as-task` giving tasks to the seed server's tool for a 2026-07-28 client, and
+//! a cancel in front cancelling the task behind.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use taskwire_demo::tools::{DONE_MESSAGE, STEPS};
+use taskwire_tests::peers::http::HttpServer;
+use taskwire_tests::peers::{self, run, Argv, Run};
+use taskwire_tests::procs;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// `taskwire proxy ARGS… -- SERVER…` as a command line.
+fn proxy(args: &[&str], server: &Argv) -> Argv {
+    Argv::new(procs::taskwire())
+        .arg("proxy")
+        .args(args)
+        .arg("--")
+        .extend(server)
+}
+
+/// Our `task-server --step-ms 100 --extra-tools`.
+fn our_server() -> Argv {
+    Argv::new(procs::task_server()).args(&["--step-ms", "100", "--extra-tools"])
+}
+
+/// `taskwire --json call ARGS… --era ERA -- SERVER…`.
+fn call(era: &str, args: &[&str], server: &Argv) -> Run {
+    let argv = Argv::new(procs::taskwire())
+        .args(&["--json", "call", "--era", era])
+        .args(args)
+        .arg("--")
+        .extend(server);
+    run(&argv, LIMIT)
+}
+
+/// The status messages a `--json` run saw, and its outcome event.
+fn messages_and_outcome(run: &Run) -> (Vec<String>, Value) {
+    let mut events = run.json_lines();
+    let outcome = events.pop().unwrap_or(Value::Null);
+    let messages = events
+        .iter()
+        .filter_map(|e| e["task"]["statusMessage"].as_str())
+        .map(str::to_owned)
+        .collect();
+    (messages, outcome)
+}
+
+#[test]
+fn a_task_crosses_the_eras_both_ways_with_its_status_messages() {
+    for (front, behind) in [("2025-11-25", "2026-07-28"), ("2026-07-28", "2025-11-25")] {
+        let server = proxy(&["--era", behind], &our_server());
+        let run = call(front, &["long_running_task"], &server);
+        assert_eq!(run.code, Some(0), "{front} → {behind}: {run}");
+        let events = run.json_lines();
+        assert_eq!(events[0]["protocol"], front, "{run}");
+        assert_eq!(events[0]["server"]["name"], "taskwire-proxy", "{run}");
+        assert_eq!(events[1]["event"], "task", "a task in front: {run}");
+        let (messages, outcome) = messages_and_outcome(&run);
+        for step in STEPS.iter().chain([&DONE_MESSAGE]) {
+            assert!(messages.iter().any(|m| m == step), "no {step:?}: {run}");
+        }
+        assert_eq!(outcome["outcome"], "completed", "{run}");
+        assert_eq!(
+            outcome["result"]["content"][0]["text"], "任务完成！",
+            "{run}"
+        );
+    }
+}
+
+#[test]
+fn a_question_asked_behind_is_answered_in_front_in_the_front_era() {
+    let dir = peers::target_dir().join("tmp/cli-proxy");
+    std::fs::create_dir_all(&dir).unwrap();
+    let answers: PathBuf = dir.join("answers.json");
+    std::fs::write(
+        &answers,
+        r#"{"action": "accept", "content": {"confirm": true}}"#,
+    )
+    .unwrap();
+    let answers = answers.to_str().unwrap();
+    for (front, behind) in [("2025-11-25", "2026-07-28"), ("2026-07-28", "2025-11-25")] {
+        let server = proxy(&["--era", behind], &our_server());
+        let args = [
+            "confirm_task",
+            "--arg",
+            "question=Ship it?",
+            "--answers",
+            answers,
+        ];
+        let run = call(front, &args, &server);
+        assert_eq!(run.code, Some(0), "{front} → {behind}: {run}");
+        let events = run.json_lines();
+        let input = events.iter().find(|e| e["event"] == "input");
+        assert_eq!(
+            input.map(|e| e["params"]["message"].clone()),
+            Some("Ship it?".into()),
+            "{run}"
+        );
+        let statuses: Vec<&str> = events
+            .iter()
+            .filter_map(|e| e["task"]["status"].as_str())
+            .collect();
+        assert!(statuses.contains(&"input_required"), "{run}");
+        let (_, outcome) = messages_and_outcome(&run);
+        assert_eq!(
+            outcome["result"]["content"][0]["text"], "Ship it? confirmed",
+            "{run}"
+        );
+    }
+}
+
+#[test]
+fn as_task_gives_the_seed_servers_tool_a_task_for_a_2026_client() {
+    let Some(p) = peers::ready("as_task_gives_the_seed_servers_tool_a_task_for_a_2026_client")
+    else {
+        return;
+    };
+    // The seed lists its task support as `task_support`, which the spec does not read.
+    let plain = call(
+        "2026-07-28",
+        &["long_running_task"],
+        &proxy(&[], &p.seed_server()),
+    );
+    assert_eq!(plain.code, Some(0), "{plain}");
+    assert_eq!(plain.json_lines()[1]["event"], "plain", "{plain}");
+
+    let server = proxy(&["--as-task", "long_running_task"], &p.seed_server());
+    let run = call("2026-07-28", &["long_running_task"], &server);
+    assert_eq!(run.code, Some(0), "{run}");
+    assert_eq!(run.json_lines()[1]["event"], "task", "{run}");
+    let (messages, outcome) = messages_and_outcome(&run);
+    assert!(messages.iter().any(|m| m == "处理步骤 1..."), "{run}");
+    assert_eq!(
+        outcome["result"]["content"][0]["text"], "任务完成！",
+        "{run}"
+    );
+}
+
+#[test]
+fn a_cancel_in_front_cancels_the_task_behind() {
+    let dir = peers::target_dir().join("tmp/cli-proxy");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("cancel.log");
+    let behind = Argv::new(procs::task_server())
+        .args(&["--step-ms", "2000"])
+        .env("RUST_LOG", "taskwire_driver=debug");
+    let server = HttpServer::start(
+        |port| proxy(&["--http", &format!("127.0.0.1:{port}")], &behind),
+        Some(&log),
+    );
+    let url = server.url.as_str();
+    let taskwire = |args: &[&str]| run(&Argv::new(procs::taskwire()).args(args), LIMIT);
+    let made = taskwire(&["call", "long_running_task", "--detach", "--url", url]);
+    assert_eq!(made.code, Some(0), "{made}");
+    let id = made.stdout.lines().last().unwrap_or_default().to_owned();
+    let cancelled = taskwire(&["--json", "tasks", "cancel", &id, "--url", url]);
+    assert_eq!(cancelled.code, Some(3), "{cancelled}");
+    // The server behind hears the cancel, and its tool stops.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !server.log().contains("reason=Cancelled") {
+        assert!(
+            Instant::now() < deadline,
+            "not cancelled behind:{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
