@@ -1,41 +1,64 @@
 //! The command line of `bench`.
 
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::time::Duration;
+
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser};
 
 use super::servers::ServerId;
 use super::workloads::{Sizes, Workload};
 
-/// `bench --help`.
-pub const USAGE: &str = "\
-usage: bench [--quick | --smoke] [--rounds N] [--servers LIST] [--workloads LIST]
-             [--task-server PATH] [--null-server PATH]
-
-Drives stdio MCP servers with raw JSON-RPC lines in alternating rounds (each server once per
-round) and prints Markdown tables: medians with min–max over the rounds, then ratios of ours to
-each other server, and of ours on SQLite and PostgreSQL to ours in memory (smol). Every reply is
-checked; a wrong one stops the run with the reason.
-
-  (default)   3 rounds; up to 20,000 sequential and 100,000 windowed echo calls, up to 5,000
-              sequential and 20,000 windowed lifecycles (each run also stops after 10 s), 10k
-              and 100k retained tasks (a server whose fill would pass 120 s is skipped)
-  --quick     1 round, runs of at most 2 s, 10k retained tasks only (about a minute)
-  --smoke     1 round, a few hundred calls: checks the driver, measures nothing useful
-  --rounds N  rounds (overrides the mode's)
-  --servers   comma-separated, from: smol, smol-sqlite, smol-sqlite-full, smol-postgres,
-              tokio, ts, python, rmcp, null (default: all); smol-sqlite(-full) is task-server
-              on smol with --store sqlite:PATH (synchronous=NORMAL, FULL), smol-postgres with
-              --store postgres://… on the server of TASKWIRE_POSTGRES_URL; each start gets a
-              fresh database (taskwire_bench_<pid>_<n> on PostgreSQL), removed when it stops
-  --workloads comma-separated, from: echo, echo-64, lifecycle, lifecycle-32, retained
-              (every size) or retained-10k / retained-100k, startup (default: all)
-  --task-server PATH, --null-server PATH
-              use these binaries instead of building them (cargo build --release)
-
+/// `bench --help`'s closing notes.
+const NOTES: &str = "\
 The peers come from `bash tests/peers/setup.sh` (target/peers/); a missing one fails the run.
-smol-postgres (in the default `all`) needs TASKWIRE_POSTGRES_URL: `bash tests/postgres.sh start`
-starts a private PostgreSQL and prints its URL; without it the run fails before starting (leave
-smol-postgres out with --servers).";
+smol-postgres (one of the default servers) needs TASKWIRE_POSTGRES_URL: `bash tests/postgres.sh
+start` starts a private PostgreSQL and prints its URL; without it the run fails before starting
+(leave smol-postgres out with --servers).";
+
+/// The end-to-end stdio benchmark: taskwire beside the official SDKs and the do-nothing limit.
+///
+/// Drives stdio MCP servers with raw JSON-RPC lines in alternating rounds (each server once per
+/// round) and prints Markdown tables: medians with min–max over the rounds, then ratios of ours
+/// to each other server, and of ours on SQLite and PostgreSQL to ours in memory (smol). Every
+/// reply is checked; a wrong one stops the run with the reason.
+///
+/// Without --quick or --smoke: 3 rounds; up to 20,000 sequential and 100,000 windowed echo
+/// calls, up to 5,000 sequential and 20,000 windowed lifecycles (each run also stops after
+/// 10 s), 10k and 100k retained tasks (a server whose fill would pass 120 s is skipped).
+#[derive(Debug, Parser)]
+#[command(name = "bench", version, after_long_help = NOTES)]
+struct Cli {
+    /// 1 round, runs of at most 2 s, 10k retained tasks only (about a minute).
+    #[arg(long, conflicts_with = "smoke")]
+    quick: bool,
+    /// 1 round, a few hundred calls: checks the driver, measures nothing useful.
+    #[arg(long)]
+    smoke: bool,
+    /// Rounds, at least 1 (default: 3; 1 with --quick or --smoke).
+    #[arg(long, value_name = "N")]
+    rounds: Option<NonZeroUsize>,
+    /// The servers, comma-separated, from: smol, smol-sqlite, smol-sqlite-full, smol-postgres,
+    /// tokio, ts, python, rmcp, null (default: all).
+    ///
+    /// smol-sqlite(-full) is task-server on smol with --store sqlite:PATH (synchronous=NORMAL,
+    /// FULL), smol-postgres with --store postgres://… on the server of TASKWIRE_POSTGRES_URL;
+    /// each start gets a fresh database (taskwire_bench_<pid>_<n> on PostgreSQL), removed when
+    /// it stops.
+    #[arg(long, value_name = "LIST")]
+    servers: Option<String>,
+    /// The workloads, comma-separated, from: echo, echo-64, lifecycle, lifecycle-32, retained
+    /// (every size) or retained-10k / retained-100k, startup (default: all).
+    #[arg(long, value_name = "LIST")]
+    workloads: Option<String>,
+    /// Uses this task-server instead of building it (cargo build --release).
+    #[arg(long, value_name = "PATH")]
+    task_server: Option<PathBuf>,
+    /// Uses this null-server instead of building it (cargo build --release).
+    #[arg(long, value_name = "PATH")]
+    null_server: Option<PathBuf>,
+}
 
 /// A parsed command line.
 #[derive(Clone, Debug)]
@@ -54,61 +77,40 @@ pub struct Options {
     pub null_server: Option<PathBuf>,
 }
 
-/// What the command line asks for.
-#[derive(Debug)]
-pub enum Command {
-    /// Run the benchmark.
-    Run(Box<Options>),
-    /// Print [`USAGE`].
-    Help,
-}
-
-/// Parses the arguments (without the program name).
-pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
-    let mut args = args.into_iter();
-    let (mut mode_rounds, mut sizes) = (3, full());
-    let mut rounds = None;
-    let (mut servers, mut workloads) = (None, None);
-    let (mut task_server, mut null_server) = (None, None);
-    while let Some(arg) = args.next() {
-        let mut value = || args.next().ok_or(format!("{arg} takes a value"));
-        match arg.as_str() {
-            "--help" | "-h" => return Ok(Command::Help),
-            "--quick" => (mode_rounds, sizes) = (1, quick()),
-            "--smoke" => (mode_rounds, sizes) = (1, smoke()),
-            "--rounds" => {
-                let n = value()?.parse().ok().filter(|&n: &usize| n > 0);
-                rounds = Some(n.ok_or("--rounds takes a positive number")?);
-            }
-            "--servers" => servers = Some(value()?),
-            "--workloads" => workloads = Some(value()?),
-            "--task-server" => task_server = Some(PathBuf::from(value()?)),
-            "--null-server" => null_server = Some(PathBuf::from(value()?)),
-            other => return Err(format!("unknown argument {other:?}")),
-        }
-    }
-    let servers = match servers {
+/// Parses the arguments (without the program name). `--help` and `--version` come back as
+/// errors too, of their own kinds: [`clap::Error::exit`] prints each where it belongs and
+/// exits with its code (0 for those, 2 for a usage error).
+pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, clap::Error> {
+    let cli = Cli::try_parse_from(std::iter::once("bench".to_owned()).chain(args))?;
+    let invalid = |e: String| Cli::command().error(ErrorKind::ValueValidation, e);
+    let (mode_rounds, sizes) = match (cli.quick, cli.smoke) {
+        (true, _) => (1, quick()),
+        (_, true) => (1, smoke()),
+        _ => (3, full()),
+    };
+    let servers = match cli.servers {
         None => ServerId::ALL.to_vec(),
         Some(list) => pick(
             &list,
             &ServerId::ALL,
             |s| vec![s.key().to_owned()],
             "server",
-        )?,
+        )
+        .map_err(invalid)?,
     };
     let all = Workload::all(&sizes);
-    let workloads = match workloads {
+    let workloads = match cli.workloads {
         None => all,
-        Some(list) => pick(&list, &all, selectors, "workload")?,
+        Some(list) => pick(&list, &all, selectors, "workload").map_err(invalid)?,
     };
-    Ok(Command::Run(Box::new(Options {
-        rounds: rounds.unwrap_or(mode_rounds),
+    Ok(Options {
+        rounds: cli.rounds.map_or(mode_rounds, NonZeroUsize::get),
         servers,
         workloads,
         sizes,
-        task_server,
-        null_server,
-    })))
+        task_server: cli.task_server,
+        null_server: cli.null_server,
+    })
 }
 
 /// The names that select a workload on the command line.
@@ -205,10 +207,18 @@ mod tests {
     use super::*;
 
     fn run(args: &[&str]) -> Result<Options, String> {
-        match parse(args.iter().map(|a| a.to_string()))? {
-            Command::Run(options) => Ok(*options),
-            Command::Help => Err("help".into()),
-        }
+        parse(args.iter().map(|a| a.to_string())).map_err(|e| e.to_string())
+    }
+
+    /// The kind of error `args` give, and the exit code `bench` would end with.
+    fn refused(args: &[&str]) -> (ErrorKind, i32) {
+        let e = parse(args.iter().map(|a| a.to_string())).unwrap_err();
+        (e.kind(), e.exit_code())
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
     }
 
     #[test]
@@ -223,6 +233,8 @@ mod tests {
             (quick.rounds, quick.sizes.retained.clone()),
             (2, vec![10_000])
         );
+        let smoke = run(&["--smoke"]).unwrap();
+        assert_eq!((smoke.rounds, smoke.sizes.retained), (1, vec![300]));
         let picked = run(&["--servers", "null,smol", "--workloads", "retained,echo"]).unwrap();
         assert_eq!(picked.servers, [ServerId::Smol, ServerId::Limit]);
         assert_eq!(
@@ -259,11 +271,37 @@ mod tests {
             .contains("smol-sqlite-full"));
         let one = run(&["--workloads", "retained-100k"]).unwrap();
         assert_eq!(one.workloads, [Workload::Retained(100_000)]);
+        let paths = run(&["--task-server", "a", "--null-server", "b"]).unwrap();
+        assert_eq!(
+            (paths.task_server, paths.null_server),
+            (Some("a".into()), Some("b".into()))
+        );
+    }
+
+    #[test]
+    fn usage_errors_exit_2_and_help_and_version_0() {
         assert!(run(&["--servers", "go"])
             .unwrap_err()
             .contains("known: smol"));
-        assert!(run(&["--rounds", "0"]).is_err());
-        assert!(run(&["--servers"]).is_err());
-        assert!(matches!(parse(["--help".to_owned()]), Ok(Command::Help)));
+        assert!(run(&["--workloads", "retained-100k", "--quick"])
+            .unwrap_err()
+            .contains("unknown workload \"retained-100k\""));
+        assert!(run(&["--servers", ","])
+            .unwrap_err()
+            .contains("no server selected"));
+        let invalid = (ErrorKind::ValueValidation, 2);
+        assert_eq!(refused(&["--servers", "go"]), invalid);
+        assert_eq!(refused(&["--workloads", "ping"]), invalid);
+        assert_eq!(refused(&["--rounds", "0"]), invalid);
+        assert_eq!(refused(&["--rounds", "x"]), invalid);
+        assert_eq!(refused(&["--servers"]), (ErrorKind::InvalidValue, 2));
+        assert_eq!(
+            refused(&["--quick", "--smoke"]),
+            (ErrorKind::ArgumentConflict, 2)
+        );
+        assert_eq!(refused(&["--bogus"]), (ErrorKind::UnknownArgument, 2));
+        assert_eq!(refused(&["--help"]), (ErrorKind::DisplayHelp, 0));
+        assert_eq!(refused(&["-h"]), (ErrorKind::DisplayHelp, 0));
+        assert_eq!(refused(&["--version"]), (ErrorKind::DisplayVersion, 0));
     }
 }

@@ -284,10 +284,8 @@ mod tests {
     fn durable_servers_are_compared_with_smol_not_the_peers() {
         let args = "--smoke --servers smol,smol-sqlite,smol-sqlite-full,smol-postgres,ts \
                     --workloads lifecycle-32,retained";
-        let options = match super::super::cli::parse(args.split_whitespace().map(String::from)) {
-            Ok(super::super::cli::Command::Run(options)) => *options,
-            other => panic!("{other:?}"),
-        };
+        let options = super::super::cli::parse(args.split_whitespace().map(String::from))
+            .unwrap_or_else(|e| panic!("{e}"));
         let retained = Workload::Retained(300);
         let mut results = Results::default();
         for (server, rate, disk) in [

@@ -14,22 +14,12 @@
 
 use std::process::ExitCode;
 
-use taskwire_tests::bench::cli::{self, Command};
+use taskwire_tests::bench::cli;
 use taskwire_tests::bench::servers::Programs;
 use taskwire_tests::bench::{report, rounds};
 
 fn main() -> ExitCode {
-    let options = match cli::parse(std::env::args().skip(1)) {
-        Ok(Command::Run(options)) => *options,
-        Ok(Command::Help) => {
-            println!("{}", cli::USAGE);
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("bench: {e}\n\n{}", cli::USAGE);
-            return ExitCode::from(2);
-        }
-    };
+    let options = cli::parse(std::env::args().skip(1)).unwrap_or_else(|e| e.exit());
     let programs = match Programs::locate(
         &options.servers,
         options.task_server.clone(),

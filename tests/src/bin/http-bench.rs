@@ -36,6 +36,7 @@ use std::path::PathBuf;
 use std::process::{Child, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use futures::future::join_all;
 use serde_json::{json, Value};
 use taskwire_tests::peers::{Argv, Peers};
@@ -46,8 +47,37 @@ const WIDE: usize = 64;
 /// How to install the peers.
 const SETUP: &str = "install the peers with `bash tests/peers/setup.sh` (into <target>/peers/)";
 
-struct Options {
+/// The Streamable HTTP benchmark: our task-server beside a do-nothing hyper server, rmcp and the
+/// TypeScript SDK, each its own process, loaded from 1 connection and from 64 in alternating
+/// rounds (needs the peers of `bash tests/peers/setup.sh`).
+#[derive(Debug, Parser)]
+#[command(name = "http-bench", version)]
+struct Args {
+    /// Runs everything briefly: 1 round of 0.2 s, 50 sessions (overrides --rounds, --seconds,
+    /// --sessions).
+    #[arg(long)]
     smoke: bool,
+    /// Rounds, each on fresh servers.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    rounds: usize,
+    /// How long each workload is measured on each server, in seconds (after a warm-up of a
+    /// tenth of it).
+    #[arg(long, value_name = "S", default_value_t = 5.0)]
+    seconds: f64,
+    /// The idle 2025-11-25 sessions over which our server's RSS growth per session is measured
+    /// (2 if fewer).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    sessions: usize,
+    /// Our task-server (default: the one beside this program).
+    #[arg(long, value_name = "PATH")]
+    task_server: Option<PathBuf>,
+    /// The null-http-server (default: the one beside this program).
+    #[arg(long, value_name = "PATH")]
+    null_server: Option<PathBuf>,
+}
+
+/// The command line with `--smoke` and the defaults applied.
+struct Options {
     rounds: usize,
     seconds: f64,
     sessions: usize,
@@ -55,39 +85,27 @@ struct Options {
     null_server: PathBuf,
 }
 
-fn options() -> Result<Options, String> {
-    let mut args = std::env::args().skip(1);
+fn options() -> Options {
+    let args = Args::parse();
     let beside = |name: &str| {
         std::env::current_exe()
             .map(|me| me.with_file_name(name))
             .unwrap_or_else(|_| PathBuf::from(name))
     };
-    let mut o = Options {
-        smoke: false,
-        rounds: 3,
-        seconds: 5.0,
-        sessions: 10_000,
-        task_server: beside("task-server"),
-        null_server: beside("null-http-server"),
+    let (rounds, seconds, sessions) = if args.smoke {
+        (1, 0.2, 50)
+    } else {
+        (args.rounds, args.seconds, args.sessions)
     };
-    while let Some(arg) = args.next() {
-        let mut value = || args.next().ok_or(format!("{arg} takes a value"));
-        match arg.as_str() {
-            "--smoke" => o.smoke = true,
-            "--rounds" => o.rounds = value()?.parse().map_err(|_| "--rounds takes a number")?,
-            "--seconds" => o.seconds = value()?.parse().map_err(|_| "--seconds takes a number")?,
-            "--sessions" => {
-                o.sessions = value()?.parse().map_err(|_| "--sessions takes a number")?
-            }
-            "--task-server" => o.task_server = value()?.into(),
-            "--null-server" => o.null_server = value()?.into(),
-            other => return Err(format!("unknown argument {other:?}")),
-        }
+    Options {
+        rounds,
+        seconds,
+        sessions,
+        task_server: args.task_server.unwrap_or_else(|| beside("task-server")),
+        null_server: args
+            .null_server
+            .unwrap_or_else(|| beside("null-http-server")),
     }
-    if o.smoke {
-        (o.rounds, o.seconds, o.sessions) = (1, 0.2, 50);
-    }
-    Ok(o)
 }
 
 /// The servers measured, in the table's order.
@@ -655,13 +673,7 @@ fn report(rates: &Rates) {
 }
 
 fn main() -> ExitCode {
-    let o = match options() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("http-bench: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    let o = options();
     let programs = match Programs::find(&o) {
         Ok(programs) => programs,
         Err(e) => {

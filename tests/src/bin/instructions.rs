@@ -15,10 +15,25 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use clap::Parser;
 use taskwire_tests::peers::{demo, target_dir};
+
+/// Instructions per message of the whole `task-server` process, counted by callgrind (needs
+/// valgrind): for each message kind, (I(2N) - I(N)) / N over N and 2N pipelined messages
+/// after the handshake, on smol and on tokio.
+#[derive(Debug, Parser)]
+#[command(name = "instructions", version)]
+struct Args {
+    /// Pipelined messages per kind in the first run (the second sends 2N); at least 1.
+    #[arg(default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..))]
+    n: u64,
+    /// The task-server to measure, e.g. an older commit's build (default: this tree's, built
+    /// with cargo build --release).
+    task_server: Option<PathBuf>,
+}
 
 const KINDS: [(&str, &str); 6] = [
     ("ping", r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#),
@@ -63,15 +78,10 @@ const HANDSHAKE: &str = concat!(
 );
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let n: u64 = args
-        .next()
-        .map(|a| a.parse().expect("N is a count"))
-        .unwrap_or(20_000);
-    let server = args.next().map_or_else(
-        || demo::release_binary("taskwire-demo", "task-server").unwrap_or_else(|e| panic!("{e}")),
-        std::path::PathBuf::from,
-    );
+    let Args { n, task_server } = Args::parse();
+    let server = task_server.unwrap_or_else(|| {
+        demo::release_binary("taskwire-demo", "task-server").unwrap_or_else(|e| panic!("{e}"))
+    });
     let scratch = target_dir().join("tmp").join("instructions");
     std::fs::create_dir_all(&scratch).expect("scratch dir");
     println!(

@@ -6,12 +6,23 @@
 use std::convert::Infallible;
 use std::process::ExitCode;
 
+use clap::Parser;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
+
+/// A do-nothing HTTP server, the floor of `http-bench`: every request answered `200` with one
+/// fixed JSON-RPC result. Prints `listening on ADDR` once bound and runs until killed.
+#[derive(Debug, Parser)]
+#[command(name = "null-http-server", version)]
+struct Args {
+    /// The address to listen on, e.g. 127.0.0.1:8080 (port 0: any free one).
+    #[arg(value_name = "ADDR")]
+    address: String,
+}
 
 /// The one answer.
 const BODY: &[u8] = br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"x"}]}}"#;
@@ -28,10 +39,7 @@ async fn answer(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Inf
 }
 
 fn main() -> ExitCode {
-    let Some(address) = std::env::args().nth(1) else {
-        eprintln!("usage: null-http-server ADDR");
-        return ExitCode::from(2);
-    };
+    let address = Args::parse().address;
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -12,8 +12,15 @@ use std::borrow::Cow;
 use std::io::{self, Read, Write};
 use std::process::ExitCode;
 
+use clap::Parser;
 use serde::Deserialize;
 use serde_json::value::RawValue;
+
+/// A stdio MCP server that does as little as a server can: the round-trip floor (the "limit")
+/// of `bench`. It stops at the end of stdin or when stdout closes.
+#[derive(Debug, Parser)]
+#[command(name = "null-server", version)]
+struct Args {}
 
 /// The `initialize` result.
 const INITIALIZE_RESULT: &[u8] = br#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"null-server","version":"0.1.0"}}"#;
@@ -47,6 +54,7 @@ struct Arguments<'a> {
 }
 
 fn main() -> ExitCode {
+    Args::parse();
     match serve(io::stdin().lock(), io::stdout().lock()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,

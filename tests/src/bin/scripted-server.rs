@@ -2,5 +2,5 @@
 //! that plays one scripted scenario against a client; see `taskwire_tests::scripted`.
 
 fn main() -> std::process::ExitCode {
-    taskwire_tests::scripted::main(std::env::args().skip(1))
+    taskwire_tests::scripted::main(std::env::args_os())
 }

@@ -18,7 +18,11 @@ mod peer;
 pub mod scenarios;
 mod wire;
 
+use std::ffi::OsString;
 use std::process::ExitCode;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::Parser;
 
 pub use log::{Entry, Log};
 pub use scenarios::{Exit, Gets, Scenario, Step, SCENARIOS};
@@ -34,20 +38,23 @@ pub const ELICIT_ID: &str = "elicit-1";
 /// The text of a task's result when no input was asked for.
 pub const DONE_TEXT: &str = "task done";
 
-/// `scripted-server SCENARIO [--log FILE]`.
-pub fn main(args: impl IntoIterator<Item = String>) -> ExitCode {
-    let mut args = args.into_iter();
-    let (mut name, mut log) = (None, None);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--log" => log = args.next(),
-            _ if name.is_none() => name = Some(arg),
-            _ => return usage(&format!("unexpected argument {arg:?}")),
-        }
-    }
-    let Some(scenario) = name.as_deref().and_then(Scenario::named) else {
-        return usage(&format!("unknown scenario {name:?}"));
-    };
+/// A stdio MCP server without the taskwire engine that plays one scripted scenario against a
+/// client.
+#[derive(Debug, Parser)]
+#[command(name = "scripted-server", version)]
+struct Args {
+    /// The scenario to play.
+    #[arg(value_parser = PossibleValuesParser::new(SCENARIOS.iter().map(|s| s.name))
+        .map(|name| Scenario::named(&name).expect("a listed scenario")))]
+    scenario: &'static Scenario,
+    /// Logs every message received and sent, with a monotonic time in ms, as JSON lines.
+    #[arg(long, value_name = "FILE")]
+    log: Option<String>,
+}
+
+/// `scripted-server SCENARIO [--log FILE]`, given its command line (the program name first).
+pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let Args { scenario, log } = Args::parse_from(args);
     match peer::Peer::new(scenario, log.as_deref()) {
         Ok(peer) => peer.run(),
         Err(e) => {
@@ -55,13 +62,4 @@ pub fn main(args: impl IntoIterator<Item = String>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-fn usage(why: &str) -> ExitCode {
-    let names: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();
-    eprintln!(
-        "scripted-server: {why}\nusage: scripted-server SCENARIO [--log FILE]\nscenarios: {}",
-        names.join(", ")
-    );
-    ExitCode::from(2)
 }

@@ -16,6 +16,32 @@ fn every_binary_has_help_and_version() {
         ("conformance-server", binary("conformance-server"), "--http"),
         ("conformance-client", binary("conformance-client"), "<URL>"),
         ("test-server", test_server!(), "--crash-on-task"),
+        ("bench", env!("CARGO_BIN_EXE_bench").into(), "--workloads"),
+        (
+            "http-bench",
+            env!("CARGO_BIN_EXE_http-bench").into(),
+            "--sessions",
+        ),
+        (
+            "instructions",
+            env!("CARGO_BIN_EXE_instructions").into(),
+            "[TASK_SERVER]",
+        ),
+        (
+            "null-server",
+            env!("CARGO_BIN_EXE_null-server").into(),
+            "--version",
+        ),
+        (
+            "null-http-server",
+            env!("CARGO_BIN_EXE_null-http-server").into(),
+            "<ADDR>",
+        ),
+        (
+            "scripted-server",
+            env!("CARGO_BIN_EXE_scripted-server").into(),
+            "--log",
+        ),
     ];
     let limit = Duration::from_secs(20);
     for (name, path, option) in binaries {
