@@ -37,6 +37,7 @@ impl Behind {
                 .await
                 .map_err(RpcError::from);
         }
+        let starting = self.routes.starting();
         let start = self.client.call_tool_as_task(&name, arguments, None);
         let call = answering(&ctx, &questions, start).await?;
         let (_route, mut cancel) = match &call.task {
@@ -48,6 +49,7 @@ impl Behind {
             }
             None => (plain_route, CancelBehind::default()),
         };
+        drop(starting);
         let updates = call.updates;
         let outcome = answering(&ctx, &questions, follow(&ctx, &updates)).await;
         cancel.disarm();
