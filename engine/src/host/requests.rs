@@ -186,6 +186,23 @@ impl Host {
             .ok_or(UsageError::UnknownSession(session))
     }
 
+    /// Gives up a request of ours still waiting for its answer (the id a request method
+    /// returned; e.g. a plain `tools/call` whose caller went away): the peer is told to stop
+    /// (`notifications/cancelled`), its late answer passes quietly, and no event reports
+    /// it. A 2026-07-28 call between MRTR rounds forgets the inputs it waits for. `false`
+    /// when nothing of it is pending: answered already, or a task call whose task exists
+    /// (cancel that with [`Host::cancel_task`]).
+    pub fn cancel_request(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        request: &RequestId,
+    ) -> Result<bool, UsageError> {
+        let era = self.requesting(now, session)?;
+        let st = &mut self.state;
+        Ok(st.protocol(era).cancel_request(st, session, request))
+    }
+
     /// `tasks/list`, one page (2025-11-25 only: [`UsageError::NotInEra`] in 2026-07-28).
     pub fn list_tasks(
         &mut self,

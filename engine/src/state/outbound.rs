@@ -24,6 +24,9 @@ pub(crate) struct CancelledParams {
 /// What an era sent a request for; only that era reads it back.
 pub(crate) type Purpose = Box<dyn Any + Send>;
 
+/// The reason `notifications/cancelled` gives for a request the application gave up.
+pub(crate) const GIVEN_UP: &str = "Request cancelled by the client";
+
 /// How many abandoned request ids are remembered so that their late answers pass quietly.
 const ABANDONED_MEMORY: usize = 256;
 
@@ -53,6 +56,12 @@ impl Outbound {
     /// The request's purpose, no longer pending.
     pub fn take(&mut self, id: &RequestId) -> Option<Sent> {
         self.pending.remove(id)
+    }
+
+    /// The id of a pending request `sent` for what `pick` looks for.
+    pub fn find(&self, pick: impl Fn(&Sent) -> bool) -> Option<RequestId> {
+        let found = self.pending.iter().find(|(_, sent)| pick(sent));
+        found.map(|(id, _)| id.clone())
     }
 
     /// Every pending request, in id order.
@@ -118,13 +127,14 @@ impl State {
 
     /// Forgets a pending request and tells the peer to stop working on it (on `stream`,
     /// the one the request went on).
+    /// Returns whether it was pending.
     pub(crate) fn abandon_request(
         &mut self,
         session: SessionId,
         stream: Option<RequestId>,
         id: &RequestId,
         reason: &str,
-    ) {
+    ) -> bool {
         let pending = self
             .session_mut(session)
             .and_then(|s| s.outbound.take(id))
@@ -132,6 +142,7 @@ impl State {
         if pending {
             self.abandoned(session, stream, id, reason);
         }
+        pending
     }
 
     /// A request no longer pending is given up: its timer goes, the peer is told to stop

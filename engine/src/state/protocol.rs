@@ -159,6 +159,10 @@ pub(crate) trait Protocol: Sync {
     /// `tasks/cancel` asked by the application.
     fn cancel_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId>;
 
+    /// The application gives up its request `request` (the id it was given): the peer is
+    /// told to stop; `false` when nothing of it is pending.
+    fn cancel_request(&self, st: &mut State, session: SessionId, request: &RequestId) -> bool;
+
     /// `tasks/list`, one page.
     fn list_tasks(
         &self,

@@ -19,6 +19,7 @@ mod errors;
 mod expiry;
 mod fallback;
 mod follow;
+mod give_up;
 mod lenient;
 mod polling;
 mod progress;

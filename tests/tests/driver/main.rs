@@ -10,6 +10,7 @@ mod client_scripted;
 mod connections;
 mod durability;
 mod fairness;
+mod given_up;
 mod links;
 mod messages;
 mod postgres;

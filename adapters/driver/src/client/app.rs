@@ -1,15 +1,19 @@
 //! A client on the driver: the calls of its [`Client`](super::Client) handles go to its one
 //! session, the engine's events complete them, and the server's requests go to its handlers.
 
+use std::sync::Arc;
+
+use async_channel::Sender;
+use futures::channel::oneshot;
 use serde_json::Value;
-use taskwire_engine::{Event, Role, SessionId, TaskInfo};
+use taskwire_engine::{Event, RequestId, Role, SessionId, TaskInfo};
 
 use super::waits::{refuse, Waits};
 use super::{Initialized, TaskCall};
-use crate::driver::{App, Ctx, Reply, Work};
+use crate::driver::{App, Command, Ctx, Reply, Work};
 use crate::error::Error;
 use crate::handler::{request_work, Handlers};
-use crate::runtime::now;
+use crate::runtime::{now, Runtime};
 use crate::tool_result::CallToolResult;
 
 /// What a [`Client`](super::Client) handle asks of its driver.
@@ -30,12 +34,16 @@ pub(crate) enum ClientCommand {
         name: String,
         arguments: Value,
         reply: Reply<CallToolResult>,
+        /// Ends without a value when the caller's future is dropped before the answer.
+        caller: Caller,
     },
     CallToolAsTask {
         name: String,
         arguments: Value,
         ttl_ms: Option<u64>,
         reply: Reply<TaskCall>,
+        /// As for `CallTool`; a call that made a task has nothing to give up.
+        caller: Caller,
     },
     GetTask {
         task: String,
@@ -53,7 +61,13 @@ pub(crate) enum ClientCommand {
         task: String,
         reply: Reply<TaskInfo>,
     },
+    /// The caller of this request went away: give it up.
+    GiveUp(RequestId),
 }
+
+/// Completes with `()` when the caller has its answer; cancelled when the caller went away
+/// first.
+pub(crate) type Caller = oneshot::Receiver<()>;
 
 /// A client's side of its driver: its session, its handlers, and who waits for what.
 pub(crate) struct ClientApp {
@@ -119,14 +133,25 @@ impl App for ClientApp {
                 name,
                 arguments,
                 reply,
-            } => waits.tool(host.call_tool(now, session, &name, arguments), reply),
+                caller,
+            } => {
+                let sent = host.call_tool(now, session, &name, arguments);
+                if let Ok(request) = &sent {
+                    give_up_when_gone(ctx.commands, ctx.runtime, request.clone(), caller);
+                }
+                waits.tool(sent, reply);
+            }
             ClientCommand::CallToolAsTask {
                 name,
                 arguments,
                 ttl_ms,
                 reply,
+                caller,
             } => {
                 let sent = host.call_tool_as_task(now, session, &name, arguments, ttl_ms);
+                if let Ok(request) = &sent {
+                    give_up_when_gone(ctx.commands, ctx.runtime, request.clone(), caller);
+                }
                 waits.task(sent, reply);
             }
             ClientCommand::GetTask { task, reply } => {
@@ -141,6 +166,29 @@ impl App for ClientApp {
             ClientCommand::CancelTask { task, reply } => {
                 waits.info(host.cancel_task(now, session, &task), reply)
             }
+            ClientCommand::GiveUp(request) => {
+                waits.forget(&request);
+                if let Ok(true) = host.cancel_request(now, session, &request) {
+                    tracing::debug!(%request, "request given up: its caller went away");
+                }
+            }
         }
     }
+}
+
+/// Gives `request` up if its caller goes away before its answer.
+fn give_up_when_gone(
+    commands: &Sender<Command<ClientCommand>>,
+    runtime: &Arc<dyn Runtime>,
+    request: RequestId,
+    caller: Caller,
+) {
+    let commands = commands.clone();
+    runtime.spawn(Box::pin(async move {
+        if caller.await.is_err() {
+            let _ = commands
+                .send(Command::App(ClientCommand::GiveUp(request)))
+                .await;
+        }
+    }));
 }

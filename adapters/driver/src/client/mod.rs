@@ -83,17 +83,38 @@ pub struct TaskCall {
     pub plain: Option<PlainReason>,
     /// What happens to the call, then its outcome.
     pub updates: Receiver<TaskUpdate>,
+    /// Dropped with the call: a call running without a task is given up then.
+    gone: Option<oneshot::Sender<()>>,
 }
 
 impl TaskCall {
+    /// A call in progress (`gone`: set by the client that made it).
+    pub(crate) fn new(
+        task: Option<TaskInfo>,
+        plain: Option<PlainReason>,
+        updates: Receiver<TaskUpdate>,
+    ) -> Self {
+        TaskCall {
+            task,
+            plain,
+            updates,
+            gone: None,
+        }
+    }
+
     /// Waits for the outcome, skipping the other updates.
-    pub async fn result(self) -> Result<CallToolResult, Error> {
+    pub async fn result(mut self) -> Result<CallToolResult, Error> {
+        let mut outcome = Err(Error::Closed);
         while let Ok(update) = self.updates.recv().await {
-            if let TaskUpdate::Result(outcome) = update {
-                return outcome;
+            if let TaskUpdate::Result(result) = update {
+                outcome = result;
+                break;
             }
         }
-        Err(Error::Closed)
+        if let Some(gone) = self.gone.take() {
+            let _ = gone.send(());
+        }
+        outcome
     }
 }
 
@@ -324,15 +345,21 @@ impl Client {
     /// [`CallToolResult::from_value`]); a tool error is a result with
     /// [`CallToolResult::is_error`]. In 2026-07-28, input the server asks for by MRTR
     /// (`InputRequiredResult`) is answered by this client's handlers and the call sent
-    /// again, transparently.
+    /// again, transparently. Dropping the future before its answer gives the call up: the
+    /// server is told (`notifications/cancelled`) and its late answer is ignored.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
         let name = name.to_owned();
-        self.ask(|reply| ClientCommand::CallTool {
-            name,
-            arguments,
-            reply,
-        })
-        .await
+        let (answered, caller) = oneshot::channel();
+        let result = self
+            .ask(|reply| ClientCommand::CallTool {
+                name,
+                arguments,
+                reply,
+                caller,
+            })
+            .await;
+        let _ = answered.send(());
+        result
     }
 
     /// A `tools/call` as a task, when the server and the tool allow it (see
@@ -342,6 +369,10 @@ impl Client {
     /// not sent): the request declares the tasks extension, the task's status also arrives
     /// on a `subscriptions/listen` stream, its input requests go to this client's handlers
     /// and back by `tasks/update`, and the outcome comes inline with `tasks/get`.
+    ///
+    /// A call that runs without a task is given up like [`Client::call_tool`]'s when its
+    /// [`TaskCall`] is dropped before the outcome (the server is told); a task is not: it
+    /// runs on, to be followed again or cancelled with [`Client::cancel_task`].
     pub async fn call_tool_as_task(
         &self,
         name: &str,
@@ -349,13 +380,18 @@ impl Client {
         ttl_ms: Option<u64>,
     ) -> Result<TaskCall, Error> {
         let name = name.to_owned();
-        self.ask(|reply| ClientCommand::CallToolAsTask {
-            name,
-            arguments,
-            ttl_ms,
-            reply,
-        })
-        .await
+        let (gone, caller) = oneshot::channel();
+        let mut call = self
+            .ask(|reply| ClientCommand::CallToolAsTask {
+                name,
+                arguments,
+                ttl_ms,
+                reply,
+                caller,
+            })
+            .await?;
+        call.gone = Some(gone);
+        Ok(call)
     }
 
     /// `tasks/get`.

@@ -69,6 +69,12 @@ impl Waits {
         self.wait(sent, Pending::Task { reply, updates });
     }
 
+    /// Nobody waits for `request` any more (nor for its updates).
+    pub fn forget(&mut self, request: &RequestId) {
+        self.replies.remove(request);
+        self.calls.remove(request);
+    }
+
     fn wait(&mut self, sent: Result<RequestId, UsageError>, pending: Pending) {
         match sent {
             Ok(id) => {
@@ -111,11 +117,7 @@ impl Waits {
                     };
                     self.tasks.insert(task.id.clone(), watch);
                 }
-                let _ = reply.send(Ok(TaskCall {
-                    task: Some(task),
-                    plain: None,
-                    updates: *updates,
-                }));
+                let _ = reply.send(Ok(TaskCall::new(Some(task), None, *updates)));
             }
             Event::TaskStatus { task, .. } => {
                 if let Some(watch) = self.tasks.get_mut(&task.id) {
@@ -176,11 +178,7 @@ impl Waits {
             return;
         };
         self.replies.insert(request, Pending::Plain);
-        let _ = reply.send(Ok(TaskCall {
-            task: None,
-            plain: Some(reason),
-            updates: *updates,
-        }));
+        let _ = reply.send(Ok(TaskCall::new(None, Some(reason), *updates)));
     }
 
     /// Progress on a task call (its token is its request id; other tokens are not ours).
@@ -222,11 +220,7 @@ impl Waits {
                         let result = CallToolResult::from_value(result);
                         let _ = tx.try_send(TaskUpdate::Result(result));
                     }
-                    TaskCall {
-                        task: None,
-                        plain: None,
-                        updates: *updates,
-                    }
+                    TaskCall::new(None, None, *updates)
                 }));
             }
             Pending::Plain => {
@@ -272,5 +266,6 @@ pub(crate) fn refuse(command: ClientCommand, error: Error) {
         ClientCommand::GetTask { reply, .. } | ClientCommand::CancelTask { reply, .. } => {
             let _ = reply.send(Err(error));
         }
+        ClientCommand::GiveUp(_) => {}
     }
 }

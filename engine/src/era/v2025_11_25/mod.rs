@@ -35,7 +35,7 @@ use crate::error::UsageError;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
-use crate::state::{Answer, Protocol, Purpose, State};
+use crate::state::{Answer, Protocol, Purpose, State, GIVEN_UP};
 
 /// This era's rules.
 pub(crate) struct V2025_11_25;
@@ -200,6 +200,10 @@ impl Protocol for V2025_11_25 {
 
     fn cancel_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
         requestor::cancel_task(st, session, task)
+    }
+
+    fn cancel_request(&self, st: &mut State, session: SessionId, request: &RequestId) -> bool {
+        st.abandon_request(session, None, request, GIVEN_UP)
     }
 
     fn list_tasks(

@@ -230,6 +230,10 @@ impl Protocol for V2026_07_28 {
         following::cancel_task(st, session, task)
     }
 
+    fn cancel_request(&self, st: &mut State, session: SessionId, request: &RequestId) -> bool {
+        requestor::give_up(st, session, request)
+    }
+
     fn list_tasks(
         &self,
         _st: &mut State,

@@ -15,7 +15,7 @@ use crate::event::{AppRequest, Event};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::{Era, Implementation, PlainReason};
-use crate::state::{progress_meta, Call, Phase, Sent, State, Timer};
+use crate::state::{progress_meta, Call, Phase, Sent, State, Timer, GIVEN_UP};
 
 /// MRTR rounds one call may take before it fails (a server that never stops asking).
 const MAX_ROUNDS: u8 = 16;
@@ -486,6 +486,31 @@ fn send_retry(st: &mut State, session: SessionId, retry: Retry) {
         Some(params),
         Asked::Call(Box::new(retry.call)),
     );
+}
+
+/// The application gave up its request `key`: a call between MRTR rounds forgets the inputs
+/// it waits for; the request on the wire (a later round of a call goes by a new id) is
+/// cancelled. Whether anything of it was pending.
+pub(super) fn give_up(st: &mut State, session: SessionId, key: &RequestId) -> bool {
+    let retry = kept::session_mut(st, session).and_then(|k| k.retries.remove(key));
+    if let Some(retry) = retry {
+        for (_, call) in retry.waiting {
+            st.remove_call(call);
+        }
+        return true;
+    }
+    let round_of_key = |sent: &Sent| match sent {
+        Sent::Era(Era::V2026_07_28, purpose) => matches!(
+            purpose.downcast_ref::<Asked>(),
+            Some(Asked::Call(call)) if call.original.as_ref() == Some(key)
+        ),
+        _ => false,
+    };
+    let on_wire = st
+        .session(session)
+        .and_then(|s| s.outbound.find(round_of_key))
+        .unwrap_or_else(|| key.clone());
+    st.abandon_request(session, None, &on_wire, GIVEN_UP)
 }
 
 /// A session closes: calls waiting for input fail.

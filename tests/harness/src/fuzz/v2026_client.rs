@@ -3,7 +3,7 @@
 //!
 //! A client host opens with `server/discover` (under `Auto` or `Only(Era::V2026_07_28)`) against a server
 //! host with the fuzz tools. The input picks client commands (`call_tool`,
-//! `call_tool_as_task`, `get_task`, `cancel_task`, `follow_task`, answering or failing the input the server
+//! `call_tool_as_task`, `get_task`, `cancel_task`, `follow_task`, `cancel_request`, answering or failing the input the server
 //! asks for), server commands (answers, tool errors, JSON-RPC errors, status messages, input
 //! requests), time, and what becomes of each server-to-client message: delivered, dropped,
 //! duplicated, or mutated (`resultType` swapped, a key removed, a status changed, invented
@@ -14,8 +14,9 @@
 //! the per-request `_meta` (the extension declared except on a plain `tools/call`), and no
 //! `tasks/result` or `tasks/list` is sent; `tasks/update` answers only keys the server asked
 //! of that task, each handed to the application once; every call the application makes
-//! ends exactly once (a response, or a created or followed task and then one outcome), at the latest
-//! when the session closes.
+//! ends exactly once (a response, or a created or followed task and then one outcome, or
+//! given up with `cancel_request`, after which nothing reports it), at the latest when the
+//! session closes.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -214,6 +215,20 @@ impl Harness {
                 };
                 if let Ok(id) = sent {
                     self.calls.insert(request_id_key(&id), Call::Waiting);
+                }
+            }
+            2 if r.below(4)? == 0 => {
+                // Gives up a call still waiting: nothing may report it afterwards.
+                let waiting: Vec<IdKey> = (self.calls.iter())
+                    .filter(|(_, c)| **c == Call::Waiting)
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                if !waiting.is_empty() {
+                    let key = waiting[r.index(waiting.len())?].clone();
+                    let request = request_id_of(&key);
+                    if let Ok(true) = self.client.cancel_request(now, self.cs, &request) {
+                        self.calls.insert(key, Call::Ended);
+                    }
                 }
             }
             2 => {
@@ -622,4 +637,12 @@ fn mutate(line: &[u8], r: &mut Reader) -> Option<Vec<u8>> {
         }
     }
     Some(super::line(&v))
+}
+
+/// The request id a key of [`request_id_key`] was made from.
+fn request_id_of(key: &str) -> RequestId {
+    match key.split_once(':') {
+        Some(("n", n)) => RequestId::Number(n.parse().expect("a numeric key")),
+        _ => RequestId::String(key[2..].to_owned()),
+    }
 }

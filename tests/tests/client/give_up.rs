@@ -1,0 +1,159 @@
+//! `Host::cancel_request`: the application gives up a request of its own (a plain
+//! `tools/call` whose caller went away). The server is told (`notifications/cancelled`, its
+//! tool stopped), the late answer passes quietly, and nothing is reported; in 2026-07-28 a
+//! call between MRTR rounds forgets its inputs, and a later round is cancelled by its own id.
+
+use serde_json::{json, Value};
+use taskwire_engine::{Event, RequestId, StopReason, TaskSupport};
+use taskwire_harness::setup::v2026_client_config;
+use taskwire_harness::setup::{client_config, server_config, text_result, tool};
+use taskwire_harness::{Pair, Side};
+
+fn pair(client: taskwire_engine::Config) -> Pair {
+    Pair::connected(client, server_config(), |s| {
+        s.add_tool(tool("job", TaskSupport::Forbidden))
+    })
+}
+
+fn form() -> Value {
+    json!({ "mode": "form", "message": "Sure?",
+            "requestedSchema": { "type": "object",
+                "properties": { "confirm": { "type": "boolean" } } } })
+}
+
+/// The server's tool calls, in order.
+fn tool_calls(pair: &Pair) -> Vec<taskwire_engine::CallId> {
+    pair.find(Side::Server, |e| match e {
+        Event::ToolCall(c) => Some(c.call),
+        _ => None,
+    })
+}
+
+/// The answers the client's application was given.
+fn responses(pair: &Pair) -> Vec<RequestId> {
+    pair.find(Side::Client, |e| match e {
+        Event::Response { request, .. } => Some(request.clone()),
+        _ => None,
+    })
+}
+
+/// The server was told to stop `call` (and no other), with the client's reason.
+fn assert_stopped(pair: &Pair, call: taskwire_engine::CallId) {
+    let stops = pair.find(Side::Server, |e| match e {
+        Event::Stop {
+            call,
+            reason: StopReason::Cancelled,
+            message,
+        } => Some((*call, message.clone())),
+        _ => None,
+    });
+    let reason = Some("Request cancelled by the client".to_owned());
+    assert_eq!(stops, [(call, reason)]);
+}
+
+#[test]
+fn a_plain_call_given_up_stops_the_tool_and_its_late_answer_passes_quietly() {
+    for config in [client_config(), v2026_client_config()] {
+        let mut pair = pair(config);
+        let request = pair
+            .client
+            .call_tool(pair.now, pair.cs, "job", json!({}))
+            .unwrap();
+        pair.deliver();
+        let call = tool_calls(&pair)[0];
+        assert!(pair
+            .client
+            .cancel_request(pair.now, pair.cs, &request)
+            .unwrap());
+        pair.deliver();
+        let cancelled = pair.sent_method(Side::Client, "notifications/cancelled");
+        assert_eq!(cancelled.len(), 1);
+        assert_eq!(cancelled[0].json["params"]["requestId"], json!(request));
+        assert_stopped(&pair, call);
+
+        // The tool answers anyway (it had finished): nothing reaches the application.
+        let _ = pair.server.respond(pair.now, call, Ok(text_result("late")));
+        pair.deliver();
+        assert!(responses(&pair).is_empty());
+        assert!(
+            pair.sent_method(Side::Client, "notifications/cancelled")
+                .len()
+                == 1
+        );
+        assert!(!pair
+            .client
+            .cancel_request(pair.now, pair.cs, &request)
+            .unwrap());
+    }
+}
+
+#[test]
+fn a_v2026_call_waiting_for_its_inputs_forgets_them_and_sends_no_round() {
+    let mut pair = pair(v2026_client_config());
+    let request = pair
+        .client
+        .call_tool(pair.now, pair.cs, "job", json!({}))
+        .unwrap();
+    pair.deliver();
+    let first = tool_calls(&pair)[0];
+    pair.server
+        .request_input(pair.now, first, "elicitation/create", form())
+        .unwrap();
+    pair.deliver();
+    let inputs = pair.find(Side::Client, |e| match e {
+        Event::Request(r) => Some(r.call),
+        _ => None,
+    });
+    assert_eq!(inputs.len(), 1);
+    assert!(pair
+        .client
+        .cancel_request(pair.now, pair.cs, &request)
+        .unwrap());
+    // The input's answer, coming after, sends no second round.
+    let answer = json!({ "action": "accept", "content": { "confirm": true } });
+    assert!(pair
+        .client
+        .respond(pair.now, inputs[0], Ok(answer))
+        .is_err());
+    pair.deliver();
+    assert_eq!(pair.sent_method(Side::Client, "tools/call").len(), 1);
+    assert!(responses(&pair).is_empty());
+}
+
+#[test]
+fn a_v2026_call_in_its_second_round_is_cancelled_by_that_rounds_id() {
+    let mut pair = pair(v2026_client_config());
+    let request = pair
+        .client
+        .call_tool(pair.now, pair.cs, "job", json!({}))
+        .unwrap();
+    pair.deliver();
+    let first = tool_calls(&pair)[0];
+    pair.server
+        .request_input(pair.now, first, "elicitation/create", form())
+        .unwrap();
+    pair.deliver();
+    let input = pair.find(Side::Client, |e| match e {
+        Event::Request(r) => Some(r.call),
+        _ => None,
+    })[0];
+    let answer = json!({ "action": "accept", "content": { "confirm": true } });
+    pair.client.respond(pair.now, input, Ok(answer)).unwrap();
+    pair.deliver();
+    let rounds = pair.sent_method(Side::Client, "tools/call");
+    assert_eq!(rounds.len(), 2);
+    let second_id = rounds[1].json["id"].clone();
+    assert_ne!(second_id, json!(request));
+    let second = tool_calls(&pair)[1];
+
+    assert!(pair
+        .client
+        .cancel_request(pair.now, pair.cs, &request)
+        .unwrap());
+    pair.deliver();
+    let cancelled = pair.sent_method(Side::Client, "notifications/cancelled");
+    assert_eq!(cancelled.len(), 1);
+    assert_eq!(cancelled[0].json["params"]["requestId"], second_id);
+    assert_stopped(&pair, second);
+    assert!(responses(&pair).is_empty());
+}
