@@ -4,7 +4,7 @@
 //! call between MRTR rounds forgets its inputs, and a later round is cancelled by its own id.
 
 use serde_json::{json, Value};
-use taskwire_engine::{Event, RequestId, StopReason, TaskSupport};
+use taskwire_engine::{CallId, Event, RequestId, StopReason, TaskSupport};
 use taskwire_harness::setup::v2026_client_config;
 use taskwire_harness::setup::{client_config, server_config, text_result, tool};
 use taskwire_harness::{Pair, Side};
@@ -22,7 +22,7 @@ fn form() -> Value {
 }
 
 /// The server's tool calls, in order.
-fn tool_calls(pair: &Pair) -> Vec<taskwire_engine::CallId> {
+fn tool_calls(pair: &Pair) -> Vec<CallId> {
     pair.find(Side::Server, |e| match e {
         Event::ToolCall(c) => Some(c.call),
         _ => None,
@@ -38,7 +38,7 @@ fn responses(pair: &Pair) -> Vec<RequestId> {
 }
 
 /// The server was told to stop `call` (and no other), with the client's reason.
-fn assert_stopped(pair: &Pair, call: taskwire_engine::CallId) {
+fn assert_stopped(pair: &Pair, call: CallId) {
     let stops = pair.find(Side::Server, |e| match e {
         Event::Stop {
             call,
@@ -87,8 +87,9 @@ fn a_plain_call_given_up_stops_the_tool_and_its_late_answer_passes_quietly() {
     }
 }
 
-#[test]
-fn a_v2026_call_waiting_for_its_inputs_forgets_them_and_sends_no_round() {
+/// A 2026-07-28 plain call whose tool asked for input (MRTR): the pair, the call, and the
+/// input the client's application holds.
+fn asked_for_input() -> (Pair, RequestId, CallId) {
     let mut pair = pair(v2026_client_config());
     let request = pair
         .client
@@ -105,6 +106,12 @@ fn a_v2026_call_waiting_for_its_inputs_forgets_them_and_sends_no_round() {
         _ => None,
     });
     assert_eq!(inputs.len(), 1);
+    (pair, request, inputs[0])
+}
+
+#[test]
+fn a_v2026_call_waiting_for_its_inputs_forgets_them_and_sends_no_round() {
+    let (mut pair, request, input) = asked_for_input();
     assert!(pair
         .client
         .cancel_request(pair.now, pair.cs, &request)
@@ -113,7 +120,7 @@ fn a_v2026_call_waiting_for_its_inputs_forgets_them_and_sends_no_round() {
     let answer = json!({ "action": "accept", "content": { "confirm": true } });
     assert!(pair
         .client
-        .respond(pair.now, inputs[0], Ok(answer))
+        .respond(pair.now, input, Ok(answer))
         .is_err());
     pair.deliver();
     assert_eq!(pair.sent_method(Side::Client, "tools/call").len(), 1);
@@ -122,21 +129,7 @@ fn a_v2026_call_waiting_for_its_inputs_forgets_them_and_sends_no_round() {
 
 #[test]
 fn a_v2026_call_in_its_second_round_is_cancelled_by_that_rounds_id() {
-    let mut pair = pair(v2026_client_config());
-    let request = pair
-        .client
-        .call_tool(pair.now, pair.cs, "job", json!({}))
-        .unwrap();
-    pair.deliver();
-    let first = tool_calls(&pair)[0];
-    pair.server
-        .request_input(pair.now, first, "elicitation/create", form())
-        .unwrap();
-    pair.deliver();
-    let input = pair.find(Side::Client, |e| match e {
-        Event::Request(r) => Some(r.call),
-        _ => None,
-    })[0];
+    let (mut pair, request, input) = asked_for_input();
     let answer = json!({ "action": "accept", "content": { "confirm": true } });
     pair.client.respond(pair.now, input, Ok(answer)).unwrap();
     pair.deliver();

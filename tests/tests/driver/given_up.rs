@@ -3,14 +3,12 @@
 //! without a task once its `TaskCall` (or the call making it) is dropped. A call that made a task is not: the task
 //! runs on.
 
-use std::os::unix::net::UnixStream;
+use crate::in_process;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_channel::{Receiver, Sender};
-use futures::AsyncReadExt;
 use serde_json::{json, Value};
-use smol::Async;
 use taskwire_driver::engine::{ClientEra, Era, TaskStatus};
 use taskwire_driver::{
     CallToolResult, Client, ClientBuilder, Config, Runtime, Server, TaskSupport, Tool,
@@ -50,21 +48,8 @@ fn server(stopped: Sender<&'static str>) -> Server {
 fn with_client(era: Era, body: impl AsyncFnOnce(Client, Receiver<&'static str>)) {
     let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
     let (stopped, stops) = async_channel::unbounded();
-    let handle = server(stopped).start(runtime.clone());
-    let (ours, theirs) = UnixStream::pair().expect("a socket pair");
-    let (server_in, server_out) = Async::new(theirs).expect("non-blocking").split();
-    runtime.spawn(Box::pin(async move {
-        handle
-            .connect("user", Box::pin(server_in), Box::pin(server_out))
-            .await;
-    }));
-    let (client_in, client_out) = Async::new(ours).expect("non-blocking").split();
-    let config = Config {
-        client_era: ClientEra::Only(era),
-        ..Config::new("client", "0")
-    };
-    let client =
-        ClientBuilder::new(config).connect(runtime, Box::pin(client_in), Box::pin(client_out));
+    let server = server(stopped);
+    let client = in_process::connect(&runtime, server, ClientEra::Only(era), ClientBuilder::new);
     smol::block_on(async {
         client.initialize().await.expect("initialize");
         client.list_tools().await.expect("tools/list");

@@ -11,6 +11,7 @@ mod connections;
 mod durability;
 mod fairness;
 mod given_up;
+mod in_process;
 mod links;
 mod messages;
 mod postgres;

@@ -3,13 +3,11 @@
 //! through, the engine's methods kept, and unknown ones -32601. Over a Unix socket pair, with
 //! clients opening in 2025-11-25 and in 2026-07-28.
 
-use std::os::unix::net::UnixStream;
+use crate::in_process;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::AsyncReadExt;
 use serde_json::{json, Value};
-use smol::Async;
 use taskwire_driver::engine::{jsonrpc::code, ClientEra, UsageError};
 use taskwire_driver::{Client, ClientBuilder, Config, RpcError, Runtime, Server};
 
@@ -36,20 +34,7 @@ fn server() -> Server {
 }
 
 fn client(runtime: &Arc<dyn Runtime>, era: ClientEra) -> Client {
-    let (ours, theirs) = UnixStream::pair().expect("a socket pair");
-    let (server_in, server_out) = Async::new(theirs).expect("non-blocking").split();
-    let handle = server().start(runtime.clone());
-    runtime.spawn(Box::pin(async move {
-        handle
-            .connect("client", Box::pin(server_in), Box::pin(server_out))
-            .await;
-    }));
-    let (client_in, client_out) = Async::new(ours).expect("non-blocking").split();
-    let config = Config {
-        client_era: era,
-        ..Config::new("client", "0")
-    };
-    ClientBuilder::new(config).connect(runtime.clone(), Box::pin(client_in), Box::pin(client_out))
+    in_process::connect(runtime, server(), era, ClientBuilder::new)
 }
 
 fn in_each_era(body: impl AsyncFn(Client, ClientEra)) {

@@ -1,13 +1,11 @@
 //! `Server::tool_with_schema` (feature `schemars`): a tool without an input schema of its
 //! own is listed with its argument type's schema, in both eras; a tool with one keeps it.
 
-use std::os::unix::net::UnixStream;
+use crate::in_process;
 use std::sync::Arc;
 
-use futures::AsyncReadExt;
 use serde::Deserialize;
 use serde_json::json;
-use smol::Async;
 use taskwire_driver::engine::{ClientEra, Era};
 use taskwire_driver::{
     CallToolResult, ClientBuilder, Config, Runtime, Server, TaskSupport, Tool, ToolContext,
@@ -39,24 +37,8 @@ fn a_tool_without_a_schema_is_listed_with_its_argument_types() {
                     .with_input_schema(json!({ "type": "object", "properties": { "x": {} } })),
                 resize,
             );
-        let (ours, theirs) = UnixStream::pair().expect("a socket pair");
-        let (server_in, server_out) = Async::new(theirs).expect("non-blocking").split();
-        let handle = server.start(runtime.clone());
-        runtime.spawn(Box::pin(async move {
-            handle
-                .connect("client", Box::pin(server_in), Box::pin(server_out))
-                .await;
-        }));
-        let (client_in, client_out) = Async::new(ours).expect("non-blocking").split();
-        let config = Config {
-            client_era: ClientEra::Only(era),
-            ..Config::new("client", "0")
-        };
-        let client = ClientBuilder::new(config).connect(
-            runtime.clone(),
-            Box::pin(client_in),
-            Box::pin(client_out),
-        );
+        let client =
+            in_process::connect(&runtime, server, ClientEra::Only(era), ClientBuilder::new);
         let tools = smol::block_on(async {
             client.initialize().await.expect("opens");
             client.list_tools().await.expect("lists")

@@ -3,14 +3,12 @@
 //! told from a protocol error, progress and log messages among a task call's updates where
 //! the era carries them, and status updates saying what changed.
 
-use std::os::unix::net::UnixStream;
+use crate::in_process;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::AsyncReadExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use smol::Async;
 use taskwire_driver::engine::{ClientEra, Era, PlainReason, TaskStatus};
 use taskwire_driver::{
     CallToolResult, Client, ClientBuilder, Config, ElicitationAnswer, ElicitationMode,
@@ -96,20 +94,7 @@ fn with_client_built(
     body: impl AsyncFnOnce(Client),
 ) {
     let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
-    let handle = server().start(runtime.clone());
-    let (ours, theirs) = UnixStream::pair().expect("a socket pair");
-    let (server_in, server_out) = Async::new(theirs).expect("non-blocking").split();
-    runtime.spawn(Box::pin(async move {
-        handle
-            .connect("user", Box::pin(server_in), Box::pin(server_out))
-            .await;
-    }));
-    let (client_in, client_out) = Async::new(ours).expect("non-blocking").split();
-    let config = Config {
-        client_era: ClientEra::Only(era),
-        ..Config::new("client", "0")
-    };
-    let client = build(config).connect(runtime, Box::pin(client_in), Box::pin(client_out));
+    let client = in_process::connect(&runtime, server(), ClientEra::Only(era), build);
     smol::block_on(async {
         let limit = smol::Timer::after(Duration::from_secs(20));
         let body = async {

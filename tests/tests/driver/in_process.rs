@@ -1,0 +1,33 @@
+//! A client and a server of this process, connected over a socket pair.
+
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+
+use futures::AsyncReadExt;
+use smol::Async;
+use taskwire_driver::engine::{ClientEra, Config};
+use taskwire_driver::{Client, ClientBuilder, Runtime, Server};
+
+/// `server` started on `runtime`, and a client built by `build` (from a configuration
+/// opening in `era`) connected to it as owner `client`.
+pub fn connect(
+    runtime: &Arc<dyn Runtime>,
+    server: Server,
+    era: ClientEra,
+    build: impl FnOnce(Config) -> ClientBuilder,
+) -> Client {
+    let (ours, theirs) = UnixStream::pair().expect("a socket pair");
+    let (server_in, server_out) = Async::new(theirs).expect("non-blocking").split();
+    let handle = server.start(runtime.clone());
+    runtime.spawn(Box::pin(async move {
+        handle
+            .connect("client", Box::pin(server_in), Box::pin(server_out))
+            .await;
+    }));
+    let (client_in, client_out) = Async::new(ours).expect("non-blocking").split();
+    let config = Config {
+        client_era: era,
+        ..Config::new("client", "0")
+    };
+    build(config).connect(runtime.clone(), Box::pin(client_in), Box::pin(client_out))
+}
