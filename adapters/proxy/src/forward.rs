@@ -1,6 +1,7 @@
-//! A front tool call, forwarded: plainly behind when the front call is plain; as a task
-//! behind when the front call is a task and the server behind takes one (else plainly, the
-//! front task wrapping it). The task behind is followed to its outcome: its status messages,
+//! A front tool call, forwarded: as a task behind when the front call is a task and the
+//! server behind takes one (else plainly, the front task wrapping it); a plain front call
+//! plainly behind a 2025-11-25 server, and behind a 2026-07-28 server (which decides per
+//! call) offered as a task there too, followed to its outcome. The task behind is followed to its outcome: its status messages,
 //! progress and logs become the front task's, its questions are put to the front client, and
 //! a front cancel cancels it.
 
@@ -23,6 +24,8 @@ pub(crate) struct Behind {
     pub client: Client,
     pub routes: Routes,
     pub runtime: Arc<dyn Runtime>,
+    /// The server behind decides per call whether a call is a task (2026-07-28).
+    pub decides: bool,
 }
 
 impl Behind {
@@ -31,7 +34,7 @@ impl Behind {
         let (to_call, questions) = async_channel::unbounded();
         // Until a task exists behind, its questions name none (a 2026-07-28 MRTR round).
         let plain_route = self.routes.plain(to_call.clone());
-        if ctx.task_id().is_none() {
+        if ctx.task_id().is_none() && !self.decides {
             let call = self.client.call_tool(&name, arguments);
             return answering(&ctx, &questions, call)
                 .await

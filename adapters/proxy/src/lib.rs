@@ -9,6 +9,9 @@
 //!   (`elicitation/create`, `sampling/createMessage`: 2025-11-25 requests or 2026-07-28
 //!   `inputRequests`) are put to the front client in the front client's era and the answers
 //!   go back, its outcome is the front task's, and a front `tasks/cancel` cancels it behind;
+//! - a plain front call is a plain call behind a 2025-11-25 server; behind a 2026-07-28
+//!   server, which decides per call, it is offered as a task and, if the server makes one,
+//!   followed to its outcome, which answers the front call;
 //! - a tool named by [`AsTask`] (or, behind a 2026-07-28 server, which decides per call, any
 //!   tool) is offered as a task in front even when the server behind runs it plainly: the
 //!   plain call behind is the front task's work;
@@ -117,6 +120,7 @@ impl Proxy {
             client: client.clone(),
             routes: self.routes.clone(),
             runtime: self.runtime.clone(),
+            decides,
         };
         let mut server = Server::new(config);
         for mut tool in client.list_tools().await? {

@@ -218,14 +218,16 @@ impl Peers {
         Argv::new(self.bin("mcp-server-everything")).arg("stdio")
     }
 
-    /// `inspector --cli SERVER... ARGS`; its catalog file goes to a scratch path, never `~`.
+    /// `inspector --cli ARGS -- SERVER...` (after `--`, the server's own `--` reaches it);
+    /// its catalog file goes to a scratch path, never `~`.
     pub fn inspector(&self, server: &Argv, args: &[&str]) -> Argv {
         let catalog = self.scratch(&format!("inspector-catalog-{}.json", std::process::id()));
         Argv::new(self.bin("inspector"))
             .env("MCP_CATALOG_PATH", catalog)
             .arg("--cli")
-            .extend(server)
             .args(args)
+            .arg("--")
+            .extend(server)
     }
 
     /// `tap.py LOG SERVER...`: `server`, with every line it exchanges logged to `log`.

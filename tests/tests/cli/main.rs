@@ -14,6 +14,7 @@ mod help;
 mod json;
 mod peers;
 mod proxy;
+mod proxy_peers;
 mod proxy_wire;
 mod terminal;
 mod terminal_peers;

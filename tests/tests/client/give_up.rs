@@ -118,10 +118,7 @@ fn a_v2026_call_waiting_for_its_inputs_forgets_them_and_sends_no_round() {
         .unwrap());
     // The input's answer, coming after, sends no second round.
     let answer = json!({ "action": "accept", "content": { "confirm": true } });
-    assert!(pair
-        .client
-        .respond(pair.now, input, Ok(answer))
-        .is_err());
+    assert!(pair.client.respond(pair.now, input, Ok(answer)).is_err());
     pair.deliver();
     assert_eq!(pair.sent_method(Side::Client, "tools/call").len(), 1);
     assert!(responses(&pair).is_empty());

@@ -1,0 +1,172 @@
+//! `taskwire proxy` accepted by real peers, every message it writes on each side tapped and
+//! validated against that side's schema: the MCP Inspector 2.12 CLI (2025-11-25) calling
+//! rmcp 3.11's task server (2026-07-28) through it, the task made behind; rmcp 3.11's client
+//! (2026-07-28) running a task on the seed's Python server (2025-11-25) through it, with
+//! `--as-task`; the TypeScript SDK 1.32.2 client running server-everything's
+//! `trigger-long-running-operation` as a task with `--as-task`, and cancelling another (the
+//! plain call behind is cancelled with `notifications/cancelled`).
+
+use serde_json::{json, Value};
+use std::time::Duration;
+use taskwire_harness::conformance::Side;
+use taskwire_tests::peers::wire::Log;
+use taskwire_tests::peers::{self, run, Argv, Peers, Run};
+use taskwire_tests::procs;
+
+const LIMIT: Duration = Duration::from_secs(90);
+const RESULT: &str = "任务完成！";
+
+/// `server` behind the proxy (`args`), both sides tapped to `<name>-{front,behind}.jsonl`:
+/// the command line, and the two logs' paths.
+fn tapped_proxy(
+    p: &Peers,
+    name: &str,
+    args: &[&str],
+    server: &Argv,
+) -> (Argv, std::path::PathBuf, std::path::PathBuf) {
+    let front = p.scratch(&format!("{name}-front.jsonl"));
+    let behind = p.scratch(&format!("{name}-behind.jsonl"));
+    let proxy = Argv::new(procs::taskwire())
+        .arg("proxy")
+        .args(args)
+        .arg("--")
+        .extend(&p.tap(&behind, server));
+    (p.tap(&front, &proxy), front, behind)
+}
+
+/// Both logs, each side's messages from the proxy validated.
+fn checked(front: &std::path::Path, behind: &std::path::Path) -> (Log, Log) {
+    let (front, behind) = (Log::read(front), Log::read(behind));
+    front.check_conformance(Side::Server);
+    behind.check_conformance(Side::Client);
+    (front, behind)
+}
+
+/// The statuses the server behind answered `tasks/get` with.
+fn polled(log: &Log) -> Vec<String> {
+    log.with_method("tasks/get")
+        .into_iter()
+        .filter_map(|get| {
+            log.answer(get)["result"]["status"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+fn assert_ok(run: &Run) {
+    assert_eq!(run.code, Some(0), "{run}");
+}
+
+#[test]
+fn the_inspector_cli_calls_rmcps_task_server_through_the_proxy() {
+    let test = "the_inspector_cli_calls_rmcps_task_server_through_the_proxy";
+    let Some(p) = peers::ready(test) else { return };
+    let (proxy, front, behind) = tapped_proxy(p, test, &[], &p.rmcp_task_server("200"));
+
+    let listed = run(&p.inspector(&proxy, &["--method", "tools/list"]), LIMIT);
+    assert_ok(&listed);
+    let tools: Value = serde_json::from_str(&listed.stdout).expect("JSON");
+    let support: Vec<(&str, &str)> = tools["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools: {listed}"))
+        .iter()
+        .map(|t| {
+            let name = t["name"].as_str().unwrap_or_default();
+            (name, t["execution"]["taskSupport"].as_str().unwrap_or("?"))
+        })
+        .collect();
+    assert!(
+        support.contains(&("long_running_task", "optional")),
+        "{support:?}"
+    );
+
+    let args = ["--method", "tools/call", "--tool-name", "long_running_task"];
+    let called = run(&p.inspector(&proxy, &args), LIMIT);
+    assert_ok(&called);
+    let printed: Value = serde_json::from_str(&called.stdout).expect("JSON");
+    assert_eq!(printed["content"][0]["text"], RESULT, "{called}");
+    let (front, behind) = checked(&front, &behind);
+    assert_eq!(
+        front.request("initialize")["params"]["protocolVersion"],
+        "2025-11-25"
+    );
+    // In front a plain call; behind, where the server decides, a task polled to its end.
+    assert!(front.request("tools/call")["params"].get("task").is_none());
+    let made = behind.answer(behind.request("tools/call"));
+    assert_eq!(made["result"]["resultType"], "task", "{made}");
+    assert_eq!(
+        polled(&behind).last().map(String::as_str),
+        Some("completed")
+    );
+}
+
+#[test]
+fn rmcps_client_runs_a_task_on_the_seed_server_through_the_proxy() {
+    let test = "rmcps_client_runs_a_task_on_the_seed_server_through_the_proxy";
+    let Some(p) = peers::ready(test) else { return };
+    let args = ["--as-task", "long_running_task"];
+    let (proxy, front, behind) = tapped_proxy(p, test, &args, &p.seed_server());
+    let out = run(&p.rmcp_task_client(&[], &proxy), LIMIT);
+    assert_ok(&out);
+    assert_eq!(
+        out.event("connected")["protocolVersion"],
+        "2026-07-28",
+        "{out}"
+    );
+    assert_eq!(out.event("result")["text"], RESULT, "{out}");
+    let statuses = out.events("status");
+    let messages: Vec<&str> = (statuses.iter())
+        .filter_map(|s| s["statusMessage"].as_str())
+        .collect();
+    assert!(messages.contains(&"处理步骤 1..."), "{messages:?}\n{out}");
+    let (front, behind) = checked(&front, &behind);
+    assert!(!front.with_method("tasks/get").is_empty());
+    assert_eq!(
+        behind.request("initialize")["params"]["protocolVersion"],
+        "2025-11-25"
+    );
+}
+
+#[test]
+fn the_typescript_client_runs_everythings_slow_tool_as_a_task_and_cancels_another() {
+    let test = "the_typescript_client_runs_everythings_slow_tool_as_a_task";
+    let Some(p) = peers::ready(test) else { return };
+    let tool = "trigger-long-running-operation";
+    let tool_args = ["--tool", tool, "--args", r#"{"duration": 1, "steps": 2}"#];
+
+    let (proxy, front, behind) = tapped_proxy(p, test, &["--as-task", tool], &p.everything());
+    let out = run(&p.ts_client("task", &tool_args, &proxy), LIMIT);
+    assert_ok(&out);
+    assert!(
+        !out.events("task_created").is_empty(),
+        "a task in front: {out}"
+    );
+    let text = out.event("result")["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        text.starts_with("Long running operation completed"),
+        "{out}"
+    );
+    let (_, behind) = checked(&front, &behind);
+    assert!(behind.request("tools/call")["params"].get("task").is_none());
+
+    let cancelling = format!("{test}-cancel");
+    let slow = ["--tool", tool, "--args", r#"{"duration": 30, "steps": 30}"#];
+    let (proxy, front, behind) =
+        tapped_proxy(p, &cancelling, &["--as-task", tool], &p.everything());
+    let out = run(&p.ts_client("cancel", &slow, &proxy), LIMIT);
+    assert_ok(&out);
+    assert_eq!(out.event("final_status")["status"], "cancelled", "{out}");
+    let (_, behind) = checked(&front, &behind);
+    let call_id = behind.request("tools/call")["id"].clone();
+    let cancelled = behind.with_method("notifications/cancelled");
+    assert_eq!(cancelled.len(), 1, "{cancelled:?}");
+    assert_eq!(cancelled[0]["params"]["requestId"], call_id);
+    assert_eq!(
+        cancelled[0]["params"]["reason"],
+        json!("Request cancelled by the client")
+    );
+}
