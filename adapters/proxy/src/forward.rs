@@ -36,13 +36,11 @@ impl Behind {
         let plain_route = self.routes.plain(to_call.clone());
         if ctx.task_id().is_none() && !self.decides {
             let call = self.client.call_tool(&name, arguments);
-            return answering(&ctx, &questions, call)
-                .await
-                .map_err(RpcError::from);
+            return answering(&ctx, &questions, call).await.map_err(behind);
         }
         let starting = self.routes.starting();
         let start = self.client.call_tool_as_task(&name, arguments, None);
-        let call = answering(&ctx, &questions, start).await?;
+        let call = answering(&ctx, &questions, start).await.map_err(behind)?;
         let (_route, mut cancel) = match &call.task {
             Some(task) => {
                 drop(plain_route);
@@ -56,8 +54,28 @@ impl Behind {
         let updates = call.updates;
         let outcome = answering(&ctx, &questions, follow(&ctx, &updates)).await;
         cancel.disarm();
-        outcome.map_err(RpcError::from)
+        outcome.map_err(behind)
     }
+}
+
+/// The front's error for what the client behind met: its own errors (the connection
+/// closed, no answer in time, an unusable answer) say they are about the server behind.
+pub(crate) fn behind(error: Error) -> RpcError {
+    let about = match &error {
+        Error::Rpc(e) => return e.clone(),
+        Error::Closed => {
+            tracing::warn!("the server behind has closed its connection");
+            return RpcError::internal(
+                "The server behind the proxy closed its connection (it exited or crashed); \
+                 its calls fail until the proxy is restarted",
+            );
+        }
+        Error::Timeout(what) => format!("did not answer in time ({what})"),
+        other => format!("could not be used: {other}"),
+    };
+    let mut front = RpcError::from(error);
+    front.message = format!("The server behind the proxy {about}");
+    front
 }
 
 /// Runs `work` while putting the questions that arrive to the front client.

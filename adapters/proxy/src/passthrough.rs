@@ -3,7 +3,9 @@
 //! returned as it went.
 
 use serde_json::Value;
-use taskwire_driver::{Client, RpcError, Server};
+use taskwire_driver::{Client, Server};
+
+use crate::forward::behind;
 
 /// The methods each capability of the server behind brings.
 const METHODS: [(&str, &[&str]); 3] = [
@@ -35,7 +37,7 @@ pub(crate) fn serve(mut server: Server, client: &Client, capabilities: &Value) -
                 let client = client.clone();
                 async move {
                     let params = (!params.is_null()).then_some(params);
-                    client.request(method, params).await.map_err(RpcError::from)
+                    client.request(method, params).await.map_err(behind)
                 }
             });
         }

@@ -1,8 +1,9 @@
 //! `taskwire proxy` between a client of one era and a server of the other: a 2025-11-25
 //! client's task on a 2026-07-28 server and the reverse (status messages mirrored, the
 //! outcome carried), the question a task asks behind answered by the client in front in its
-//! own era, `--as-task` giving tasks to the seed server's tool for a 2026-07-28 client, and
-//! a cancel in front cancelling the task behind.
+//! own era, `--as-task` giving tasks to the seed server's tool for a 2026-07-28 client, a
+//! cancel in front cancelling the task behind, and a server behind that exits (the front
+//! calls fail saying so, at once, and the proxy answers on).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -171,4 +172,46 @@ fn a_cancel_in_front_cancels_the_task_behind() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+#[test]
+fn a_server_behind_that_exits_fails_the_calls_in_front_saying_so_and_the_proxy_goes_on() {
+    let dir = peers::target_dir().join("tmp/cli-proxy");
+    std::fs::create_dir_all(&dir).unwrap();
+    let pid_file = dir.join("behind.pid");
+    let _ = std::fs::remove_file(&pid_file);
+    let script = format!(
+        "echo $$ > '{}'; exec '{}' --step-ms 3000",
+        pid_file.display(),
+        procs::task_server().display()
+    );
+    let behind = Argv::new("sh").arg("-c").arg(script);
+    let proxy = proxy(&[], &behind);
+    smol::block_on(async {
+        let builder = taskwire_driver::ClientBuilder::new(taskwire_driver::Config::new("t", "0"));
+        let (client, mut child) = taskwire_smol::spawn_server(proxy.command(), builder).unwrap();
+        client.initialize().await.unwrap();
+        let call = client
+            .call_tool_as_task("long_running_task", serde_json::json!({}), None)
+            .await
+            .unwrap();
+        assert!(call.task.is_some());
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let killed = std::process::Command::new("kill").arg(pid.trim()).status();
+        assert!(killed.unwrap().success());
+
+        let said = "The server behind the proxy closed its connection";
+        let error = call.result().await.map_err(taskwire_driver::RpcError::from);
+        let error = error.expect_err("the task fails");
+        assert!(error.message.starts_with(said), "{error:?}");
+        let started = Instant::now();
+        let again = client.call_tool("long_running_task", serde_json::json!({}));
+        let again = again.await.map_err(taskwire_driver::RpcError::from);
+        assert!(again.unwrap_err().message.starts_with(said));
+        assert!(started.elapsed() < Duration::from_secs(2), "no hang");
+        // The proxy itself answers on.
+        assert_eq!(client.list_tools().await.unwrap().len(), 1);
+        client.close().await;
+        child.wait().await.unwrap();
+    });
 }
