@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser};
 
-use super::servers::ServerId;
+use super::servers::{Prebuilt, ServerId};
 use super::workloads::{Sizes, Workload};
 
 /// `bench --help`'s closing notes.
@@ -40,12 +40,12 @@ struct Cli {
     #[arg(long, value_name = "N")]
     rounds: Option<NonZeroUsize>,
     /// The servers, comma-separated, from: smol, smol-sqlite, smol-sqlite-full, smol-postgres,
-    /// tokio, ts, python, rmcp, null (default: all).
+    /// tokio, ts, python, rmcp, null, proxy (default: all).
     ///
     /// smol-sqlite(-full) is task-server on smol with --store sqlite:PATH (synchronous=NORMAL,
     /// FULL), smol-postgres with --store postgres://… on the server of TASKWIRE_POSTGRES_URL;
     /// each start gets a fresh database (taskwire_bench_<pid>_<n> on PostgreSQL), removed when
-    /// it stops.
+    /// it stops. proxy is `taskwire proxy --era 2025-11-25` in front of smol.
     #[arg(long, value_name = "LIST")]
     servers: Option<String>,
     /// The workloads, comma-separated, from: echo, echo-64, lifecycle, lifecycle-32, retained
@@ -58,6 +58,9 @@ struct Cli {
     /// Uses this null-server instead of building it (cargo build --release).
     #[arg(long, value_name = "PATH")]
     null_server: Option<PathBuf>,
+    /// Uses this taskwire (for proxy) instead of building it (cargo build --release).
+    #[arg(long, value_name = "PATH")]
+    taskwire: Option<PathBuf>,
 }
 
 /// A parsed command line.
@@ -71,10 +74,8 @@ pub struct Options {
     pub workloads: Vec<Workload>,
     /// How much each workload does.
     pub sizes: Sizes,
-    /// A prebuilt `task-server`, instead of building it.
-    pub task_server: Option<PathBuf>,
-    /// A prebuilt `null-server`, instead of building it.
-    pub null_server: Option<PathBuf>,
+    /// Programs given instead of built.
+    pub prebuilt: Prebuilt,
 }
 
 /// Parses the arguments (without the program name). `--help` and `--version` come back as
@@ -108,8 +109,11 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, clap::Er
         servers,
         workloads,
         sizes,
-        task_server: cli.task_server,
-        null_server: cli.null_server,
+        prebuilt: Prebuilt {
+            task_server: cli.task_server,
+            null_server: cli.null_server,
+            taskwire: cli.taskwire,
+        },
     })
 }
 
@@ -224,7 +228,7 @@ mod tests {
     #[test]
     fn modes_and_selections() {
         let default = run(&[]).unwrap();
-        assert_eq!((default.rounds, default.servers.len()), (3, 9));
+        assert_eq!((default.rounds, default.servers.len()), (3, 10));
         assert!(default.servers.contains(&ServerId::SmolPostgres));
         assert_eq!(default.servers, ServerId::ALL);
         assert!(default.workloads.contains(&Workload::Retained(100_000)));
@@ -271,10 +275,18 @@ mod tests {
             .contains("smol-sqlite-full"));
         let one = run(&["--workloads", "retained-100k"]).unwrap();
         assert_eq!(one.workloads, [Workload::Retained(100_000)]);
-        let paths = run(&["--task-server", "a", "--null-server", "b"]).unwrap();
+        let paths = run(&[
+            "--task-server",
+            "a",
+            "--null-server",
+            "b",
+            "--taskwire",
+            "c",
+        ]);
+        let paths = paths.unwrap().prebuilt;
         assert_eq!(
-            (paths.task_server, paths.null_server),
-            (Some("a".into()), Some("b".into()))
+            (paths.task_server, paths.null_server, paths.taskwire),
+            (Some("a".into()), Some("b".into()), Some("c".into()))
         );
     }
 

@@ -1,7 +1,7 @@
 //! The Markdown report: the machine and settings, one table per workload (medians with
 //! min–max over the rounds), notes for anything skipped, then the ratio tables: each of ours
-//! with tasks in memory to each peer, and ours on a durable store (SQLite, PostgreSQL) to ours
-//! in memory (smol).
+//! with tasks in memory to each peer, ours on a durable store (SQLite, PostgreSQL) to ours
+//! in memory (smol), and the proxy in front of smol to smol; with the issues' targets.
 
 use std::fmt::Write;
 
@@ -29,6 +29,7 @@ pub fn render(options: &Options, results: &Results) -> String {
         peers_ratio_table(&mut out, options, results, ours);
     }
     durable_ratio_table(&mut out, options, results);
+    proxy_ratio_table(&mut out, options, results);
     out
 }
 
@@ -90,67 +91,156 @@ fn peers_ratio_table(out: &mut String, options: &Options, results: &Results, our
     ratio_table(out, options, results, &heading, &columns);
 }
 
-/// Issue 21's targets for 32 lifecycles in flight: at least this fraction of the in-memory
-/// store's rate.
-const DURABLE_TARGETS: [(ServerId, f64); 3] = [
-    (ServerId::SmolSqlite, 0.5),
-    (ServerId::SmolSqliteFull, 0.25),
-    (ServerId::SmolPostgres, 0.2),
+/// A target an issue set: the ratio of `of` to ours in memory (smol) on `metric` of
+/// `workload`, at least or at most `bound`.
+struct Target {
+    of: ServerId,
+    workload: Workload,
+    metric: Metric,
+    bound: Bound,
+}
+
+enum Bound {
+    AtLeast(f64),
+    AtMost(f64),
+}
+
+/// Issue 21's targets for 32 lifecycles in flight: at least these fractions of the
+/// in-memory store's rate.
+const DURABLE_TARGETS: [Target; 3] = [
+    lifecycles_32(ServerId::SmolSqlite, 0.5),
+    lifecycles_32(ServerId::SmolSqliteFull, 0.25),
+    lifecycles_32(ServerId::SmolPostgres, 0.2),
+];
+
+const fn lifecycles_32(of: ServerId, at_least: f64) -> Target {
+    Target {
+        of,
+        workload: Workload::LifecycleWindow,
+        metric: Metric::LifecyclesPerSecond,
+        bound: Bound::AtLeast(at_least),
+    }
+}
+
+/// Issue 23's targets for the proxy in front of smol: at most 1.5× its latency on
+/// sequential calls, at least half its pipelined throughput.
+const PROXY_TARGETS: [Target; 3] = [
+    Target {
+        of: ServerId::Proxy,
+        workload: Workload::Echo,
+        metric: Metric::P50Micros,
+        bound: Bound::AtMost(1.5),
+    },
+    Target {
+        of: ServerId::Proxy,
+        workload: Workload::EchoWindow,
+        metric: Metric::CallsPerSecond,
+        bound: Bound::AtLeast(0.5),
+    },
+    Target {
+        of: ServerId::Proxy,
+        workload: Workload::LifecycleWindow,
+        metric: Metric::LifecyclesPerSecond,
+        bound: Bound::AtLeast(0.5),
+    },
 ];
 
 /// Ours on a durable store (SQLite, PostgreSQL) to ours in memory, all on smol, then whether
-/// the rates of 32 lifecycles in flight meet [`DURABLE_TARGETS`].
+/// [`DURABLE_TARGETS`] are met.
 fn durable_ratio_table(out: &mut String, options: &Options, results: &Results) {
+    let heading = "Ratios: durable store vs in-memory (smol): each server on a durable store / \
+         {smol} (medians; for rates above 1 means the store is faster, so higher is better; \
+         for times, CPU, switches and memory below 1 means the store uses less)";
+    let stores: Vec<ServerId> = (options.servers.iter())
+        .filter(|s| s.is_durable())
+        .copied()
+        .collect();
+    let verdicts = "Issue 21 targets, lifecycle-32 lifecycles/s (store / in-memory)";
+    to_smol_table(
+        out,
+        options,
+        results,
+        &stores,
+        heading,
+        verdicts,
+        &DURABLE_TARGETS,
+    );
+}
+
+/// The proxy in front of smol to smol alone, then whether [`PROXY_TARGETS`] are met.
+fn proxy_ratio_table(out: &mut String, options: &Options, results: &Results) {
+    let heading = "Ratios: the proxy in front of smol / {smol} (medians; for rates above 1 \
+         means the proxy is faster; for times, CPU, switches and memory below 1 means it uses \
+         less; the server CPU is the proxy's alone)";
+    let proxy = [ServerId::Proxy];
+    let proxy = if options.servers.contains(&ServerId::Proxy) {
+        &proxy[..]
+    } else {
+        &[]
+    };
+    let verdicts = "Issue 23 targets (proxy / direct)";
+    to_smol_table(
+        out,
+        options,
+        results,
+        proxy,
+        heading,
+        verdicts,
+        &PROXY_TARGETS,
+    );
+}
+
+/// A column per server of `each` to ours in memory (smol), under `heading` (`{smol}` names
+/// it), then `verdicts` on the `targets` of those servers; nothing without smol.
+fn to_smol_table(
+    out: &mut String,
+    options: &Options,
+    results: &Results,
+    each: &[ServerId],
+    heading: &str,
+    verdicts: &str,
+    targets: &[Target],
+) {
     let memory = ServerId::Smol;
     if !options.servers.contains(&memory) {
         return;
     }
-    let columns: Vec<Column> = options
-        .servers
-        .iter()
-        .filter(|s| s.is_durable())
-        .map(|&store| Column {
-            label: format!("{} / {}", store.key(), memory.key()),
-            of: store,
+    let columns: Vec<Column> = (each.iter())
+        .map(|&of| Column {
+            label: format!("{} / {}", of.key(), memory.key()),
+            of,
             to: memory,
         })
         .collect();
-    let heading = format!(
-        "Ratios: durable store vs in-memory (smol): each server on a durable store / {} \
-         (medians; for rates above 1 means the store is faster, so higher is better; for times, \
-         CPU, switches and memory below 1 means the store uses less)",
-        memory.label()
-    );
+    let heading = heading.replace("{smol}", memory.label());
     ratio_table(out, options, results, &heading, &columns);
-    let workload = Workload::LifecycleWindow;
-    let rate = workload
-        .metrics()
-        .iter()
-        .position(|&m| m == Metric::LifecyclesPerSecond);
-    let (true, Some(rate)) = (options.workloads.contains(&workload), rate) else {
-        return;
-    };
     let mut lines = Vec::new();
-    for &(store, target) in &DURABLE_TARGETS {
-        if let Some(r) = columns
+    for target in targets {
+        let index = target
+            .workload
+            .metrics()
             .iter()
-            .find(|c| c.of == store)
-            .and_then(|c| c.ratio(results, workload, rate))
-        {
-            let verdict = if r >= target { "met" } else { "not met" };
-            lines.push(format!(
-                "- {}: {} (target ≥ {target}): {verdict}.",
-                store.label(),
-                ratio(r)
-            ));
-        }
+            .position(|&m| m == target.metric);
+        let found = (columns.iter())
+            .find(|c| c.of == target.of)
+            .zip(index.filter(|_| options.workloads.contains(&target.workload)))
+            .and_then(|(column, index)| column.ratio(results, target.workload, index));
+        let Some(r) = found else { continue };
+        let (met, bound) = match target.bound {
+            Bound::AtLeast(b) => (r >= b, format!("≥ {b}")),
+            Bound::AtMost(b) => (r <= b, format!("≤ {b}")),
+        };
+        lines.push(format!(
+            "- {}, {} {}: {} (target {bound}): {}.",
+            target.of.label(),
+            target.workload.key(),
+            target.metric.label(),
+            ratio(r),
+            if met { "met" } else { "not met" }
+        ));
     }
     if !lines.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nIssue 21 targets, {} lifecycles/s (store / in-memory):\n",
-            workload.key()
-        );
+        let _ = writeln!(out, "\n{verdicts}:\n");
         let _ = writeln!(out, "{}", lines.join("\n"));
     }
 }
@@ -318,9 +408,9 @@ mod tests {
         );
         assert!(durable.contains(&"| lifecycle-32: lifecycles/s | 0.60 | 0.20 | 0.15 |"));
         assert!(!durable.iter().any(|l| l.contains("disk B/task")));
-        assert!(durable.contains(&"- taskwire (smol, SQLite NORMAL): 0.60 (target ≥ 0.5): met."));
-        assert!(durable.contains(&"- taskwire (smol, SQLite FULL): 0.20 (target ≥ 0.25): not met."));
-        assert!(durable.contains(&"- taskwire (smol, PostgreSQL): 0.15 (target ≥ 0.2): not met."));
+        assert!(durable.contains(&"- taskwire (smol, SQLite NORMAL), lifecycle-32 lifecycles/s: 0.60 (target ≥ 0.5): met."));
+        assert!(durable.contains(&"- taskwire (smol, SQLite FULL), lifecycle-32 lifecycles/s: 0.20 (target ≥ 0.25): not met."));
+        assert!(durable.contains(&"- taskwire (smol, PostgreSQL), lifecycle-32 lifecycles/s: 0.15 (target ≥ 0.2): not met."));
         let table = section(&report, "300 retained tasks");
         assert!(
             table[2].ends_with("| RSS B/task | disk B/task |"),

@@ -32,11 +32,14 @@ pub enum ServerId {
     Rmcp,
     /// `null-server`, the do-nothing stdio server: the limit (echo only).
     Limit,
+    /// `taskwire proxy --era 2025-11-25 -- task-server --bench-tools --runtime smol`: the
+    /// proxy in front of [`ServerId::Smol`], both sides in one era.
+    Proxy,
 }
 
 impl ServerId {
     /// Every server, in the order of the tables.
-    pub const ALL: [ServerId; 9] = [
+    pub const ALL: [ServerId; 10] = [
         ServerId::Smol,
         ServerId::SmolSqlite,
         ServerId::SmolSqliteFull,
@@ -46,6 +49,7 @@ impl ServerId {
         ServerId::Python,
         ServerId::Rmcp,
         ServerId::Limit,
+        ServerId::Proxy,
     ];
 
     /// The name `--servers` takes.
@@ -60,6 +64,7 @@ impl ServerId {
             ServerId::Python => "python",
             ServerId::Rmcp => "rmcp",
             ServerId::Limit => "null",
+            ServerId::Proxy => "proxy",
         }
     }
 
@@ -75,12 +80,13 @@ impl ServerId {
             ServerId::Python => "Python SDK 1.30.0",
             ServerId::Rmcp => "rmcp 3.11.0",
             ServerId::Limit => "limit (null-server)",
+            ServerId::Proxy => "taskwire proxy → taskwire (smol)",
         }
     }
 
-    /// Whether it is ours (`task-server`, with our `demo-task` pre-created).
+    /// Whether it is ours (`task-server`, or the proxy in front of it).
     pub fn is_ours(self) -> bool {
-        self.is_ours_in_memory() || self.is_durable()
+        self.is_ours_in_memory() || self.is_durable() || self == ServerId::Proxy
     }
 
     /// Whether it is one of ours with tasks in memory: a row of the tables of ratios to the
@@ -109,10 +115,22 @@ impl ServerId {
         !matches!(self, ServerId::Rmcp | ServerId::Limit)
     }
 
-    /// Tasks it holds before any call, which `tasks/list` also shows (our `demo-task`).
+    /// Tasks it holds before any call, which `tasks/list` also shows (`task-server`'s
+    /// `demo-task`; the proxy lists only the tasks made through it).
     pub fn precreated_tasks(self) -> usize {
-        usize::from(self.is_ours())
+        usize::from(self.is_ours() && self != ServerId::Proxy)
     }
+}
+
+/// Programs given on the command line instead of built.
+#[derive(Clone, Debug, Default)]
+pub struct Prebuilt {
+    /// `--task-server`.
+    pub task_server: Option<PathBuf>,
+    /// `--null-server`.
+    pub null_server: Option<PathBuf>,
+    /// `--taskwire`.
+    pub taskwire: Option<PathBuf>,
 }
 
 /// SQLite's `synchronous` in WAL mode, as `task-server --store` takes it.
@@ -144,6 +162,8 @@ pub struct Programs {
     pub task_server: PathBuf,
     /// The release `null-server`.
     pub null_server: PathBuf,
+    /// The release `taskwire` (for the proxy).
+    pub taskwire: PathBuf,
     /// The peers' install (`tests/peers/setup.sh`).
     pub peers: peers::Peers,
     /// The PostgreSQL server of [`ServerId::SmolPostgres`] (`TASKWIRE_POSTGRES_URL`), when
@@ -152,15 +172,16 @@ pub struct Programs {
 }
 
 impl Programs {
-    /// `task_server` and `null_server` as given, else built with cargo (`--release`); the peers
+    /// The prebuilt programs as given (`prebuilt`), else built with cargo (`--release`); the peers
     /// where `setup.sh` puts them; the PostgreSQL server in `TASKWIRE_POSTGRES_URL`. Checks that
     /// each program `servers` needs is there, and says how to install it if not, and that the
     /// PostgreSQL server answers (saying how to start it when the variable is unset).
-    pub fn locate(
-        servers: &[ServerId],
-        task_server: Option<PathBuf>,
-        null_server: Option<PathBuf>,
-    ) -> Result<Programs, String> {
+    pub fn locate(servers: &[ServerId], prebuilt: Prebuilt) -> Result<Programs, String> {
+        let Prebuilt {
+            task_server,
+            null_server,
+            taskwire,
+        } = prebuilt;
         let needs = |s: ServerId| servers.contains(&s);
         let postgres = if needs(ServerId::SmolPostgres) {
             let server =
@@ -183,9 +204,17 @@ impl Programs {
             }
             None => PathBuf::new(),
         };
+        let taskwire = match taskwire {
+            Some(path) => path,
+            None if needs(ServerId::Proxy) => {
+                peers::demo::release_binary("taskwire-cli", "taskwire")?
+            }
+            None => PathBuf::new(),
+        };
         let programs = Programs {
             task_server,
             null_server,
+            taskwire,
             peers: peers::Peers::locate(),
             postgres,
         };
@@ -247,6 +276,9 @@ impl Programs {
             ServerId::Python => self.peers.bench_py_server(),
             ServerId::Rmcp => Argv::new(self.peers.rmcp_echo_server()),
             ServerId::Limit => Argv::new(&self.null_server),
+            ServerId::Proxy => Argv::new(&self.taskwire)
+                .args(&["proxy", "--era", "2025-11-25", "--"])
+                .extend(&ours("smol")),
         }
     }
 
@@ -260,6 +292,10 @@ impl Programs {
             | ServerId::SmolSqliteFull
             | ServerId::SmolPostgres => (vec![self.task_server.clone()], String::new()),
             ServerId::Limit => (vec![self.null_server.clone()], String::new()),
+            ServerId::Proxy => (
+                vec![self.taskwire.clone(), self.task_server.clone()],
+                String::new(),
+            ),
             ServerId::TypeScript => (
                 vec![
                     peers

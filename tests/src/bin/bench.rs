@@ -20,11 +20,7 @@ use taskwire_tests::bench::{report, rounds};
 
 fn main() -> ExitCode {
     let options = cli::parse(std::env::args().skip(1)).unwrap_or_else(|e| e.exit());
-    let programs = match Programs::locate(
-        &options.servers,
-        options.task_server.clone(),
-        options.null_server.clone(),
-    ) {
+    let programs = match Programs::locate(&options.servers, options.prebuilt.clone()) {
         Ok(programs) => programs,
         Err(e) => {
             eprintln!("bench: {e}");

@@ -1,7 +1,8 @@
 //! The `bench` binary in `--smoke` mode (a few hundred calls, one round), so that the load
 //! driver's checks run in `cargo test`: against our fixture (smol, tokio, smol on a SQLite
-//! store) and the do-nothing server every workload runs and reports, the SQLite one with its
-//! size on disk and beside smol in a table of its own; the same on a PostgreSQL store, whose
+//! store, the proxy in front of smol) and the do-nothing server every workload runs and
+//! reports, the SQLite one with its size on disk and beside smol in a table of its own, the
+//! proxy beside smol in another with its targets judged; the same on a PostgreSQL store, whose
 //! databases are gone afterwards; a server with wrong replies stops the run with the reason; a
 //! missing peer, or a missing `TASKWIRE_POSTGRES_URL`, fails with what to do.
 
@@ -53,18 +54,28 @@ fn smoke_run_measures_every_workload_on_ours_and_the_limit() {
         &[
             "--smoke",
             "--servers",
-            "smol,smol-sqlite,tokio,null",
+            "smol,smol-sqlite,tokio,null,proxy",
             "--task-server",
             task_server.to_str().expect("a UTF-8 path"),
             "--null-server",
             env!("CARGO_BIN_EXE_null-server"),
+            "--taskwire",
+            procs::taskwire().to_str().expect("a UTF-8 path"),
         ],
         None,
     );
     let (report, log) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "bench failed:\n{log}\n{report}");
     let sqlite = "taskwire (smol, SQLite NORMAL)";
-    for ours in ["taskwire (smol)", "taskwire (tokio)", sqlite] {
+    let proxy = "taskwire proxy → taskwire (smol)";
+    for ours in ["taskwire (smol)", "taskwire (tokio)", sqlite, proxy] {
+        if ours == proxy {
+            every_workload_but_retained_measured(&report, ours);
+            assert!(row(&report, "retained tasks", ours)
+                .iter()
+                .all(|c| c == "n/a"));
+            continue;
+        }
         every_workload_measured(&report, ours);
         // created/s, list ms and pages; RSS per task may round to 0 for so few tasks.
         let retained = row(&report, "retained tasks", ours);
@@ -80,7 +91,20 @@ fn smoke_run_measures_every_workload_on_ours_and_the_limit() {
         );
         assert_eq!(
             report.contains(&format!("### Ratios: {ours} / each server")),
-            ours != sqlite
+            ours != sqlite && ours != proxy
+        );
+    }
+    // The proxy beside smol, with issue 23's targets judged.
+    let beside = row(&report, "the proxy in front of smol", "echo: p50 µs");
+    assert!(positive(&beside[0]), "{beside:?}");
+    for target in [
+        "echo p50 µs",
+        "echo-64 calls/s",
+        "lifecycle-32 lifecycles/s",
+    ] {
+        assert!(
+            report.contains(&format!("- {proxy}, {target}: ")),
+            "{target}: {report}"
         );
     }
     assert_eq!(row(&report, "retained tasks", "taskwire (smol)")[4], "–");
@@ -173,7 +197,8 @@ fn smoke_run_measures_ours_on_postgres_and_drops_its_databases() {
     assert!(positive(&durable[0]), "{durable:?}");
     assert!(report.contains("| smol-postgres / smol |"), "{report}");
     assert!(
-        report.contains(&format!("- {ours}: ")) && report.contains("(target ≥ 0.2)"),
+        report.contains(&format!("- {ours}, lifecycle-32 lifecycles/s: "))
+            && report.contains("(target ≥ 0.2)"),
         "{report}"
     );
     let server = PostgresServer::new(url).expect("a PostgreSQL URL");
@@ -212,12 +237,17 @@ fn postgres_without_its_url_fails_with_what_to_do() {
 
 /// Each workload's first column is a positive figure in `ours`'s row.
 fn every_workload_measured(report: &str, ours: &str) {
+    every_workload_but_retained_measured(report, ours);
+    let cells = row(report, "retained tasks", ours);
+    assert!(positive(&cells[0]), "{ours}, retained: {cells:?}");
+}
+
+fn every_workload_but_retained_measured(report: &str, ours: &str) {
     for heading in [
         "Sequential `tools/call echo`",
         "`tools/call echo`, 64 in flight",
         "Sequential task lifecycles",
         "Task lifecycles, 32 in flight",
-        "retained tasks",
         "Startup",
     ] {
         let cells = row(report, heading, ours);
