@@ -1,6 +1,7 @@
 //! `taskwire proxy` accepted by real peers, every message it writes on each side tapped and
 //! validated against that side's schema: the MCP Inspector 2.12 CLI (2025-11-25) calling
-//! rmcp 3.11's task server (2026-07-28) through it, the task made behind; rmcp 3.11's client
+//! rmcp 3.11's task server (2026-07-28) through it, the task made behind; the seed client's
+//! calls (Python SDK, 2025-11-25) running a task on that server; rmcp 3.11's client
 //! (2026-07-28) running a task on the seed's Python server (2025-11-25) through it, with
 //! `--as-task`; the TypeScript SDK 1.32.2 client running server-everything's
 //! `trigger-long-running-operation` as a task with `--as-task`, and cancelling another (the
@@ -102,6 +103,31 @@ fn the_inspector_cli_calls_rmcps_task_server_through_the_proxy() {
 }
 
 #[test]
+fn the_seed_clients_calls_run_a_task_on_rmcps_server_through_the_proxy() {
+    let test = "the_seed_clients_calls_run_a_task_on_rmcps_server_through_the_proxy";
+    let Some(p) = peers::ready(test) else { return };
+    let (proxy, front, behind) = tapped_proxy(p, test, &[], &p.rmcp_task_server("200"));
+    let out = run(&p.py_client(&[], &proxy), LIMIT);
+    assert_ok(&out);
+    assert_eq!(
+        out.event("initialized")["protocolVersion"],
+        "2025-11-25",
+        "{out}"
+    );
+    assert!(!out.events("task_created").is_empty(), "{out}");
+    assert_eq!(out.event("result")["text"], RESULT, "{out}");
+    let (_, behind) = checked(&front, &behind);
+    assert!(
+        behind.with_method("initialize").is_empty(),
+        "2026-07-28 behind"
+    );
+    assert_eq!(
+        polled(&behind).last().map(String::as_str),
+        Some("completed")
+    );
+}
+
+#[test]
 fn rmcps_client_runs_a_task_on_the_seed_server_through_the_proxy() {
     let test = "rmcps_client_runs_a_task_on_the_seed_server_through_the_proxy";
     let Some(p) = peers::ready(test) else { return };
@@ -151,7 +177,11 @@ fn the_typescript_client_runs_everythings_slow_tool_as_a_task_and_cancels_anothe
         "{out}"
     );
     let (_, behind) = checked(&front, &behind);
-    assert!(behind.request("tools/call")["params"].get("task").is_none());
+    let call = behind.request("tools/call");
+    assert!(call["params"].get("task").is_none(), "a plain call behind");
+    // Progress is asked for behind (the front client asked for none here).
+    assert!(call["params"]["_meta"]["progressToken"].is_number(), "{call}");
+    assert_eq!(behind.with_method("notifications/progress").len(), 2);
 
     let cancelling = format!("{test}-cancel");
     let slow = ["--tool", tool, "--args", r#"{"duration": 30, "steps": 30}"#];
