@@ -180,7 +180,10 @@ fn the_typescript_client_runs_everythings_slow_tool_as_a_task_and_cancels_anothe
     let call = behind.request("tools/call");
     assert!(call["params"].get("task").is_none(), "a plain call behind");
     // Progress is asked for behind (the front client asked for none here).
-    assert!(call["params"]["_meta"]["progressToken"].is_number(), "{call}");
+    assert!(
+        call["params"]["_meta"]["progressToken"].is_number(),
+        "{call}"
+    );
     assert_eq!(behind.with_method("notifications/progress").len(), 2);
 
     let cancelling = format!("{test}-cancel");

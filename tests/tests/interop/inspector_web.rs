@@ -2,7 +2,8 @@
 //! `chromium`, driven by playwright-core through `tests/peers/inspector_web.mjs`) opens the
 //! Inspector (`inspector --web`), which connects to our `task-server --http --required-tool`
 //! over Streamable HTTP, lists the tools, runs `long_running_task_required` as a task to its
-//! result, then runs `long_running_task` as a task and cancels it from the Tasks panel.
+//! result, then runs `long_running_task` as a task and cancels it from the Tasks panel; the
+//! same through `taskwire proxy --http` in front of `task-server` on stdio (issue 23).
 //!
 //! In 2.12 the page's MCP client sends every message through the Inspector's own backend (its
 //! `/api/mcp/*` endpoints on the UI's port), which holds the Streamable HTTP transport to our
@@ -15,7 +16,7 @@
 //! step) and the result, the cancelled task, and the status message our server answers the
 //! cancel with (read in the Inspector's Protocol panel).
 //!
-//! Test name: `inspector_web_to_task_server_http_<case>`.
+//! Test names: `inspector_web_to_task_server_<how>_<case>`.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -26,6 +27,7 @@ use taskwire_demo::tools::{
 use taskwire_tests::peers::demo::binary;
 use taskwire_tests::peers::http::HttpServer;
 use taskwire_tests::peers::{self, run, Argv, Peers};
+use taskwire_tests::procs;
 
 /// Our server's status step: long enough for the browser to press "Cancel Task" while the
 /// second task works (three steps, 9 s, on a loaded machine), short enough for a quick test.
@@ -100,19 +102,52 @@ fn texts<'a>(summary: &'a Value, pointer: &str) -> Vec<&'a str> {
 
 #[test]
 fn inspector_web_to_task_server_http_runs_and_cancels_tasks() {
-    let test = "inspector_web_to_task_server_http_runs_and_cancels_tasks";
+    runs_and_cancels_tasks(
+        "inspector_web_to_task_server_http_runs_and_cancels_tasks",
+        Through::Direct,
+    );
+}
+
+/// The same through `taskwire proxy --http` in front of `task-server` on stdio: the tools,
+/// the tasks, their messages and the cancel are the proxy's in front of the server's.
+#[test]
+fn inspector_web_to_task_server_through_the_proxy_runs_and_cancels_tasks() {
+    runs_and_cancels_tasks(
+        "inspector_web_to_task_server_through_the_proxy_runs_and_cancels_tasks",
+        Through::Proxy,
+    );
+}
+
+/// How the Inspector reaches `task-server`.
+#[derive(Clone, Copy, PartialEq)]
+enum Through {
+    /// `task-server --http`.
+    Direct,
+    /// `taskwire proxy --era 2025-11-25 --http -- task-server`.
+    Proxy,
+}
+
+fn runs_and_cancels_tasks(test: &str, through: Through) {
     let Some(p) = peers::ready(test) else { return };
     let dir = p.scratch(test);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create the scratch directory");
     let shots = dir.join("screenshots");
 
+    let task_server =
+        Argv::new(binary("task-server")).args(&["--required-tool", "--step-ms", STEP_MS]);
     let server = HttpServer::start(
         |port| {
-            Argv::new(binary("task-server"))
-                .args(&["--http", &format!("127.0.0.1:{port}")])
-                .args(&["--required-tool", "--step-ms", STEP_MS])
-                .env("RUST_LOG", "info")
+            let http = format!("127.0.0.1:{port}");
+            let argv = match through {
+                Through::Direct => task_server.clone().args(&["--http", &http]),
+                // Behind in 2025-11-25, which lists task support (the required tool stays
+                // required in front; 2026-07-28 has no such field).
+                Through::Proxy => Argv::new(procs::taskwire())
+                    .args(&["proxy", "--era", "2025-11-25", "--http", &http, "--"])
+                    .extend(&task_server),
+            };
+            argv.env("RUST_LOG", "info")
         },
         Some(&dir.join("task-server.log")),
     );
@@ -221,9 +256,14 @@ fn inspector_web_to_task_server_http_runs_and_cancels_tasks() {
         show("card")
     );
     assert_eq!(text(&summary, "/cancelled/response/status"), "cancelled");
+    // The proxy answers the cancel with its own engine's message.
+    let cancel_message = match through {
+        Through::Direct => CANCEL_MESSAGE,
+        Through::Proxy => "Cancelled by requestor",
+    };
     assert_eq!(
         text(&summary, "/cancelled/response/statusMessage"),
-        CANCEL_MESSAGE,
+        cancel_message,
         "{}",
         show("cancel message")
     );
