@@ -152,6 +152,12 @@ pub struct ProxyArgs {
     /// plainly (the plain call is the task's work); `'*'` for every tool. Repeatable.
     #[arg(long = "as-task", value_name = "TOOL")]
     pub as_task: Vec<String>,
+    /// Keeps the tasks made in front in this SQLite file (`sqlite:PATH`, or
+    /// `sqlite:PATH?synchronous=full` to wait for the disk on every commit): their outcomes
+    /// survive a restart of the proxy; a task still running behind when the proxy stopped
+    /// is `failed` after it (its call behind is lost). Without it, tasks live in memory.
+    #[arg(long, value_name = "sqlite:PATH")]
+    pub store: Option<String>,
     /// The server behind.
     #[command(flatten)]
     pub server: ServerArgs,

@@ -18,6 +18,14 @@ pub async fn run(args: ProxyArgs) -> Exit {
         tools if tools.iter().any(|t| t == "*") => AsTask::All,
         tools => AsTask::Tools(tools.to_vec()),
     };
+    let store = match args.store.as_deref().map(taskwire_sqlite::parse_spec) {
+        None => None,
+        Some(Err(e)) => return crate::usage(&format!("--store: {e}")),
+        Some(Ok((path, sync))) => match taskwire_sqlite::SqliteStore::open_with(path, sync) {
+            Ok(store) => Some(store),
+            Err(e) => return fatal(&format!("cannot open the store: {e}"), Exit::Connection),
+        },
+    };
     let runtime = Arc::new(taskwire_tokio::Tokio);
     let proxy = Proxy::new(runtime, as_task);
     let builder = proxy.client_builder(connect::config(&args.server));
@@ -36,7 +44,10 @@ pub async fn run(args: ProxyArgs) -> Exit {
     );
     let config = Config::new("taskwire-proxy", env!("CARGO_PKG_VERSION"));
     let server = match proxy.server(connected.client.clone(), opened, config).await {
-        Ok(server) => server,
+        Ok(server) => match store {
+            Some(store) => server.with_store(store),
+            None => server,
+        },
         Err(e) => {
             return fatal(
                 &format!("listing the server's tools: {e}"),

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use taskwire_driver::{StoreError, TaskStore};
 use taskwire_postgres::PostgresOptions;
-use taskwire_sqlite::Synchronous;
 
 /// Why `--store` gave no store.
 #[derive(Debug)]
@@ -31,7 +30,11 @@ pub fn open(spec: &str) -> Result<Arc<dyn TaskStore>, OpenError> {
             .map_err(OpenError::Store)?;
         return Ok(Arc::new(store));
     }
-    let (path, sync) = sqlite(spec).map_err(OpenError::Spec)?;
+    let (path, sync) = taskwire_sqlite::parse_spec(spec).map_err(|_| {
+        OpenError::Spec(format!(
+            "--store takes sqlite:PATH[?synchronous=normal|full] or postgres://…, not {spec:?}"
+        ))
+    })?;
     let store = taskwire_sqlite::SqliteStore::open_with(path, sync).map_err(OpenError::Store)?;
     Ok(Arc::new(store))
 }
@@ -63,52 +66,9 @@ fn postgres(spec: &str) -> Result<(String, PostgresOptions), String> {
     Ok((url, options))
 }
 
-/// The path and `synchronous` mode of `sqlite:PATH[?synchronous=normal|full]`.
-fn sqlite(spec: &str) -> Result<(&str, Synchronous), String> {
-    let wrong = || {
-        format!("--store takes sqlite:PATH[?synchronous=normal|full] or postgres://…, not {spec:?}")
-    };
-    let rest = spec.strip_prefix("sqlite:").ok_or_else(wrong)?;
-    let (path, sync) = match rest.rsplit_once('?') {
-        None => (rest, Synchronous::Normal),
-        Some((path, "synchronous=normal")) => (path, Synchronous::Normal),
-        Some((path, "synchronous=full")) => (path, Synchronous::Full),
-        Some(_) => return Err(wrong()),
-    };
-    if path.is_empty() {
-        return Err(wrong());
-    }
-    Ok((path, sync))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sqlite_specs() {
-        assert_eq!(sqlite("sqlite:a.db"), Ok(("a.db", Synchronous::Normal)));
-        assert_eq!(
-            sqlite("sqlite:/t/a.db?synchronous=normal"),
-            Ok(("/t/a.db", Synchronous::Normal))
-        );
-        assert_eq!(
-            sqlite("sqlite:a.db?synchronous=full"),
-            Ok(("a.db", Synchronous::Full))
-        );
-        for wrong in [
-            "a.db",
-            "sqlite:",
-            "sqlite:?synchronous=full",
-            "sqlite:a.db?synchronous=off",
-            "sqlite:a.db?sync=full",
-        ] {
-            assert!(
-                sqlite(wrong).unwrap_err().contains("sqlite:PATH"),
-                "{wrong}"
-            );
-        }
-    }
 
     #[test]
     fn postgres_specs_carry_the_replica_options() {

@@ -60,6 +60,24 @@ pub struct SqliteStore {
     jobs: mpsc::Sender<StoreJob>,
 }
 
+/// The path and `synchronous` mode a store specification names:
+/// `sqlite:PATH[?synchronous=normal|full]` (normal by default), as command lines take it.
+/// The error says what the form is.
+pub fn parse_spec(spec: &str) -> Result<(&str, Synchronous), String> {
+    let wrong = || format!("a SQLite store is sqlite:PATH[?synchronous=normal|full], not {spec:?}");
+    let rest = spec.strip_prefix("sqlite:").ok_or_else(wrong)?;
+    let (path, sync) = match rest.rsplit_once('?') {
+        None => (rest, Synchronous::Normal),
+        Some((path, "synchronous=normal")) => (path, Synchronous::Normal),
+        Some((path, "synchronous=full")) => (path, Synchronous::Full),
+        Some(_) => return Err(wrong()),
+    };
+    if path.is_empty() {
+        return Err(wrong());
+    }
+    Ok((path, sync))
+}
+
 impl SqliteStore {
     /// Opens (or creates) the store at `path` with [`Synchronous::Normal`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
@@ -107,5 +125,35 @@ impl TaskStore for SqliteStore {
     fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<(), StoreError>> {
         let write = |reply| StoreJob::Write(entries, reply);
         ask_store_thread(&self.name, |job| self.jobs.send(job).is_ok(), write)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs() {
+        assert_eq!(parse_spec("sqlite:a.db"), Ok(("a.db", Synchronous::Normal)));
+        assert_eq!(
+            parse_spec("sqlite:/t/a.db?synchronous=normal"),
+            Ok(("/t/a.db", Synchronous::Normal))
+        );
+        assert_eq!(
+            parse_spec("sqlite:a.db?synchronous=full"),
+            Ok(("a.db", Synchronous::Full))
+        );
+        for wrong in [
+            "a.db",
+            "sqlite:",
+            "sqlite:?synchronous=full",
+            "sqlite:a.db?synchronous=off",
+            "sqlite:a.db?sync=full",
+        ] {
+            assert!(
+                parse_spec(wrong).unwrap_err().contains("sqlite:PATH"),
+                "{wrong}"
+            );
+        }
     }
 }

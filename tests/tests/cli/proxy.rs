@@ -2,8 +2,9 @@
 //! client's task on a 2026-07-28 server and the reverse (status messages mirrored, the
 //! outcome carried), the question a task asks behind answered by the client in front in its
 //! own era, `--as-task` giving tasks to the seed server's tool for a 2026-07-28 client, a
-//! cancel in front cancelling the task behind, and a server behind that exits (the front
-//! calls fail saying so, at once, and the proxy answers on).
+//! cancel in front cancelling the task behind, a server behind that exits (the front calls
+//! fail saying so, at once, and the proxy answers on), and `--store` (an outcome read after
+//! a restart of the proxy, a call cut off by it failed, a wrong spec refused).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -214,4 +215,52 @@ fn a_server_behind_that_exits_fails_the_calls_in_front_saying_so_and_the_proxy_g
         client.close().await;
         child.wait().await.unwrap();
     });
+}
+
+#[test]
+fn with_a_store_outcomes_survive_a_restart_of_the_proxy_and_a_call_cut_off_fails() {
+    let dir = peers::target_dir().join("tmp/cli-proxy");
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("proxy-store.db");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+    let store = format!("sqlite:{}", db.display());
+    let behind = Argv::new(procs::task_server()).args(&["--step-ms", "300"]);
+    let start = |log: &str| {
+        HttpServer::start(
+            |port| {
+                let http = format!("127.0.0.1:{port}");
+                proxy(&["--store", &store, "--http", &http], &behind)
+            },
+            Some(&dir.join(log)),
+        )
+    };
+    let taskwire = |args: &[&str]| run(&Argv::new(procs::taskwire()).args(args), LIMIT);
+
+    let first = start("store-first.log");
+    let done = taskwire(&["--json", "call", "long_running_task", "--url", &first.url]);
+    assert_eq!(done.code, Some(0), "{done}");
+    let done_id = done.json_lines()[1]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task: {done}"))
+        .to_owned();
+    let cut = taskwire(&["call", "long_running_task", "--detach", "--url", &first.url]);
+    assert_eq!(cut.code, Some(0), "{cut}");
+    let cut_id = cut.stdout.lines().last().unwrap_or_default().to_owned();
+    drop(first);
+
+    let second = start("store-second.log");
+    let result = taskwire(&["tasks", "result", &done_id, "--url", &second.url]);
+    assert_eq!(result.code, Some(0), "{result}");
+    assert!(result.stdout.contains("任务完成！"), "{result}");
+    let lost = taskwire(&["--json", "wait", &cut_id, "--url", &second.url]);
+    assert_eq!(lost.code, Some(1), "failed: {lost}");
+    assert!(
+        lost.stdout.contains("was running when the server stopped"),
+        "{lost}"
+    );
+    let bad = taskwire(&["proxy", "--store", "tasks.db", "--", "true"]);
+    assert_eq!(bad.code, Some(2), "{bad}");
+    assert!(bad.stderr.contains("sqlite:PATH"), "{bad}");
 }
