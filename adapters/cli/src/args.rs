@@ -158,6 +158,10 @@ pub struct ProxyArgs {
     /// is `failed` after it (its call behind is lost). Without it, tasks live in memory.
     #[arg(long, value_name = "sqlite:PATH")]
     pub store: Option<String>,
+    /// Starts the stdio server behind again when it has exited: the next call after it
+    /// went finds a new one (calls in flight when it went fail).
+    #[arg(long, conflicts_with = "url")]
+    pub restart: bool,
     /// The server behind.
     #[command(flatten)]
     pub server: ServerArgs,
@@ -179,7 +183,7 @@ pub struct AnsweringArgs {
 }
 
 /// How a command reaches its server.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct ServerArgs {
     /// The server's Streamable HTTP endpoint (instead of `-- CMD ARGS…`).
     #[arg(long, value_name = "URL")]

@@ -2,13 +2,14 @@
 //! eras (see `taskwire_proxy`), on stdio or Streamable HTTP. Stdout is the front's MCP
 //! channel on stdio: everything else goes to stderr, through `tracing`.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use taskwire_driver::engine::Config;
+use taskwire_driver::{Client, ClientBuilder};
 use taskwire_proxy::{AsTask, Proxy};
 
-use crate::args::ProxyArgs;
-use crate::connect::{self, Unreached};
+use crate::args::{ProxyArgs, ServerArgs};
+use crate::connect::{self, Connected, Unreached};
 use crate::exit::Exit;
 
 /// Runs `taskwire proxy` until the front closes (stdin ends; Ctrl-C or SIGTERM over HTTP).
@@ -27,9 +28,13 @@ pub async fn run(args: ProxyArgs) -> Exit {
         },
     };
     let runtime = Arc::new(taskwire_tokio::Tokio);
-    let proxy = Proxy::new(runtime, as_task);
-    let builder = proxy.client_builder(connect::config(&args.server));
-    let connected = match connect::open(&args.server, builder).await {
+    let mut proxy = Proxy::new(runtime, as_task, connect::config(&args.server));
+    if args.restart {
+        let (server, kept) = (args.server.clone(), Arc::default());
+        proxy =
+            proxy.restart_with(move |builder| restart(server.clone(), Arc::clone(&kept), builder));
+    }
+    let connected = match connect::open(&args.server, proxy.client_builder()).await {
         Ok(connected) => connected,
         Err(Unreached::Usage(message)) => return crate::usage(&message),
         Err(Unreached::Start(message)) => return fatal(&message, Exit::Connection),
@@ -73,6 +78,22 @@ pub async fn run(args: ProxyArgs) -> Exit {
         Ok(()) => Exit::Completed,
         Err(e) => fatal(&format!("serving: {e}"), Exit::Connection),
     }
+}
+
+/// Starts the server `server` names again and connects `builder` to it; the process is
+/// kept in `kept` until the next restart (or the proxy's end).
+async fn restart(
+    server: ServerArgs,
+    kept: Arc<Mutex<Option<Connected>>>,
+    builder: ClientBuilder,
+) -> Result<Client, String> {
+    let connected = connect::open(&server, builder).await.map_err(|e| match e {
+        Unreached::Usage(why) | Unreached::Start(why) => why,
+        Unreached::Failed(e) => e.to_string(),
+    })?;
+    let client = connected.client.clone();
+    *kept.lock().unwrap_or_else(|e| e.into_inner()) = Some(connected);
+    Ok(client)
 }
 
 /// What stops the proxy, said on stderr.

@@ -16,12 +16,13 @@ use taskwire_driver::{
     CallToolResult, Client, Error, RpcError, Runtime, TaskUpdate, ToolContext, ToolOutcome,
 };
 
+use crate::backend::Backend;
 use crate::routes::{Question, Routes};
 
 /// What a forwarded call needs of the proxy.
 #[derive(Clone)]
 pub(crate) struct Behind {
-    pub client: Client,
+    pub backend: Backend,
     pub routes: Routes,
     pub runtime: Arc<dyn Runtime>,
     /// The server behind decides per call whether a call is a task (2026-07-28).
@@ -31,22 +32,24 @@ pub(crate) struct Behind {
 impl Behind {
     /// Forwards the call of tool `name` made in front (`ctx`) to the server behind.
     pub async fn call(self, ctx: ToolContext, name: String, arguments: Value) -> ToolOutcome {
+        let client = self.backend.client().await?;
         let (to_call, questions) = async_channel::unbounded();
         // Until a task exists behind, its questions name none (a 2026-07-28 MRTR round).
         let plain_route = self.routes.plain(to_call.clone());
         if ctx.task_id().is_none() && !self.decides {
-            let call = self.client.call_tool(&name, arguments);
+            let call = client.call_tool(&name, arguments);
             return answering(&ctx, &questions, call).await.map_err(behind);
         }
         let starting = self.routes.starting();
-        let start = self.client.call_tool_as_task(&name, arguments, None);
+        let start = client.call_tool_as_task(&name, arguments, None);
         let call = answering(&ctx, &questions, start).await.map_err(behind)?;
         let (_route, mut cancel) = match &call.task {
             Some(task) => {
                 drop(plain_route);
                 tracing::debug!(tool = %name, task = %task.id, "task behind");
                 let route = self.routes.task(task.id.as_str(), to_call);
-                (route, CancelBehind::armed(&self, task.id.to_string()))
+                let cancel = CancelBehind::armed(&client, &self.runtime, task.id.to_string());
+                (route, cancel)
             }
             None => (plain_route, CancelBehind::default()),
         };
@@ -66,8 +69,8 @@ pub(crate) fn behind(error: Error) -> RpcError {
         Error::Closed => {
             tracing::warn!("the server behind has closed its connection");
             return RpcError::internal(
-                "The server behind the proxy closed its connection (it exited or crashed); \
-                 its calls fail until the proxy is restarted",
+                "The server behind the proxy closed its connection (it exited or crashed) \
+                 before answering",
             );
         }
         Error::Timeout(what) => format!("did not answer in time ({what})"),
@@ -132,14 +135,14 @@ async fn follow(
     Err(Error::Closed)
 }
 
-/// Cancels the task behind when the front call ends before its outcome (a front
-/// `tasks/cancel`, expiry, the proxy stopping).
+/// Cancels the task behind (made by the client it holds) when the front call ends before
+/// its outcome (a front `tasks/cancel`, expiry, the proxy stopping).
 #[derive(Default)]
-struct CancelBehind(Option<(Behind, String)>);
+struct CancelBehind(Option<(Client, Arc<dyn Runtime>, String)>);
 
 impl CancelBehind {
-    fn armed(behind: &Behind, task: String) -> Self {
-        CancelBehind(Some((behind.clone(), task)))
+    fn armed(client: &Client, runtime: &Arc<dyn Runtime>, task: String) -> Self {
+        CancelBehind(Some((client.clone(), runtime.clone(), task)))
     }
 
     fn disarm(&mut self) {
@@ -149,11 +152,10 @@ impl CancelBehind {
 
 impl Drop for CancelBehind {
     fn drop(&mut self) {
-        let Some((behind, task)) = self.0.take() else {
+        let Some((client, runtime, task)) = self.0.take() else {
             return;
         };
-        let client = behind.client.clone();
-        behind.runtime.spawn(Box::pin(async move {
+        runtime.spawn(Box::pin(async move {
             match client.cancel_task(&task).await {
                 Ok(_) => tracing::debug!(task = %task, "task behind cancelled"),
                 Err(e) => {

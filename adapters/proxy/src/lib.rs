@@ -22,9 +22,9 @@
 //! use taskwire_driver::engine::Config;
 //! use taskwire_proxy::{AsTask, Proxy};
 //!
-//! let proxy = Proxy::new(runtime.clone(), AsTask::All);
+//! let proxy = Proxy::new(runtime.clone(), AsTask::All, Config::new("taskwire-proxy", "0.1.0"));
 //! let behind = std::process::Command::new("my-mcp-server");
-//! let builder = proxy.client_builder(Config::new("taskwire-proxy", "0.1.0"));
+//! let builder = proxy.client_builder();
 //! let (client, _child) = taskwire_driver::spawn_server(runtime.clone(), behind, builder)
 //!     .map_err(|e| taskwire_driver::Error::Malformed(e.to_string()))?;
 //! let opened = client.initialize().await?;
@@ -33,16 +33,19 @@
 //! # Ok(()) }
 //! ```
 
+mod backend;
 mod forward;
 mod passthrough;
 mod routes;
 
+use std::future::Future;
 use std::sync::Arc;
 
 use serde_json::Value;
 use taskwire_driver::engine::{Config, TaskSupport};
 use taskwire_driver::{Client, ClientBuilder, Error, Initialized, Runtime, Server};
 
+use backend::{restarter, Backend, Restarter};
 use forward::Behind;
 use routes::Routes;
 
@@ -77,32 +80,42 @@ pub struct Proxy {
     runtime: Arc<dyn Runtime>,
     as_task: AsTask,
     routes: Routes,
+    client: Config,
+    restart: Option<Restarter>,
 }
 
 impl Proxy {
     /// A proxy whose work (cancels sent behind) runs on `runtime`, offering `as_task`'s
-    /// tools as tasks.
-    pub fn new(runtime: Arc<dyn Runtime>, as_task: AsTask) -> Self {
+    /// tools as tasks, its client of the server behind configured by `client`.
+    pub fn new(runtime: Arc<dyn Runtime>, as_task: AsTask, client: Config) -> Self {
         Proxy {
             runtime,
             as_task,
             routes: Routes::default(),
+            client,
+            restart: None,
         }
+    }
+
+    /// Starts the server behind again when it has gone: the first call after its
+    /// connection ended runs `start` with a client builder like
+    /// [`Proxy::client_builder`]'s, and `start` returns that client connected and
+    /// initialized (or why it could not; the call then fails saying so, and the next one
+    /// tries again). Calls that were in flight when the server went fail.
+    pub fn restart_with<F, Fut>(mut self, start: F) -> Self
+    where
+        F: Fn(ClientBuilder) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Client, String>> + Send + 'static,
+    {
+        self.restart = Some(restarter(start));
+        self
     }
 
     /// The client of the server behind: it answers that server's elicitation and sampling
     /// requests (declaring both) by putting each to the front client whose call it belongs
     /// to; one that belongs to no waiting call gets -32603 saying so.
-    pub fn client_builder(&self, config: Config) -> ClientBuilder {
-        let mut builder = ClientBuilder::new(config);
-        for method in ["elicitation/create", "sampling/createMessage"] {
-            let routes = self.routes.clone();
-            builder = builder.on_request(method, move |params| {
-                let routes = routes.clone();
-                async move { routes.ask(method, params).await }
-            });
-        }
-        builder
+    pub fn client_builder(&self) -> ClientBuilder {
+        client_builder(&self.routes, self.client.clone())
     }
 
     /// The server in front of `client` (connected with [`Proxy::client_builder`]; `opened`:
@@ -116,8 +129,12 @@ impl Proxy {
     ) -> Result<Server, Error> {
         // A 2026-07-28 server decides per call whether a call is a task: any may be one.
         let decides = opened.protocol_version == "2026-07-28";
+        let builder = {
+            let (routes, config) = (self.routes.clone(), self.client.clone());
+            move || client_builder(&routes, config.clone())
+        };
         let behind = Behind {
-            client: client.clone(),
+            backend: Backend::new(client.clone(), self.restart.clone(), builder),
             routes: self.routes.clone(),
             runtime: self.runtime.clone(),
             decides,
@@ -133,6 +150,23 @@ impl Proxy {
                 behind.clone().call(ctx, name.clone(), arguments)
             });
         }
-        Ok(passthrough::serve(server, &client, &opened.capabilities))
+        Ok(passthrough::serve(
+            server,
+            &behind.backend,
+            &opened.capabilities,
+        ))
     }
+}
+
+/// A client builder answering the server behind's questions through `routes`.
+fn client_builder(routes: &Routes, config: Config) -> ClientBuilder {
+    let mut builder = ClientBuilder::new(config);
+    for method in ["elicitation/create", "sampling/createMessage"] {
+        let routes = routes.clone();
+        builder = builder.on_request(method, move |params| {
+            let routes = routes.clone();
+            async move { routes.ask(method, params).await }
+        });
+    }
+    builder
 }

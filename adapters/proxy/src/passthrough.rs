@@ -3,8 +3,9 @@
 //! returned as it went.
 
 use serde_json::Value;
-use taskwire_driver::{Client, Server};
+use taskwire_driver::Server;
 
+use crate::backend::Backend;
 use crate::forward::behind;
 
 /// The methods each capability of the server behind brings.
@@ -25,18 +26,19 @@ const METHODS: [(&str, &[&str]); 3] = [
 
 /// `server`, declaring each capability of those the server behind declares (`capabilities`
 /// as it sent them) and forwarding its methods to `client`.
-pub(crate) fn serve(mut server: Server, client: &Client, capabilities: &Value) -> Server {
+pub(crate) fn serve(mut server: Server, backend: &Backend, capabilities: &Value) -> Server {
     for (capability, methods) in METHODS {
         let Some(declared) = capabilities.get(capability) else {
             continue;
         };
         server = server.capability(capability, declared.clone());
         for method in methods {
-            let client = client.clone();
+            let backend = backend.clone();
             server = server.handle(method, move |params| {
-                let client = client.clone();
+                let backend = backend.clone();
                 async move {
                     let params = (!params.is_null()).then_some(params);
+                    let client = backend.client().await?;
                     client.request(method, params).await.map_err(behind)
                 }
             });

@@ -3,7 +3,8 @@
 //! outcome carried), the question a task asks behind answered by the client in front in its
 //! own era, `--as-task` giving tasks to the seed server's tool for a 2026-07-28 client, a
 //! cancel in front cancelling the task behind, a server behind that exits (the front calls
-//! fail saying so, at once, and the proxy answers on), and `--store` (an outcome read after
+//! fail saying so, at once, and the proxy answers on; with `--restart` the next call runs on
+//! a new one), and `--store` (an outcome read after
 //! a restart of the proxy, a call cut off by it failed, a wrong spec refused).
 
 use std::path::PathBuf;
@@ -177,17 +178,29 @@ fn a_cancel_in_front_cancels_the_task_behind() {
 
 #[test]
 fn a_server_behind_that_exits_fails_the_calls_in_front_saying_so_and_the_proxy_goes_on() {
+    server_behind_exits(false);
+}
+
+#[test]
+fn with_restart_a_server_behind_that_exited_is_started_again_for_the_next_call() {
+    server_behind_exits(true);
+}
+
+/// Kills the server behind while a task runs on it: that task fails saying why; the next
+/// call fails at once too, or, with `--restart`, runs on a new server.
+fn server_behind_exits(restart: bool) {
     let dir = peers::target_dir().join("tmp/cli-proxy");
     std::fs::create_dir_all(&dir).unwrap();
-    let pid_file = dir.join("behind.pid");
+    let pid_file = dir.join(format!("behind-{restart}.pid"));
     let _ = std::fs::remove_file(&pid_file);
     let script = format!(
-        "echo $$ > '{}'; exec '{}' --step-ms 3000",
+        "echo $$ > '{}'; exec '{}' --step-ms 300",
         pid_file.display(),
         procs::task_server().display()
     );
     let behind = Argv::new("sh").arg("-c").arg(script);
-    let proxy = proxy(&[], &behind);
+    let proxy = proxy(if restart { &["--restart"] } else { &[] }, &behind);
+    let pid = || std::fs::read_to_string(&pid_file).unwrap();
     smol::block_on(async {
         let builder = taskwire_driver::ClientBuilder::new(taskwire_driver::Config::new("t", "0"));
         let (client, mut child) = taskwire_smol::spawn_server(proxy.command(), builder).unwrap();
@@ -197,8 +210,10 @@ fn a_server_behind_that_exits_fails_the_calls_in_front_saying_so_and_the_proxy_g
             .await
             .unwrap();
         assert!(call.task.is_some());
-        let pid = std::fs::read_to_string(&pid_file).unwrap();
-        let killed = std::process::Command::new("kill").arg(pid.trim()).status();
+        let first = pid();
+        let killed = std::process::Command::new("kill")
+            .arg(first.trim())
+            .status();
         assert!(killed.unwrap().success());
 
         let said = "The server behind the proxy closed its connection";
@@ -208,8 +223,13 @@ fn a_server_behind_that_exits_fails_the_calls_in_front_saying_so_and_the_proxy_g
         let started = Instant::now();
         let again = client.call_tool("long_running_task", serde_json::json!({}));
         let again = again.await.map_err(taskwire_driver::RpcError::from);
-        assert!(again.unwrap_err().message.starts_with(said));
-        assert!(started.elapsed() < Duration::from_secs(2), "no hang");
+        if restart {
+            assert_eq!(again.unwrap().all_text(), "任务完成！");
+            assert_ne!(pid(), first, "a new server");
+        } else {
+            assert!(again.unwrap_err().message.starts_with(said));
+            assert!(started.elapsed() < Duration::from_secs(2), "no hang");
+        }
         // The proxy itself answers on.
         assert_eq!(client.list_tools().await.unwrap().len(), 1);
         client.close().await;

@@ -475,6 +475,12 @@ impl Client {
         .await
     }
 
+    /// Whether the connection has ended (the server exited or closed its side, or
+    /// [`Client::close`]): every call fails at once with [`Error::Closed`].
+    pub fn is_closed(&self) -> bool {
+        self.inner.commands.is_closed()
+    }
+
     /// Closes the connection: pending calls fail, the driver stops.
     pub async fn close(&self) {
         let _ = self.inner.commands.send(Command::Shutdown).await;

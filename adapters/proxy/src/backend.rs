@@ -1,0 +1,69 @@
+//! The client of the server behind, and, with a restarter, the server started again once it
+//! has gone: the next call after it exited finds a new one.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::lock::Mutex;
+use taskwire_driver::{Client, ClientBuilder, RpcError};
+
+/// Starts the server behind again and connects `ClientBuilder` to it (initialized); the
+/// reason when it cannot.
+pub(crate) type Restarter =
+    Arc<dyn Fn(ClientBuilder) -> BoxFuture<'static, Result<Client, String>> + Send + Sync>;
+
+/// The current client of the server behind. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Backend {
+    current: Arc<Mutex<Client>>,
+    restart: Option<(Restarter, Arc<dyn Fn() -> ClientBuilder + Send + Sync>)>,
+}
+
+impl Backend {
+    /// `client`, made again by `restart` (with a client built by `builder`) when its
+    /// connection has ended.
+    pub fn new(
+        client: Client,
+        restart: Option<Restarter>,
+        builder: impl Fn() -> ClientBuilder + Send + Sync + 'static,
+    ) -> Self {
+        Backend {
+            current: Arc::new(Mutex::new(client)),
+            restart: restart.map(|r| (r, Arc::new(builder) as Arc<_>)),
+        }
+    }
+
+    /// The client to call the server behind with: the current one, or, when its connection
+    /// has ended and the proxy restarts servers, a new one (one restart for the calls that
+    /// find it gone together).
+    pub async fn client(&self) -> Result<Client, RpcError> {
+        let mut current = self.current.lock().await;
+        let Some((restart, builder)) = self.restart.as_ref().filter(|_| current.is_closed()) else {
+            return Ok(current.clone());
+        };
+        tracing::warn!("the server behind has gone; starting it again");
+        match restart(builder()).await {
+            Ok(client) => {
+                tracing::info!("the server behind started again");
+                *current = client.clone();
+                Ok(client)
+            }
+            Err(why) => {
+                tracing::error!(error = %why, "the server behind cannot start again");
+                Err(RpcError::internal(format!(
+                    "The server behind the proxy has gone and could not be started again: {why}"
+                )))
+            }
+        }
+    }
+}
+
+/// A restarter from an async function.
+pub(crate) fn restarter<F, Fut>(f: F) -> Restarter
+where
+    F: Fn(ClientBuilder) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Client, String>> + Send + 'static,
+{
+    Arc::new(move |builder| Box::pin(f(builder)))
+}
