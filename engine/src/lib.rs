@@ -130,8 +130,9 @@ pub use ids::{CallId, InputId, Owner, SessionId, TaskId};
 pub use jsonrpc::{RequestId, RpcError};
 pub use log_level::LogLevel;
 pub use model::{
-    Era, Implementation, InputKinds, LogMessage, Outcome, PlainReason, ProgressParams, Role,
-    TaskDecision, TaskInfo, TaskRequest, TaskSnapshot, TaskSupport, Tool, ToolDef, ToolExecution,
+    Era, Implementation, InputKinds, LogMessage, Notice, Outcome, PlainReason, ProgressParams,
+    Role, TaskDecision, TaskInfo, TaskRequest, TaskSnapshot, TaskSupport, Tool, ToolDef,
+    ToolExecution,
 };
 pub use peer_error::PeerErrorKind;
 pub use state::TaskIdSource;

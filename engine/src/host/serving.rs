@@ -1,7 +1,13 @@
-//! What a server offers: its tools and the methods and capabilities of the application's.
+//! What a server offers: its tools and the methods and capabilities of the application's,
+//! and its notices about them.
 
 use super::Host;
-use crate::model::ToolDef;
+use crate::error::UsageError;
+use crate::event::MessageKind;
+use crate::ids::SessionId;
+use crate::jsonrpc;
+use crate::model::{Notice, Role, ToolDef};
+use crate::time::Millis;
 
 impl Host {
     /// Adds (or replaces) a tool.
@@ -32,5 +38,32 @@ impl Host {
     /// [`Config::app_capabilities`](crate::Config); the engine's own keys win.
     pub fn declare_capability(&mut self, key: impl Into<String>, value: serde_json::Value) {
         self.state.config.app_capabilities.insert(key.into(), value);
+    }
+
+    /// Sends `notice` to the client of the server session `session` (a list changed, a
+    /// subscribed resource updated), once it has completed the 2025-11-25 handshake
+    /// ([`UsageError::NotInitialized`] before; a 2026-07-28 session never does: that era
+    /// sends such notifications only on a `subscriptions/listen` stream that asked for them,
+    /// which this engine opens for tasks only).
+    pub fn notify(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        notice: &Notice,
+    ) -> Result<(), UsageError> {
+        self.enter(now)?;
+        if self.state.ready(session)?.role != Role::Server {
+            return Err(UsageError::WrongRole {
+                needs: Role::Server,
+            });
+        }
+        let line = jsonrpc::notification_line(notice.method(), notice.params());
+        let kind = MessageKind::Notification {
+            method: notice.method(),
+            task: None,
+            stream: None,
+        };
+        self.state.send(session, kind, None, line);
+        Ok(())
     }
 }

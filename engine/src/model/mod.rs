@@ -1,10 +1,12 @@
 //! The era-neutral vocabulary: what a tool, a task and a peer are, whichever protocol era
 //! carries them. The eras read and write these in their own wire shapes.
 
+mod notice;
 mod peer;
 mod task;
 mod tool;
 
+pub use notice::Notice;
 pub use peer::{Implementation, LogMessage, PlainReason, ProgressParams, Role};
 pub use task::{Era, InputKinds, Outcome, TaskInfo, TaskRequest, TaskSnapshot};
 pub use tool::{TaskDecision, TaskSupport, Tool, ToolDef, ToolExecution};

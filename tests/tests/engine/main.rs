@@ -30,6 +30,7 @@ mod host_v2026;
 mod input_required;
 mod limits;
 mod logging;
+mod notices;
 mod progress;
 mod retention;
 mod status_notifications;
