@@ -53,7 +53,7 @@ pub use runtime::{now, BoxFuture, Child, ChildProcess, Reader, Runtime, Stdio, T
 #[cfg(feature = "schemars")]
 pub use server::Elicited;
 pub use server::{
-    serve_stdio, NoArgs, Server, ServerHandle, ToolContext, ToolOutcome, STDIO_OWNER,
+    serve_stdio, NoArgs, Notifier, Server, ServerHandle, ToolContext, ToolOutcome, STDIO_OWNER,
 };
 pub use store::{ask as ask_store_thread, Reply, StoreError, StoreJob, StoreNews, TaskStore};
 pub use tool_result::CallToolResult;
@@ -64,7 +64,7 @@ pub use serde_json;
 pub use taskwire_engine as engine;
 /// What a tool handler needs most from the engine.
 pub use taskwire_engine::{
-    jsonrpc::code, Config, LogLevel, LogMessage, RpcError, TaskSupport, Tool,
+    jsonrpc::code, Config, LogLevel, LogMessage, Notice, RpcError, TaskSupport, Tool,
 };
 
 /// The JSON Schema of `T`, for a tool's `inputSchema` or `outputSchema` (feature `schemars`).

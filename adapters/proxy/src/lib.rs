@@ -15,7 +15,9 @@
 //! - a tool named by [`AsTask`] (or, behind a 2026-07-28 server, which decides per call, any
 //!   tool) is offered as a task in front even when the server behind runs it plainly: the
 //!   plain call behind is the front task's work;
-//! - resources, prompts and completion requests are forwarded unchanged.
+//! - resources, prompts and completion requests are forwarded unchanged, and the server
+//!   behind's notices about them (a list changed, a subscribed resource updated) reach the
+//!   front's 2025-11-25 clients.
 //!
 //! ```no_run
 //! # async fn run(runtime: std::sync::Arc<dyn taskwire_driver::Runtime>) -> Result<(), taskwire_driver::Error> {
@@ -39,11 +41,13 @@ mod passthrough;
 mod routes;
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 use taskwire_driver::engine::{Config, TaskSupport};
-use taskwire_driver::{Client, ClientBuilder, Error, Initialized, Runtime, Server};
+use taskwire_driver::{
+    Client, ClientBuilder, Error, Initialized, Notice, Notifier, Runtime, Server,
+};
 
 use backend::{restarter, Backend, Restarter};
 use forward::Behind;
@@ -80,6 +84,8 @@ pub struct Proxy {
     runtime: Arc<dyn Runtime>,
     as_task: AsTask,
     routes: Routes,
+    /// The front's notifier, once the front server exists.
+    notices: Arc<OnceLock<Notifier>>,
     client: Config,
     restart: Option<Restarter>,
 }
@@ -92,6 +98,7 @@ impl Proxy {
             runtime,
             as_task,
             routes: Routes::default(),
+            notices: Arc::default(),
             client,
             restart: None,
         }
@@ -115,7 +122,7 @@ impl Proxy {
     /// requests (declaring both) by putting each to the front client whose call it belongs
     /// to; one that belongs to no waiting call gets -32603 saying so.
     pub fn client_builder(&self) -> ClientBuilder {
-        client_builder(&self.routes, self.client.clone())
+        client_builder(&self.routes, &self.notices, self.client.clone())
     }
 
     /// The server in front of `client` (connected with [`Proxy::client_builder`]; `opened`:
@@ -130,8 +137,9 @@ impl Proxy {
         // A 2026-07-28 server decides per call whether a call is a task: any may be one.
         let decides = opened.protocol_version == "2026-07-28";
         let builder = {
-            let (routes, config) = (self.routes.clone(), self.client.clone());
-            move || client_builder(&routes, config.clone())
+            let (routes, notices) = (self.routes.clone(), self.notices.clone());
+            let config = self.client.clone();
+            move || client_builder(&routes, &notices, config.clone())
         };
         let behind = Behind {
             backend: Backend::new(client.clone(), self.restart.clone(), builder),
@@ -150,6 +158,7 @@ impl Proxy {
                 behind.clone().call(ctx, name.clone(), arguments)
             });
         }
+        let _ = self.notices.set(server.notifier());
         Ok(passthrough::serve(
             server,
             &behind.backend,
@@ -158,9 +167,26 @@ impl Proxy {
     }
 }
 
-/// A client builder answering the server behind's questions through `routes`.
-fn client_builder(routes: &Routes, config: Config) -> ClientBuilder {
-    let mut builder = ClientBuilder::new(config);
+/// A client builder answering the server behind's questions through `routes`, its notices
+/// about resources and prompts passed on to the front's clients through `notices`.
+fn client_builder(
+    routes: &Routes,
+    notices: &Arc<OnceLock<Notifier>>,
+    config: Config,
+) -> ClientBuilder {
+    let notices = notices.clone();
+    let mut builder = ClientBuilder::new(config).on_notification(move |method, params| {
+        match Notice::from_notification(method, params.as_ref()) {
+            Some(notice) => match notices.get() {
+                Some(front) => front.notify(notice),
+                None => tracing::debug!(method, "a notice before the front serves, dropped"),
+            },
+            None if method == "notifications/tools/list_changed" => tracing::warn!(
+                "the server behind says its tools changed; the proxy serves those it listed at start"
+            ),
+            None => tracing::debug!(method, "a notification behind not passed on"),
+        }
+    });
     for method in ["elicitation/create", "sampling/createMessage"] {
         let routes = routes.clone();
         builder = builder.on_request(method, move |params| {

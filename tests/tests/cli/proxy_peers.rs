@@ -5,7 +5,8 @@
 //! (2026-07-28) running a task on the seed's Python server (2025-11-25) through it, with
 //! `--as-task`; the TypeScript SDK 1.32.2 client running server-everything's
 //! `trigger-long-running-operation` as a task with `--as-task`, and cancelling another (the
-//! plain call behind is cancelled with `notifications/cancelled`).
+//! plain call behind is cancelled with `notifications/cancelled`); server-everything's
+//! resource updates reaching a subscribed client in front.
 
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -202,4 +203,56 @@ fn the_typescript_client_runs_everythings_slow_tool_as_a_task_and_cancels_anothe
         cancelled[0]["params"]["reason"],
         json!("Request cancelled by the client")
     );
+}
+
+#[test]
+fn a_resource_update_behind_reaches_the_subscribed_client_in_front() {
+    let test = "a_resource_update_behind_reaches_the_subscribed_client_in_front";
+    let Some(p) = peers::ready(test) else { return };
+    let (proxy, front, behind) = tapped_proxy(p, test, &[], &p.everything());
+    let (heard, notices) = async_channel::unbounded();
+    let mut config = taskwire_driver::Config::new("proxy-notices", "1.0.0");
+    config.client_era =
+        taskwire_driver::engine::ClientEra::Only(taskwire_driver::engine::Era::V2025_11_25);
+    let builder = taskwire_driver::ClientBuilder::new(config).on_notification(move |m, p| {
+        let _ = heard.try_send((m.to_owned(), p));
+    });
+    smol::block_on(async {
+        let (client, mut child) = taskwire_smol::spawn_server(proxy.command(), builder).unwrap();
+        let opened = client.initialize().await.unwrap();
+        assert_eq!(opened.capabilities["resources"]["subscribe"], true);
+        let listed = client.request("resources/list", None).await.unwrap();
+        let uri = listed["resources"][0]["uri"].clone();
+        assert!(uri.is_string(), "{listed}");
+        let params = json!({ "uri": uri });
+        client
+            .request("resources/subscribe", Some(params))
+            .await
+            .unwrap();
+        let toggled = client
+            .call_tool("toggle-subscriber-updates", json!({}))
+            .await;
+        assert!(toggled.unwrap().all_text().starts_with("Started"));
+        let deadline = smol::Timer::after(Duration::from_secs(20));
+        let updated = async {
+            loop {
+                let (method, params) = notices.recv().await.unwrap();
+                if method == "notifications/resources/updated" {
+                    return params;
+                }
+            }
+        };
+        futures::pin_mut!(updated);
+        let params = match futures::future::select(updated, deadline).await {
+            futures::future::Either::Left((params, _)) => params,
+            futures::future::Either::Right(_) => panic!("no resources/updated within 20 s"),
+        };
+        assert_eq!(params, Some(json!({ "uri": uri })));
+        client.close().await;
+        child.wait().await.unwrap();
+    });
+    let (front, _) = checked(&front, &behind);
+    assert!(!front
+        .with_method("notifications/resources/updated")
+        .is_empty());
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use taskwire_engine::{Event, RequestId, Role, SessionId, TaskInfo};
 
 use super::waits::{refuse, Waits};
-use super::{Initialized, TaskCall};
+use super::{Initialized, Notified, TaskCall};
 use crate::driver::{App, Command, Ctx, Reply, Work};
 use crate::error::Error;
 use crate::handler::{request_work, Handlers};
@@ -72,14 +72,16 @@ pub(crate) type Caller = oneshot::Receiver<()>;
 /// A client's side of its driver: its session, its handlers, and who waits for what.
 pub(crate) struct ClientApp {
     pub handlers: Handlers,
+    notified: Option<Notified>,
     session: Option<SessionId>,
     waits: Waits,
 }
 
 impl ClientApp {
-    pub fn new(handlers: Handlers) -> Self {
+    pub fn new(handlers: Handlers, notified: Option<Notified>) -> Self {
         ClientApp {
             handlers,
+            notified,
             session: None,
             waits: Waits::default(),
         }
@@ -99,6 +101,13 @@ impl App for ClientApp {
             Event::Request(request) => {
                 let handler = self.handlers.get(&request.method)?;
                 Some(request_work(handler, request))
+            }
+            Event::Notification { method, params, .. } => {
+                if let Some(notified) = &self.notified {
+                    let params = params.and_then(|p| serde_json::from_str(p.get()).ok());
+                    notified(&method, params);
+                }
+                None
             }
             other => {
                 self.waits.on_event(other);

@@ -122,7 +122,11 @@ impl TaskCall {
 pub struct ClientBuilder {
     config: Config,
     handlers: Handlers,
+    notified: Option<Notified>,
 }
+
+/// What hears the server's notifications the client does not act on itself.
+pub(crate) type Notified = Arc<dyn Fn(&str, Option<Value>) + Send + Sync>;
 
 impl ClientBuilder {
     /// A client with this configuration.
@@ -130,6 +134,7 @@ impl ClientBuilder {
         ClientBuilder {
             config,
             handlers: Handlers::default(),
+            notified: None,
         }
     }
 
@@ -233,6 +238,19 @@ impl ClientBuilder {
         self
     }
 
+    /// Hears each notification of the server that the client does not act on itself (task
+    /// status, progress and log messages of calls are [`TaskCall`] updates): its method and
+    /// params as sent, e.g. `notifications/resources/updated` or a list change (see
+    /// [`Notice::from_notification`](taskwire_engine::Notice::from_notification)). It runs
+    /// on the client's driver: keep it short, and do not block.
+    pub fn on_notification(
+        mut self,
+        handler: impl Fn(&str, Option<Value>) + Send + Sync + 'static,
+    ) -> Self {
+        self.notified = Some(Arc::new(handler));
+        self
+    }
+
     /// Starts the client's driver on `runtime` over a connection to a server, and returns
     /// the handle. Call [`Client::initialize`] first.
     pub fn connect(self, runtime: Arc<dyn Runtime>, reader: Reader, writer: Writer) -> Client {
@@ -269,8 +287,15 @@ impl ClientBuilder {
             roots: self.handlers.contains("roots/list"),
         };
         let host = Host::new(config, Box::new(new_task_id), now());
-        let app = ClientApp::new(self.handlers);
-        let (driver, commands) = Driver::new(host, runtime, app, Until::LinksEnd);
+        let app = ClientApp::new(self.handlers, self.notified);
+        let (commands, queue) = async_channel::unbounded();
+        let driver = Driver::new(
+            host,
+            runtime,
+            app,
+            Until::LinksEnd,
+            (commands.clone(), queue),
+        );
         let client = Client {
             inner: Arc::new(Inner { commands }),
         };

@@ -79,17 +79,22 @@ pub(crate) struct Driver<A: App> {
     store: Option<StoreLink>,
 }
 
+/// A driver's command channel, both ends.
+pub(crate) type Commands<X> = (Sender<Command<X>>, Receiver<Command<X>>);
+
 impl<A: App> Driver<A> {
-    /// A driver for `host`, and the sender of its commands.
+    /// A driver for `host` taking its commands from `commands` (made with
+    /// [`async_channel::unbounded`]; its sender may have been handed out before).
     pub fn new(
         host: Host,
         runtime: Arc<dyn Runtime>,
         app: A,
         until: Until,
-    ) -> (Self, Sender<Command<A::Command>>) {
-        let (tx, commands) = async_channel::unbounded();
+        commands: Commands<A::Command>,
+    ) -> Self {
+        let (tx, commands) = commands;
         let (link_tx, link_inputs) = async_channel::unbounded();
-        let driver = Driver {
+        Driver {
             host,
             timer: runtime.timer(),
             runtime,
@@ -108,8 +113,7 @@ impl<A: App> Driver<A> {
             until,
             stopping: false,
             store: None,
-        };
-        (driver, tx)
+        }
     }
 
     /// Keeps the host's tasks in `store`: its tasks are loaded before the first turn, and

@@ -2,7 +2,7 @@
 //! started unless the tool asks first), each other request its handler.
 
 use futures::FutureExt;
-use taskwire_engine::{CallId, Event, Role, RpcError, TaskId, TaskRequest, ToolCall};
+use taskwire_engine::{CallId, Event, Role, RpcError, SessionId, TaskId, TaskRequest, ToolCall};
 
 use super::context::ToolContext;
 use super::tool::{ToolOutcome, ToolSet};
@@ -28,12 +28,28 @@ impl App for ToolSet {
                 task,
                 request,
             } => Some(self.restored(call, task, request, ctx)),
+            Event::Closed { session } => {
+                self.sessions.remove(&session);
+                None
+            }
             _ => None,
         }
     }
 
-    fn on_command(&mut self, command: ServerCommand, _: Ctx<'_, ServerCommand>) {
-        match command {}
+    fn opened(&mut self, session: SessionId) {
+        self.sessions.insert(session);
+    }
+
+    fn on_command(&mut self, command: ServerCommand, ctx: Ctx<'_, ServerCommand>) {
+        match command {
+            ServerCommand::Notify(notice) => {
+                for &session in &self.sessions {
+                    if let Err(e) = ctx.host.notify(now(), session, &notice) {
+                        tracing::debug!(?session, error = %e, method = notice.method(), "notice not sent");
+                    }
+                }
+            }
+        }
     }
 }
 

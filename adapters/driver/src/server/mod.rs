@@ -5,6 +5,7 @@ mod app;
 mod context;
 #[cfg(feature = "schemars")]
 mod form;
+mod notifier;
 mod tool;
 
 use std::future::Future;
@@ -16,24 +17,28 @@ use futures::channel::oneshot;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use taskwire_engine::{
-    Config, Host, Millis, Owner, RpcError, TaskDecision, Tool, ToolDef, UsageError,
+    Config, Host, Millis, Notice, Owner, RpcError, TaskDecision, Tool, ToolDef, UsageError,
 };
 
 pub use context::ToolContext;
 #[cfg(feature = "schemars")]
 pub use form::Elicited;
+pub use notifier::Notifier;
 pub use tool::{NoArgs, ToolOutcome};
 
-use crate::driver::{Command, Driver, MessageLinks, MessageSession, Until};
+use crate::driver::{Command, Commands, Driver, MessageLinks, MessageSession, Until};
 use crate::error::Error;
 use crate::ids::new_task_id;
 use crate::runtime::{BoxFuture, Reader, Runtime, Writer};
 use crate::store::TaskStore;
 use tool::ToolSet;
 
-/// A server takes no commands of its own: its tools' contexts and its connections' handles
-/// send the driver's.
-type ServerCommand = std::convert::Infallible;
+/// A server's own command (its tools' contexts and its connections' handles send the
+/// driver's).
+pub(crate) enum ServerCommand {
+    /// Send this notice to every session that can take it.
+    Notify(Notice),
+}
 
 /// The owner of a stdio connection's tasks: the one peer on the other end of the pipe.
 pub const STDIO_OWNER: &str = "stdio";
@@ -43,6 +48,8 @@ pub struct Server {
     host: Host,
     tools: ToolSet,
     store: Option<Arc<dyn TaskStore>>,
+    /// The driver's commands, made before it runs so that [`Notifier`]s can be handed out.
+    commands: Commands<ServerCommand>,
 }
 
 impl Server {
@@ -53,6 +60,7 @@ impl Server {
             host,
             tools: ToolSet::default(),
             store: None,
+            commands: async_channel::unbounded(),
         }
     }
 
@@ -163,6 +171,12 @@ impl Server {
         self
     }
 
+    /// Sends notices (a resource updated, a list changed) to this server's clients, before
+    /// or while it serves.
+    pub fn notifier(&self) -> Notifier {
+        Notifier(self.commands.0.clone())
+    }
+
     /// Prepares the host before serving (e.g. pre-creating a finished task of
     /// [`STDIO_OWNER`]).
     pub fn setup(
@@ -225,11 +239,12 @@ impl Server {
         runtime: Arc<dyn Runtime>,
         until: Until,
     ) -> (Driver<ToolSet>, Sender<Command<ServerCommand>>) {
-        let (mut driver, commands) = Driver::new(self.host, runtime, self.tools, until);
+        let tx = self.commands.0.clone();
+        let mut driver = Driver::new(self.host, runtime, self.tools, until, self.commands);
         if let Some(store) = self.store {
             driver.with_store(store);
         }
-        (driver, commands)
+        (driver, tx)
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use taskwire_engine::RpcError;
+use taskwire_engine::{RpcError, SessionId};
 
 use super::context::ToolContext;
 use crate::handler::Handlers;
@@ -41,6 +41,8 @@ pub(crate) struct ToolSet {
     resumers: HashMap<String, Handler>,
     /// Requests the application answers besides `tools/call` (`resources/read`, …).
     pub requests: Handlers,
+    /// The sessions open, for notices.
+    pub sessions: HashSet<SessionId>,
 }
 
 impl ToolSet {
