@@ -3,7 +3,8 @@
 //! the server there), for a 2025-11-25 client in front of a 2026-07-28 server and the
 //! reverse: a task with its outcome, a task whose tool asks a question (answered by the
 //! client in front), a plain call; and, for the 2025-11-25 client, `tasks/list` of the tasks
-//! it made through the proxy.
+//! it made through the proxy. A plain 2026-07-28 call whose tool behind asks a question is
+//! made again behind (MRTR in front), the first call given up.
 
 use serde_json::{json, Value};
 use taskwire_driver::engine::{ClientEra, Era, TaskStatus};
@@ -111,4 +112,62 @@ fn what_the_proxy_writes_validates_on_both_sides_in_both_directions() {
 /// Who sent `message` in `log`.
 fn sender(log: &Log, message: &Value) -> Option<Side> {
     log.lines.iter().find(|l| &l.msg == message).map(|l| l.from)
+}
+
+/// A plain 2026-07-28 call (no task) whose tool behind asks a question: MRTR in front makes
+/// the front call again with the answer, so the call behind is made again too; the first is
+/// given up (its question refused, `notifications/cancelled`), the second is answered from
+/// the retry, and the client is asked once.
+#[test]
+fn a_plain_v2026_call_whose_server_asks_is_made_again_behind_with_the_answer() {
+    let test = "a_plain_v2026_call_whose_server_asks_is_made_again_behind";
+    let Some(p) = peers::ready(test) else {
+        return;
+    };
+    let behind_log = p.scratch(&format!("{test}-behind.jsonl"));
+    let answers = p.scratch(&format!("{test}-answers.json"));
+    std::fs::write(
+        &answers,
+        r#"{"action": "accept", "content": {"confirm": true}}"#,
+    )
+    .unwrap();
+    let server = Argv::new(procs::task_server()).arg("--extra-tools");
+    let proxy = Argv::new(procs::taskwire())
+        .args(&["proxy", "--era", "2025-11-25", "--"])
+        .extend(&p.tap(&behind_log, &server));
+    let call = Argv::new(procs::taskwire())
+        .args(&[
+            "--json",
+            "call",
+            "--plain",
+            "--era",
+            "2026-07-28",
+            "confirm_task",
+        ])
+        .args(&["--arg", "question=Ship it?", "--answers"])
+        .arg(&answers)
+        .arg("--")
+        .extend(&proxy);
+    let out = peers::run(&call, std::time::Duration::from_secs(60));
+    assert_eq!(out.code, Some(0), "{out}");
+    let events = out.json_lines();
+    let asked = events.iter().filter(|e| e["event"] == "input").count();
+    assert_eq!(asked, 1, "asked once in front: {out}");
+    let outcome = events.last().cloned().unwrap_or_default();
+    assert_eq!(
+        outcome["result"]["content"][0]["text"],
+        "Ship it? confirmed"
+    );
+
+    let behind = Log::read(&behind_log);
+    behind.check_conformance(Side::Client);
+    let calls = behind.with_method("tools/call");
+    assert_eq!(calls.len(), 2, "made again behind");
+    let cancelled = behind.with_method("notifications/cancelled");
+    assert_eq!(cancelled.len(), 1);
+    assert_eq!(cancelled[0]["params"]["requestId"], calls[0]["id"]);
+    assert_eq!(
+        behind.answer(calls[1])["result"]["structuredContent"]["confirmed"],
+        true
+    );
 }
