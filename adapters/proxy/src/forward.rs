@@ -1,9 +1,9 @@
 //! A front tool call, forwarded: as a task behind when the front call is a task and the
 //! server behind takes one (else plainly, the front task wrapping it); a plain front call
 //! plainly behind a 2025-11-25 server, and behind a 2026-07-28 server (which decides per
-//! call) offered as a task there too, followed to its outcome. The task behind is followed to its outcome: its status messages,
-//! progress and logs become the front task's, its questions are put to the front client, and
-//! a front cancel cancels it.
+//! call) offered as a task there too. The task behind is followed to its outcome: its
+//! status messages, progress and logs become the front call's, its questions are put to the
+//! front client, and a front cancel cancels it.
 
 use std::future::Future;
 use std::pin::pin;
