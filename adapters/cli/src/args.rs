@@ -162,6 +162,13 @@ pub struct ProxyArgs {
     /// went finds a new one (calls in flight when it went fail).
     #[arg(long, conflicts_with = "url")]
     pub restart: bool,
+    /// The most tasks the proxy holds in front at once, in every status, until they expire;
+    /// over it a task call gets an error naming the limit.
+    #[arg(long, value_name = "N", default_value_t = 100_000)]
+    pub max_tasks: usize,
+    /// The most of those one client holds (so one client cannot lock out the others).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub max_tasks_per_client: usize,
     /// The server behind.
     #[command(flatten)]
     pub server: ServerArgs,

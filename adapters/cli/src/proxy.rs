@@ -47,7 +47,9 @@ pub async fn run(args: ProxyArgs) -> Exit {
         protocol = %opened.protocol_version,
         "connected to the server behind"
     );
-    let config = Config::new("taskwire-proxy", env!("CARGO_PKG_VERSION"));
+    let mut config = Config::new("taskwire-proxy", env!("CARGO_PKG_VERSION"));
+    config.tasks.max_tasks = args.max_tasks;
+    config.tasks.max_tasks_per_owner = args.max_tasks_per_client;
     let server = match proxy.server(connected.client.clone(), opened, config).await {
         Ok(server) => match store {
             Some(store) => server.with_store(store),

@@ -40,12 +40,13 @@ struct Cli {
     #[arg(long, value_name = "N")]
     rounds: Option<NonZeroUsize>,
     /// The servers, comma-separated, from: smol, smol-sqlite, smol-sqlite-full, smol-postgres,
-    /// tokio, ts, python, rmcp, null, proxy (default: all).
+    /// tokio, ts, python, rmcp, null, proxy, relay (default: all).
     ///
     /// smol-sqlite(-full) is task-server on smol with --store sqlite:PATH (synchronous=NORMAL,
     /// FULL), smol-postgres with --store postgres://… on the server of TASKWIRE_POSTGRES_URL;
     /// each start gets a fresh database (taskwire_bench_<pid>_<n> on PostgreSQL), removed when
-    /// it stops. proxy is `taskwire proxy --era 2025-11-25` in front of smol.
+    /// it stops. proxy is `taskwire proxy --era 2025-11-25` in front of smol; relay is
+    /// null-relay in front of smol, a process that only copies bytes (the floor of any proxy).
     #[arg(long, value_name = "LIST")]
     servers: Option<String>,
     /// The workloads, comma-separated, from: echo, echo-64, lifecycle, lifecycle-32, retained
@@ -61,6 +62,9 @@ struct Cli {
     /// Uses this taskwire (for proxy) instead of building it (cargo build --release).
     #[arg(long, value_name = "PATH")]
     taskwire: Option<PathBuf>,
+    /// Uses this null-relay (for relay) instead of building it (cargo build --release).
+    #[arg(long, value_name = "PATH")]
+    null_relay: Option<PathBuf>,
 }
 
 /// A parsed command line.
@@ -113,6 +117,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, clap::Er
             task_server: cli.task_server,
             null_server: cli.null_server,
             taskwire: cli.taskwire,
+            null_relay: cli.null_relay,
         },
     })
 }
@@ -228,7 +233,7 @@ mod tests {
     #[test]
     fn modes_and_selections() {
         let default = run(&[]).unwrap();
-        assert_eq!((default.rounds, default.servers.len()), (3, 10));
+        assert_eq!((default.rounds, default.servers.len()), (3, 11));
         assert!(default.servers.contains(&ServerId::SmolPostgres));
         assert_eq!(default.servers, ServerId::ALL);
         assert!(default.workloads.contains(&Workload::Retained(100_000)));
@@ -282,11 +287,23 @@ mod tests {
             "b",
             "--taskwire",
             "c",
+            "--null-relay",
+            "d",
         ]);
         let paths = paths.unwrap().prebuilt;
         assert_eq!(
-            (paths.task_server, paths.null_server, paths.taskwire),
-            (Some("a".into()), Some("b".into()), Some("c".into()))
+            (
+                paths.task_server,
+                paths.null_server,
+                paths.taskwire,
+                paths.null_relay
+            ),
+            (
+                Some("a".into()),
+                Some("b".into()),
+                Some("c".into()),
+                Some("d".into())
+            )
         );
     }
 

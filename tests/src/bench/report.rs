@@ -1,7 +1,8 @@
 //! The Markdown report: the machine and settings, one table per workload (medians with
 //! min–max over the rounds), notes for anything skipped, then the ratio tables: each of ours
 //! with tasks in memory to each peer, ours on a durable store (SQLite, PostgreSQL) to ours
-//! in memory (smol), and the proxy in front of smol to smol; with the issues' targets.
+//! in memory (smol), and the proxy (and the null relay) in front of smol to smol; with the
+//! issues' targets.
 
 use std::fmt::Write;
 
@@ -76,7 +77,7 @@ fn peers_ratio_table(out: &mut String, options: &Options, results: &Results, our
     let columns: Vec<Column> = options
         .servers
         .iter()
-        .filter(|s| !s.is_ours())
+        .filter(|s| !s.is_ours() && !s.is_in_front())
         .map(|&other| Column {
             label: other.label().into(),
             of: ours,
@@ -167,27 +168,37 @@ fn durable_ratio_table(out: &mut String, options: &Options, results: &Results) {
     );
 }
 
-/// The proxy in front of smol to smol alone, then whether [`PROXY_TARGETS`] are met.
+/// The proxy and the null relay in front of smol to smol alone, then whether
+/// [`PROXY_TARGETS`] are met; then the proxy to the relay: what the proxy costs beyond the
+/// extra process and pipes any proxy has.
 fn proxy_ratio_table(out: &mut String, options: &Options, results: &Results) {
-    let heading = "Ratios: the proxy in front of smol / {smol} (medians; for rates above 1 \
-         means the proxy is faster; for times, CPU, switches and memory below 1 means it uses \
-         less; the server CPU is the proxy's alone)";
-    let proxy = [ServerId::Proxy];
-    let proxy = if options.servers.contains(&ServerId::Proxy) {
-        &proxy[..]
-    } else {
-        &[]
-    };
+    let heading = "Ratios: in front of smol / {smol} (medians; for rates above 1 means the \
+         process in front is faster; for times, CPU, switches and memory below 1 means it \
+         uses less; the server CPU is that of the process in front alone)";
+    let in_front: Vec<ServerId> = (options.servers.iter())
+        .filter(|s| s.is_in_front())
+        .copied()
+        .collect();
     let verdicts = "Issue 23 targets (proxy / direct)";
     to_smol_table(
         out,
         options,
         results,
-        proxy,
+        &in_front,
         heading,
         verdicts,
         &PROXY_TARGETS,
     );
+    if in_front.len() == 2 {
+        let heading = "Ratios: the proxy / the null relay, both in front of smol: the proxy's \
+             own cost beyond the extra process (medians, read as above)";
+        let column = Column {
+            label: "proxy / relay".into(),
+            of: ServerId::Proxy,
+            to: ServerId::Relay,
+        };
+        ratio_table(out, options, results, heading, &[column]);
+    }
 }
 
 /// A column per server of `each` to ours in memory (smol), under `heading` (`{smol}` names

@@ -35,11 +35,14 @@ pub enum ServerId {
     /// `taskwire proxy --era 2025-11-25 -- task-server --bench-tools --runtime smol`: the
     /// proxy in front of [`ServerId::Smol`], both sides in one era.
     Proxy,
+    /// `null-relay -- task-server --bench-tools --runtime smol`: a process that only copies
+    /// bytes between the load driver and [`ServerId::Smol`], the floor of any stdio proxy.
+    Relay,
 }
 
 impl ServerId {
     /// Every server, in the order of the tables.
-    pub const ALL: [ServerId; 10] = [
+    pub const ALL: [ServerId; 11] = [
         ServerId::Smol,
         ServerId::SmolSqlite,
         ServerId::SmolSqliteFull,
@@ -50,6 +53,7 @@ impl ServerId {
         ServerId::Rmcp,
         ServerId::Limit,
         ServerId::Proxy,
+        ServerId::Relay,
     ];
 
     /// The name `--servers` takes.
@@ -65,6 +69,7 @@ impl ServerId {
             ServerId::Rmcp => "rmcp",
             ServerId::Limit => "null",
             ServerId::Proxy => "proxy",
+            ServerId::Relay => "relay",
         }
     }
 
@@ -81,6 +86,7 @@ impl ServerId {
             ServerId::Rmcp => "rmcp 3.11.0",
             ServerId::Limit => "limit (null-server)",
             ServerId::Proxy => "taskwire proxy → taskwire (smol)",
+            ServerId::Relay => "null-relay → taskwire (smol)",
         }
     }
 
@@ -115,12 +121,20 @@ impl ServerId {
         !matches!(self, ServerId::Rmcp | ServerId::Limit)
     }
 
+    /// Whether it is a process in front of [`ServerId::Smol`] (the proxy, the null relay).
+    pub fn is_in_front(self) -> bool {
+        matches!(self, ServerId::Proxy | ServerId::Relay)
+    }
+
     /// Tasks it holds before any call, which `tasks/list` also shows (`task-server`'s
-    /// `demo-task`; the proxy lists only the tasks made through it).
+    /// `demo-task`, also through the relay; the proxy lists only the tasks made through it).
     pub fn precreated_tasks(self) -> usize {
-        usize::from(self.is_ours() && self != ServerId::Proxy)
+        usize::from((self.is_ours() && self != ServerId::Proxy) || self == ServerId::Relay)
     }
 }
+
+/// The proxy's task caps, raised as `task-server --bench-tools` raises its own (200,000).
+const PROXY_MAX_TASKS: &str = "200000";
 
 /// Programs given on the command line instead of built.
 #[derive(Clone, Debug, Default)]
@@ -131,6 +145,8 @@ pub struct Prebuilt {
     pub null_server: Option<PathBuf>,
     /// `--taskwire`.
     pub taskwire: Option<PathBuf>,
+    /// `--null-relay`.
+    pub null_relay: Option<PathBuf>,
 }
 
 /// SQLite's `synchronous` in WAL mode, as `task-server --store` takes it.
@@ -164,6 +180,8 @@ pub struct Programs {
     pub null_server: PathBuf,
     /// The release `taskwire` (for the proxy).
     pub taskwire: PathBuf,
+    /// The release `null-relay`.
+    pub null_relay: PathBuf,
     /// The peers' install (`tests/peers/setup.sh`).
     pub peers: peers::Peers,
     /// The PostgreSQL server of [`ServerId::SmolPostgres`] (`TASKWIRE_POSTGRES_URL`), when
@@ -181,6 +199,7 @@ impl Programs {
             task_server,
             null_server,
             taskwire,
+            null_relay,
         } = prebuilt;
         let needs = |s: ServerId| servers.contains(&s);
         let postgres = if needs(ServerId::SmolPostgres) {
@@ -192,7 +211,7 @@ impl Programs {
         };
         let task_server = match task_server {
             Some(path) => path,
-            None if servers.iter().any(|s| s.is_ours()) => {
+            None if servers.iter().any(|s| s.is_ours() || s.is_in_front()) => {
                 peers::demo::release_binary("taskwire-demo", "task-server")?
             }
             None => PathBuf::new(),
@@ -211,10 +230,18 @@ impl Programs {
             }
             None => PathBuf::new(),
         };
+        let null_relay = match null_relay {
+            Some(path) => path,
+            None if needs(ServerId::Relay) => {
+                peers::demo::release_binary("taskwire-tests", "null-relay")?
+            }
+            None => PathBuf::new(),
+        };
         let programs = Programs {
             task_server,
             null_server,
             taskwire,
+            null_relay,
             peers: peers::Peers::locate(),
             postgres,
         };
@@ -277,8 +304,11 @@ impl Programs {
             ServerId::Rmcp => Argv::new(self.peers.rmcp_echo_server()),
             ServerId::Limit => Argv::new(&self.null_server),
             ServerId::Proxy => Argv::new(&self.taskwire)
-                .args(&["proxy", "--era", "2025-11-25", "--"])
+                .args(&["proxy", "--era", "2025-11-25"])
+                .args(&["--max-tasks", PROXY_MAX_TASKS, "--max-tasks-per-client"])
+                .args(&[PROXY_MAX_TASKS, "--"])
                 .extend(&ours("smol")),
+            ServerId::Relay => Argv::new(&self.null_relay).arg("--").extend(&ours("smol")),
         }
     }
 
@@ -294,6 +324,10 @@ impl Programs {
             ServerId::Limit => (vec![self.null_server.clone()], String::new()),
             ServerId::Proxy => (
                 vec![self.taskwire.clone(), self.task_server.clone()],
+                String::new(),
+            ),
+            ServerId::Relay => (
+                vec![self.null_relay.clone(), self.task_server.clone()],
                 String::new(),
             ),
             ServerId::TypeScript => (

@@ -33,6 +33,11 @@ fn every_binary_has_help_and_version() {
             "--version",
         ),
         (
+            "null-relay",
+            env!("CARGO_BIN_EXE_null-relay").into(),
+            "<SERVER>...",
+        ),
+        (
             "null-http-server",
             env!("CARGO_BIN_EXE_null-http-server").into(),
             "<ADDR>",

@@ -5,13 +5,15 @@
 //! cancel in front cancelling the task behind, a server behind that exits (the front calls
 //! fail saying so, at once, and the proxy answers on; with `--restart` the next call runs on
 //! a new one), and `--store` (an outcome read after
-//! a restart of the proxy, a call cut off by it failed, a wrong spec refused).
+//! a restart of the proxy, a call cut off by it failed, a wrong spec refused), and the task
+//! caps in front set on its command line.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use taskwire_demo::tools::{DONE_MESSAGE, STEPS};
+use taskwire_driver::RpcError;
 use taskwire_tests::peers::http::HttpServer;
 use taskwire_tests::peers::{self, run, Argv, Run};
 use taskwire_tests::procs;
@@ -283,4 +285,24 @@ fn with_a_store_outcomes_survive_a_restart_of_the_proxy_and_a_call_cut_off_fails
     let bad = taskwire(&["proxy", "--store", "tasks.db", "--", "true"]);
     assert_eq!(bad.code, Some(2), "{bad}");
     assert!(bad.stderr.contains("sqlite:PATH"), "{bad}");
+}
+
+#[test]
+fn the_task_caps_in_front_are_the_command_lines() {
+    let behind = Argv::new(procs::task_server()).args(&["--step-ms", "2000"]);
+    let proxy = proxy(&["--max-tasks-per-client", "1"], &behind);
+    smol::block_on(async {
+        let builder = taskwire_driver::ClientBuilder::new(taskwire_driver::Config::new("t", "0"));
+        let (client, mut child) = taskwire_smol::spawn_server(proxy.command(), builder).unwrap();
+        client.initialize().await.unwrap();
+        let task = || client.call_tool_as_task("long_running_task", serde_json::json!({}), None);
+        let first = task().await.unwrap();
+        let first = first.task.expect("a task in front");
+        let over = task().await.map(|_| ()).map_err(RpcError::from);
+        let over = over.expect_err("a second task is over the cap");
+        assert!(over.message.contains("max_tasks_per_owner"), "{over:?}");
+        client.cancel_task(first.id.as_str()).await.unwrap();
+        client.close().await;
+        child.wait().await.unwrap();
+    });
 }

@@ -54,13 +54,15 @@ fn smoke_run_measures_every_workload_on_ours_and_the_limit() {
         &[
             "--smoke",
             "--servers",
-            "smol,smol-sqlite,tokio,null,proxy",
+            "smol,smol-sqlite,tokio,null,proxy,relay",
             "--task-server",
             task_server.to_str().expect("a UTF-8 path"),
             "--null-server",
             env!("CARGO_BIN_EXE_null-server"),
             "--taskwire",
             procs::taskwire().to_str().expect("a UTF-8 path"),
+            "--null-relay",
+            env!("CARGO_BIN_EXE_null-relay"),
         ],
         None,
     );
@@ -68,7 +70,8 @@ fn smoke_run_measures_every_workload_on_ours_and_the_limit() {
     assert!(out.status.success(), "bench failed:\n{log}\n{report}");
     let sqlite = "taskwire (smol, SQLite NORMAL)";
     let proxy = "taskwire proxy → taskwire (smol)";
-    for ours in ["taskwire (smol)", "taskwire (tokio)", sqlite, proxy] {
+    let relay = "null-relay → taskwire (smol)";
+    for ours in ["taskwire (smol)", "taskwire (tokio)", sqlite, proxy, relay] {
         if ours == proxy {
             every_workload_but_retained_measured(&report, ours);
             assert!(row(&report, "retained tasks", ours)
@@ -91,12 +94,15 @@ fn smoke_run_measures_every_workload_on_ours_and_the_limit() {
         );
         assert_eq!(
             report.contains(&format!("### Ratios: {ours} / each server")),
-            ours != sqlite && ours != proxy
+            ![sqlite, proxy, relay].contains(&ours)
         );
     }
-    // The proxy beside smol, with issue 23's targets judged.
-    let beside = row(&report, "the proxy in front of smol", "echo: p50 µs");
-    assert!(positive(&beside[0]), "{beside:?}");
+    // The proxy and the relay beside smol, with issue 23's targets judged; the proxy beside
+    // the relay.
+    let beside = row(&report, "Ratios: in front of smol", "echo: p50 µs");
+    assert!(beside.iter().all(|c| positive(c)), "{beside:?}");
+    let own = row(&report, "the proxy / the null relay", "echo-64: calls/s");
+    assert!(positive(&own[0]), "{own:?}");
     for target in [
         "echo p50 µs",
         "echo-64 calls/s",
