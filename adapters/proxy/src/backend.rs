@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::lock::Mutex;
-use taskwire_driver::{Client, ClientBuilder, RpcError};
+use taskwire_driver::{Client, ClientBuilder, Error, RpcError};
 
 /// Starts the server behind again and connects `ClientBuilder` to it (initialized); the
 /// reason when it cannot.
@@ -18,19 +18,23 @@ pub(crate) type Restarter =
 pub(crate) struct Backend {
     current: Arc<Mutex<Client>>,
     restart: Option<(Restarter, Arc<dyn Fn() -> ClientBuilder + Send + Sync>)>,
+    /// Whether a server started again is asked for every log level ([`ask_every_level`]).
+    every_level: bool,
 }
 
 impl Backend {
-    /// `client`, made again by `restart` (with a client built by `builder`) when its
-    /// connection has ended.
+    /// `client`, made again by `restart` (with a client built by `builder`, then asked for
+    /// every log level when `every_level`) when its connection has ended.
     pub fn new(
         client: Client,
         restart: Option<Restarter>,
         builder: impl Fn() -> ClientBuilder + Send + Sync + 'static,
+        every_level: bool,
     ) -> Self {
         Backend {
             current: Arc::new(Mutex::new(client)),
             restart: restart.map(|r| (r, Arc::new(builder) as Arc<_>)),
+            every_level,
         }
     }
 
@@ -46,6 +50,11 @@ impl Backend {
         match restart(builder()).await {
             Ok(client) => {
                 tracing::info!("the server behind started again");
+                if self.every_level {
+                    if let Err(e) = ask_every_level(&client).await {
+                        tracing::warn!(error = %e, "the server behind refused logging/setLevel");
+                    }
+                }
                 *current = client.clone();
                 Ok(client)
             }
@@ -57,6 +66,15 @@ impl Backend {
             }
         }
     }
+}
+
+/// Asks a 2025-11-25 server that logs for every level (`logging/setLevel` `debug`): the
+/// proxy's front filters them for each of its clients by the level that client set.
+pub(crate) async fn ask_every_level(client: &Client) -> Result<(), Error> {
+    let every = serde_json::json!({ "level": "debug" });
+    client.request("logging/setLevel", Some(every)).await?;
+    tracing::debug!("the server behind asked for every log level");
+    Ok(())
 }
 
 /// A restarter from an async function.

@@ -17,7 +17,11 @@
 //!   plain call behind is the front task's work;
 //! - resources, prompts and completion requests are forwarded unchanged, and the server
 //!   behind's notices about them (a list changed, a subscribed resource updated) reach the
-//!   front's 2025-11-25 clients.
+//!   front's 2025-11-25 clients;
+//! - behind a server that logs, the front declares `logging` too: log messages about a
+//!   task behind are the front task's, those about none reach the front's 2025-11-25
+//!   clients, each filtered by the level its own `logging/setLevel` named (a 2025-11-25
+//!   server behind is asked for every level, once, at the start).
 //!
 //! ```no_run
 //! # async fn run(runtime: std::sync::Arc<dyn taskwire_driver::Runtime>) -> Result<(), taskwire_driver::Error> {
@@ -127,22 +131,29 @@ impl Proxy {
 
     /// The server in front of `client` (connected with [`Proxy::client_builder`]; `opened`:
     /// its handshake): each tool `client` lists, forwarded, and the requests of the
-    /// capabilities it declares. Serve it as any [`Server`] (stdio, Streamable HTTP).
+    /// capabilities it declares; its [`Config::logging`] is whether `client`'s server
+    /// declares `logging`. Serve it as any [`Server`] (stdio, Streamable HTTP).
     pub async fn server(
         &self,
         client: Client,
         opened: &Initialized,
-        config: Config,
+        mut config: Config,
     ) -> Result<Server, Error> {
         // A 2026-07-28 server decides per call whether a call is a task: any may be one.
         let decides = opened.protocol_version == "2026-07-28";
+        config.logging = opened.capabilities.get("logging").is_some();
+        // Every level comes, and the front filters it for each client.
+        let every_level = config.logging && !decides;
+        if every_level {
+            backend::ask_every_level(&client).await?;
+        }
         let builder = {
             let (routes, notices) = (self.routes.clone(), self.notices.clone());
             let config = self.client.clone();
             move || client_builder(&routes, &notices, config.clone())
         };
         let behind = Behind {
-            backend: Backend::new(client.clone(), self.restart.clone(), builder),
+            backend: Backend::new(client.clone(), self.restart.clone(), builder, every_level),
             routes: self.routes.clone(),
             runtime: self.runtime.clone(),
             decides,

@@ -2,6 +2,7 @@
 //! and its notices about them.
 
 use super::Host;
+use crate::era::v2025_11_25::logging;
 use crate::error::UsageError;
 use crate::event::MessageKind;
 use crate::ids::SessionId;
@@ -41,21 +42,33 @@ impl Host {
     }
 
     /// Sends `notice` to the client of the server session `session` (a list changed, a
-    /// subscribed resource updated), once it has completed the 2025-11-25 handshake
-    /// ([`UsageError::NotInitialized`] before; a 2026-07-28 session never does: that era
-    /// sends such notifications only on a `subscriptions/listen` stream that asked for them,
-    /// which this engine opens for tasks only).
+    /// subscribed resource updated, a log message about no call), once it has completed the
+    /// 2025-11-25 handshake ([`UsageError::NotInitialized`] before; a 2026-07-28 session
+    /// never does: that era sends such notifications only on a `subscriptions/listen`
+    /// stream that asked for them, which this engine opens for tasks only, and log messages
+    /// only on a request that named a level). A log message needs
+    /// [`Config::logging`](crate::Config::logging) ([`UsageError::LoggingOff`]) and is
+    /// dropped, which is no error, when the session's `logging/setLevel` named a more
+    /// severe level.
     pub fn notify(
         &mut self,
         now: Millis,
         session: SessionId,
         notice: &Notice,
     ) -> Result<(), UsageError> {
+        if matches!(notice, Notice::Log(_)) && !self.state.config.logging {
+            return Err(UsageError::LoggingOff);
+        }
         self.enter(now)?;
         if self.state.ready(session)?.role != Role::Server {
             return Err(UsageError::WrongRole {
                 needs: Role::Server,
             });
+        }
+        if let Notice::Log(message) = notice {
+            if !logging::wants(&self.state, session, message.level) {
+                return Ok(());
+            }
         }
         let line = jsonrpc::notification_line(notice.method(), notice.params());
         let kind = MessageKind::Notification {

@@ -1,9 +1,12 @@
-//! Notifications a server sends of its own accord about what it serves beside tools.
+//! Notifications a server sends of its own accord: about what it serves beside tools, and
+//! log messages about no call.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
-/// A server's notification about its resources or prompts, sent with
-/// [`Host::notify`](crate::Host::notify).
+use super::LogMessage;
+
+/// A server's notification about its resources or prompts, or a log message about no call,
+/// sent with [`Host::notify`](crate::Host::notify).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
     /// `notifications/resources/list_changed` (for a server declaring
@@ -17,6 +20,9 @@ pub enum Notice {
     },
     /// `notifications/prompts/list_changed` (for a server declaring `prompts.listChanged`).
     PromptsListChanged,
+    /// `notifications/message` about no call (for a server declaring `logging`), sent when
+    /// the session wants its level.
+    Log(LogMessage),
 }
 
 impl Notice {
@@ -31,6 +37,9 @@ impl Notice {
                     uri: uri.to_owned(),
                 })
             }
+            "notifications/message" => serde_json::from_value(params?.clone())
+                .ok()
+                .map(Notice::Log),
             _ => None,
         }
     }
@@ -41,13 +50,23 @@ impl Notice {
             Notice::ResourcesListChanged => "notifications/resources/list_changed",
             Notice::ResourceUpdated { .. } => "notifications/resources/updated",
             Notice::PromptsListChanged => "notifications/prompts/list_changed",
+            Notice::Log(_) => "notifications/message",
         }
     }
 
-    /// Its params.
-    pub(crate) fn params(&self) -> Option<Value> {
+    /// Its params (none for a list change).
+    pub fn params(&self) -> Option<Value> {
         match self {
             Notice::ResourceUpdated { uri } => Some(json!({ "uri": uri })),
+            Notice::Log(message) => {
+                let mut params = Map::new();
+                params.insert("level".into(), json!(message.level));
+                if let Some(logger) = &message.logger {
+                    params.insert("logger".into(), json!(logger));
+                }
+                params.insert("data".into(), message.data.clone());
+                Some(Value::Object(params))
+            }
             _ => None,
         }
     }

@@ -48,8 +48,9 @@ pub struct ProgressParams {
     pub meta: Option<Value>,
 }
 
-/// A log message the peer sent (`notifications/message`).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// A log message (`notifications/message`): one the peer sent, or one a server sends of its
+/// own accord with [`Notice::Log`](crate::Notice::Log).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 pub struct LogMessage {
     /// How severe it is.
     pub level: LogLevel,

@@ -6,7 +6,8 @@
 //! `--as-task`; the TypeScript SDK 1.32.2 client running server-everything's
 //! `trigger-long-running-operation` as a task with `--as-task`, and cancelling another (the
 //! plain call behind is cancelled with `notifications/cancelled`); server-everything's
-//! resource updates reaching a subscribed client in front.
+//! resource updates reaching a subscribed client in front, and its log messages about no
+//! call (the proxy asks it for every level; the front filters per client).
 
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -210,13 +211,7 @@ fn a_resource_update_behind_reaches_the_subscribed_client_in_front() {
     let test = "a_resource_update_behind_reaches_the_subscribed_client_in_front";
     let Some(p) = peers::ready(test) else { return };
     let (proxy, front, behind) = tapped_proxy(p, test, &[], &p.everything());
-    let (heard, notices) = async_channel::unbounded();
-    let mut config = taskwire_driver::Config::new("proxy-notices", "1.0.0");
-    config.client_era =
-        taskwire_driver::engine::ClientEra::Only(taskwire_driver::engine::Era::V2025_11_25);
-    let builder = taskwire_driver::ClientBuilder::new(config).on_notification(move |m, p| {
-        let _ = heard.try_send((m.to_owned(), p));
-    });
+    let (builder, notices) = hearing_client("proxy-notices");
     smol::block_on(async {
         let (client, mut child) = taskwire_smol::spawn_server(proxy.command(), builder).unwrap();
         let opened = client.initialize().await.unwrap();
@@ -233,20 +228,7 @@ fn a_resource_update_behind_reaches_the_subscribed_client_in_front() {
             .call_tool("toggle-subscriber-updates", json!({}))
             .await;
         assert!(toggled.unwrap().all_text().starts_with("Started"));
-        let deadline = smol::Timer::after(Duration::from_secs(20));
-        let updated = async {
-            loop {
-                let (method, params) = notices.recv().await.unwrap();
-                if method == "notifications/resources/updated" {
-                    return params;
-                }
-            }
-        };
-        futures::pin_mut!(updated);
-        let params = match futures::future::select(updated, deadline).await {
-            futures::future::Either::Left((params, _)) => params,
-            futures::future::Either::Right(_) => panic!("no resources/updated within 20 s"),
-        };
+        let params = first_heard(&notices, "notifications/resources/updated").await;
         assert_eq!(params, Some(json!({ "uri": uri })));
         client.close().await;
         child.wait().await.unwrap();
@@ -255,4 +237,71 @@ fn a_resource_update_behind_reaches_the_subscribed_client_in_front() {
     assert!(!front
         .with_method("notifications/resources/updated")
         .is_empty());
+}
+
+#[test]
+fn a_log_message_behind_about_no_call_reaches_the_client_in_front() {
+    let test = "a_log_message_behind_about_no_call_reaches_the_client_in_front";
+    let Some(p) = peers::ready(test) else { return };
+    let (proxy, front, behind) = tapped_proxy(p, test, &[], &p.everything());
+    let (builder, notices) = hearing_client("proxy-logs");
+    smol::block_on(async {
+        let (client, mut child) = taskwire_smol::spawn_server(proxy.command(), builder).unwrap();
+        let opened = client.initialize().await.unwrap();
+        assert!(opened.capabilities["logging"].is_object(), "{opened:?}");
+        let toggled = client.call_tool("toggle-simulated-logging", json!({}));
+        assert!(toggled.await.unwrap().all_text().starts_with("Started"));
+        // server-everything logs one message at once, at a random level.
+        let params = first_heard(&notices, "notifications/message").await;
+        let params = params.unwrap_or_default();
+        assert!(params["level"].is_string(), "{params}");
+        let data = params["data"].as_str().unwrap_or_default();
+        assert!(data.contains("message"), "{params}");
+        client.close().await;
+        child.wait().await.unwrap();
+    });
+    let (front, behind) = checked(&front, &behind);
+    assert!(!front.with_method("notifications/message").is_empty());
+    // The proxy asked the server behind for every level; the front filters per client.
+    let asked = behind.with_method("logging/setLevel");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["params"], json!({ "level": "debug" }));
+}
+
+/// A 2025-11-25 client that hears the notifications it does not act on itself.
+fn hearing_client(
+    name: &str,
+) -> (
+    taskwire_driver::ClientBuilder,
+    async_channel::Receiver<(String, Option<Value>)>,
+) {
+    let (heard, notices) = async_channel::unbounded();
+    let mut config = taskwire_driver::Config::new(name, "1.0.0");
+    config.client_era =
+        taskwire_driver::engine::ClientEra::Only(taskwire_driver::engine::Era::V2025_11_25);
+    let builder = taskwire_driver::ClientBuilder::new(config).on_notification(move |m, p| {
+        let _ = heard.try_send((m.to_owned(), p));
+    });
+    (builder, notices)
+}
+
+/// The params of the first notification `method` heard within 20 s.
+async fn first_heard(
+    notices: &async_channel::Receiver<(String, Option<Value>)>,
+    method: &str,
+) -> Option<Value> {
+    let heard = async {
+        loop {
+            let (heard, params) = notices.recv().await.unwrap();
+            if heard == method {
+                return params;
+            }
+        }
+    };
+    let deadline = smol::Timer::after(Duration::from_secs(20));
+    futures::pin_mut!(heard);
+    match futures::future::select(heard, deadline).await {
+        futures::future::Either::Left((params, _)) => params,
+        futures::future::Either::Right(_) => panic!("no {method} within 20 s"),
+    }
 }

@@ -1,10 +1,11 @@
-//! `Host::notify`: a server's notices about its resources and prompts. In 2025-11-25 each
-//! goes as it is (validated against the schema); a 2026-07-28 session, which has them only
+//! `Host::notify`: a server's notices about its resources and prompts, and its log messages
+//! about no call. In 2025-11-25 each goes as it is (validated against the schema), a log
+//! message only when the session wants its level; a 2026-07-28 session, which has them only
 //! on listen streams that asked for them, never completes the handshake they need, so the
 //! engine refuses there and sends nothing; a client session cannot send them.
 
 use serde_json::json;
-use taskwire_engine::{Notice, UsageError};
+use taskwire_engine::{LogLevel, LogMessage, Notice, UsageError};
 use taskwire_harness::schema::assert_valid;
 use taskwire_harness::setup::server_config;
 use taskwire_harness::Probe;
@@ -39,6 +40,55 @@ fn a_v2025_session_gets_each_notice_as_the_schema_has_it() {
         let read = Notice::from_notification(notice.method(), out[0].get("params"));
         assert_eq!(read, Some(notice), "read back as sent");
     }
+}
+
+#[test]
+fn a_log_message_about_no_call_goes_when_the_session_wants_its_level() {
+    let log = |level, data: &str| {
+        Notice::Log(LogMessage {
+            level,
+            logger: Some("behind".into()),
+            data: json!(data),
+        })
+    };
+    let mut off = Probe::ready_server(server_config(), |_| {});
+    let refused = off
+        .host
+        .notify(off.now, off.session, &log(LogLevel::Info, "x"));
+    assert!(
+        matches!(refused, Err(UsageError::LoggingOff)),
+        "{refused:?}"
+    );
+    assert!(off.drain().is_empty());
+
+    let mut config = server_config();
+    config.logging = true;
+    let mut d = Probe::ready_server(config, |_| {});
+    let info = log(LogLevel::Info, "every level until setLevel");
+    d.host.notify(d.now, d.session, &info).unwrap();
+    let out = d.drain();
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(
+        out[0]["params"],
+        json!({ "level": "info", "logger": "behind", "data": "every level until setLevel" })
+    );
+    assert_valid("LoggingMessageNotification", &out[0]);
+    let read = Notice::from_notification(info.method(), out[0].get("params"));
+    assert_eq!(read, Some(info.clone()), "read back as sent");
+
+    d.feed_json(
+        json!({ "jsonrpc": "2.0", "id": 7, "method": "logging/setLevel",
+                        "params": { "level": "warning" } }),
+    );
+    d.clear();
+    d.host.notify(d.now, d.session, &info).unwrap();
+    assert!(d.drain().is_empty(), "info is below warning");
+    d.host
+        .notify(d.now, d.session, &log(LogLevel::Error, "kept"))
+        .unwrap();
+    let out = d.drain();
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0]["params"]["level"], "error");
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_channel::Sender;
 use futures::channel::oneshot;
 use serde_json::Value;
-use taskwire_engine::{Event, RequestId, Role, SessionId, TaskInfo};
+use taskwire_engine::{Event, Notice, RequestId, Role, SessionId, TaskInfo};
 
 use super::waits::{refuse, Waits};
 use super::{Initialized, Notified, TaskCall};
@@ -106,6 +106,16 @@ impl App for ClientApp {
                 if let Some(notified) = &self.notified {
                     let params = params.and_then(|p| serde_json::from_str(p.get()).ok());
                     notified(&method, params);
+                }
+                None
+            }
+            Event::Log {
+                message,
+                task: None,
+                ..
+            } => {
+                if let Some(notified) = &self.notified {
+                    notified("notifications/message", Notice::Log(message).params());
                 }
                 None
             }

@@ -240,7 +240,8 @@ impl ClientBuilder {
 
     /// Hears each notification of the server that the client does not act on itself (task
     /// status, progress and log messages of calls are [`TaskCall`] updates): its method and
-    /// params as sent, e.g. `notifications/resources/updated` or a list change (see
+    /// params as sent, e.g. `notifications/resources/updated`, a list change, or a log
+    /// message about no task (`notifications/message`; see
     /// [`Notice::from_notification`](taskwire_engine::Notice::from_notification)). It runs
     /// on the client's driver: keep it short, and do not block.
     pub fn on_notification(

@@ -34,6 +34,16 @@ pub(super) fn on_set_level(
     Ok(())
 }
 
+/// Whether the session wants messages of `level` (every level until its
+/// `logging/setLevel`).
+pub(crate) fn wants(st: &State, session: SessionId, level: LogLevel) -> bool {
+    let minimum = st
+        .session(session)
+        .and_then(|s| s.slots.get::<kept::SessionState>())
+        .and_then(|s| s.log_level);
+    minimum.is_none_or(|min| level >= min)
+}
+
 /// Sends a log message about a call on its session, unless the session asked for more
 /// severe ones only.
 pub(super) fn log(
@@ -49,11 +59,7 @@ pub(super) fn log(
     let (Some(session), task) = (state.session, state.task.clone()) else {
         return;
     };
-    let minimum = st
-        .session(session)
-        .and_then(|s| s.slots.get::<kept::SessionState>())
-        .and_then(|s| s.log_level);
-    if minimum.is_some_and(|min| level < min) {
+    if !wants(st, session, level) {
         return;
     }
     let meta = task.as_ref().map(|t| related_task_meta(t.as_str()));

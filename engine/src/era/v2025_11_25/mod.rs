@@ -17,7 +17,7 @@
 mod encode;
 mod following;
 mod handshake;
-mod logging;
+pub(crate) mod logging;
 mod negotiation;
 mod receiver;
 mod requestor;
