@@ -49,6 +49,12 @@ pub struct Config {
     ///
     /// [`Host::log`]: crate::Host::log
     pub logging: bool,
+    /// Server only: the application's tools change while it serves
+    /// ([`Host::add_tool`](crate::Host::add_tool), [`Host::remove_tool`](crate::Host::remove_tool)),
+    /// and it says so with [`Notice::ToolsListChanged`](crate::Notice::ToolsListChanged).
+    /// The engine then declares `tools.listChanged` in the 2025-11-25 handshake. Default:
+    /// `false` (that notice is then a usage error).
+    pub tools_list_changed: bool,
     /// Whether task changes are reported for a durable store, and whether replies wait for
     /// its confirmation. Default: [`Durability::Volatile`].
     pub durability: Durability,
@@ -221,6 +227,7 @@ impl Config {
             app_methods: Vec::new(),
             app_capabilities: Map::new(),
             logging: false,
+            tools_list_changed: false,
             durability: Durability::Volatile,
         }
     }

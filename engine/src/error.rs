@@ -59,6 +59,9 @@ pub enum UsageError {
     NonFiniteProgress,
     /// Log messages need [`Config::logging`](crate::Config::logging).
     LoggingOff,
+    /// [`Notice::ToolsListChanged`](crate::Notice::ToolsListChanged) needs
+    /// [`Config::tools_list_changed`](crate::Config::tools_list_changed).
+    ToolsListChangedOff,
     /// The call was not offered as a task, or it is one already.
     NotATaskOffer(CallId),
     /// No task of ours is followed under this id on this session.
@@ -127,6 +130,9 @@ impl fmt::Display for UsageError {
             ),
             UsageError::LoggingOff => f.write_str(
                 "log messages are off: set Config::logging to declare the logging capability"
+            ),
+            UsageError::ToolsListChangedOff => f.write_str(
+                "tool list changes are off: set Config::tools_list_changed to declare tools.listChanged"
             ),
             UsageError::NonFiniteProgress => f.write_str("progress and total must be finite numbers"),
             UsageError::NotATaskOffer(c) => write!(f, "{c} was not offered as a task"),

@@ -53,7 +53,8 @@ pub use runtime::{now, BoxFuture, Child, ChildProcess, Reader, Runtime, Stdio, T
 #[cfg(feature = "schemars")]
 pub use server::Elicited;
 pub use server::{
-    serve_stdio, NoArgs, Notifier, Server, ServerHandle, ToolContext, ToolOutcome, STDIO_OWNER,
+    serve_stdio, LiveTools, NoArgs, Notifier, Server, ServerHandle, ToolContext, ToolOutcome,
+    STDIO_OWNER,
 };
 pub use store::{ask as ask_store_thread, Reply, StoreError, StoreJob, StoreNews, TaskStore};
 pub use tool_result::CallToolResult;

@@ -41,20 +41,19 @@
 
 mod backend;
 mod forward;
+mod front;
 mod passthrough;
 mod routes;
 
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
-use serde_json::Value;
-use taskwire_driver::engine::{Config, TaskSupport};
-use taskwire_driver::{
-    Client, ClientBuilder, Error, Initialized, Notice, Notifier, Runtime, Server,
-};
+use taskwire_driver::engine::Config;
+use taskwire_driver::{Client, ClientBuilder, Error, Initialized, Runtime, Server};
 
 use backend::{restarter, Backend, Restarter};
 use forward::Behind;
+use front::Front;
 use routes::Routes;
 
 /// Which tools of the server behind are offered as tasks in front although the server
@@ -88,8 +87,8 @@ pub struct Proxy {
     runtime: Arc<dyn Runtime>,
     as_task: AsTask,
     routes: Routes,
-    /// The front's notifier, once the front server exists.
-    notices: Arc<OnceLock<Notifier>>,
+    /// The front, once its server exists (the notifications behind go to it).
+    front: Arc<OnceLock<Front>>,
     client: Config,
     restart: Option<Restarter>,
 }
@@ -102,7 +101,7 @@ impl Proxy {
             runtime,
             as_task,
             routes: Routes::default(),
-            notices: Arc::default(),
+            front: Arc::default(),
             client,
             restart: None,
         }
@@ -126,13 +125,15 @@ impl Proxy {
     /// requests (declaring both) by putting each to the front client whose call it belongs
     /// to; one that belongs to no waiting call gets -32603 saying so.
     pub fn client_builder(&self) -> ClientBuilder {
-        client_builder(&self.routes, &self.notices, self.client.clone())
+        client_builder(&self.routes, &self.front, self.client.clone())
     }
 
     /// The server in front of `client` (connected with [`Proxy::client_builder`]; `opened`:
     /// its handshake): each tool `client` lists, forwarded, and the requests of the
     /// capabilities it declares; its [`Config::logging`] is whether `client`'s server
-    /// declares `logging`. Serve it as any [`Server`] (stdio, Streamable HTTP).
+    /// declares `logging`, its [`Config::tools_list_changed`] whether it declares
+    /// `tools.listChanged` (its tools are then listed again when it says they changed, and
+    /// the front's clients told). Serve it as any [`Server`] (stdio, Streamable HTTP).
     pub async fn server(
         &self,
         client: Client,
@@ -147,10 +148,11 @@ impl Proxy {
         if every_level {
             backend::ask_every_level(&client).await?;
         }
+        config.tools_list_changed = opened.capabilities["tools"]["listChanged"] == true;
         let builder = {
-            let (routes, notices) = (self.routes.clone(), self.notices.clone());
+            let (routes, front) = (self.routes.clone(), self.front.clone());
             let config = self.client.clone();
-            move || client_builder(&routes, &notices, config.clone())
+            move || client_builder(&routes, &front, config.clone())
         };
         let behind = Behind {
             backend: Backend::new(client.clone(), self.restart.clone(), builder, every_level),
@@ -158,46 +160,24 @@ impl Proxy {
             runtime: self.runtime.clone(),
             decides,
         };
-        let mut server = Server::new(config);
-        for mut tool in client.list_tools().await? {
-            let support = &mut tool.execution.task_support;
-            if *support == TaskSupport::Forbidden && (decides || self.as_task.covers(&tool.name)) {
-                *support = TaskSupport::Optional;
-            }
-            let (behind, name) = (behind.clone(), tool.name.clone());
-            server = server.tool(tool, move |ctx, arguments: Value| {
-                behind.clone().call(ctx, name.clone(), arguments)
-            });
-        }
-        let _ = self.notices.set(server.notifier());
-        Ok(passthrough::serve(
-            server,
-            &behind.backend,
-            &opened.capabilities,
-        ))
+        let backend = behind.backend.clone();
+        let as_task = self.as_task.clone();
+        let (server, front) = Front::serve(Server::new(config), &client, behind, as_task).await?;
+        let _ = self.front.set(front);
+        Ok(passthrough::serve(server, &backend, &opened.capabilities))
     }
 }
 
-/// A client builder answering the server behind's questions through `routes`, its notices
-/// about resources and prompts passed on to the front's clients through `notices`.
-fn client_builder(
-    routes: &Routes,
-    notices: &Arc<OnceLock<Notifier>>,
-    config: Config,
-) -> ClientBuilder {
-    let notices = notices.clone();
-    let mut builder = ClientBuilder::new(config).on_notification(move |method, params| {
-        match Notice::from_notification(method, params.as_ref()) {
-            Some(notice) => match notices.get() {
-                Some(front) => front.notify(notice),
-                None => tracing::debug!(method, "a notice before the front serves, dropped"),
-            },
-            None if method == "notifications/tools/list_changed" => tracing::warn!(
-                "the server behind says its tools changed; the proxy serves those it listed at start"
-            ),
-            None => tracing::debug!(method, "a notification behind not passed on"),
-        }
-    });
+/// A client builder answering the server behind's questions through `routes`, its
+/// notifications (tools changed, notices about resources and prompts, logs) heard by the
+/// `front`.
+fn client_builder(routes: &Routes, front: &Arc<OnceLock<Front>>, config: Config) -> ClientBuilder {
+    let front = front.clone();
+    let mut builder =
+        ClientBuilder::new(config).on_notification(move |method, params| match front.get() {
+            Some(front) => front.heard(method, params.as_ref()),
+            None => tracing::debug!(method, "a notification before the front serves, dropped"),
+        });
     for method in ["elicitation/create", "sampling/createMessage"] {
         let routes = routes.clone();
         builder = builder.on_request(method, move |params| {

@@ -16,6 +16,12 @@ impl Host {
         self.state.tools.add(def.into());
     }
 
+    /// Removes a tool (calls to it that are running go on); whether it was there. Tell the
+    /// clients with [`Notice::ToolsListChanged`].
+    pub fn remove_tool(&mut self, name: &str) -> bool {
+        self.state.tools.remove(name)
+    }
+
     /// When set, calls to unregistered tool names reach the application (as if their
     /// task support were "optional") instead of getting -32602.
     pub fn accept_unknown_tools(&mut self, accept: bool) {
@@ -49,15 +55,22 @@ impl Host {
     /// only on a request that named a level). A log message needs
     /// [`Config::logging`](crate::Config::logging) ([`UsageError::LoggingOff`]) and is
     /// dropped, which is no error, when the session's `logging/setLevel` named a more
-    /// severe level.
+    /// severe level. [`Notice::ToolsListChanged`] needs
+    /// [`Config::tools_list_changed`](crate::Config::tools_list_changed)
+    /// ([`UsageError::ToolsListChangedOff`]).
     pub fn notify(
         &mut self,
         now: Millis,
         session: SessionId,
         notice: &Notice,
     ) -> Result<(), UsageError> {
-        if matches!(notice, Notice::Log(_)) && !self.state.config.logging {
-            return Err(UsageError::LoggingOff);
+        let config = &self.state.config;
+        match notice {
+            Notice::Log(_) if !config.logging => return Err(UsageError::LoggingOff),
+            Notice::ToolsListChanged if !config.tools_list_changed => {
+                return Err(UsageError::ToolsListChangedOff)
+            }
+            _ => {}
         }
         self.enter(now)?;
         if self.state.ready(session)?.role != Role::Server {

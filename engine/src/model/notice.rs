@@ -1,14 +1,17 @@
-//! Notifications a server sends of its own accord: about what it serves beside tools, and
-//! log messages about no call.
+//! Notifications a server sends of its own accord: about what it serves, and log messages
+//! about no call.
 
 use serde_json::{json, Map, Value};
 
 use super::LogMessage;
 
-/// A server's notification about its resources or prompts, or a log message about no call,
-/// sent with [`Host::notify`](crate::Host::notify).
+/// A server's notification about its tools, resources or prompts, or a log message about no
+/// call, sent with [`Host::notify`](crate::Host::notify).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
+    /// `notifications/tools/list_changed` (with
+    /// [`Config::tools_list_changed`](crate::Config::tools_list_changed)).
+    ToolsListChanged,
     /// `notifications/resources/list_changed` (for a server declaring
     /// `resources.listChanged`).
     ResourcesListChanged,
@@ -29,6 +32,7 @@ impl Notice {
     /// The notification a peer sent as `method` with `params`, if it is one of these.
     pub fn from_notification(method: &str, params: Option<&Value>) -> Option<Notice> {
         match method {
+            "notifications/tools/list_changed" => Some(Notice::ToolsListChanged),
             "notifications/resources/list_changed" => Some(Notice::ResourcesListChanged),
             "notifications/prompts/list_changed" => Some(Notice::PromptsListChanged),
             "notifications/resources/updated" => {
@@ -47,6 +51,7 @@ impl Notice {
     /// Its method.
     pub fn method(&self) -> &'static str {
         match self {
+            Notice::ToolsListChanged => "notifications/tools/list_changed",
             Notice::ResourcesListChanged => "notifications/resources/list_changed",
             Notice::ResourceUpdated { .. } => "notifications/resources/updated",
             Notice::PromptsListChanged => "notifications/prompts/list_changed",

@@ -26,6 +26,18 @@ impl ToolRegistry {
         }
     }
 
+    /// Removes a tool; whether it was there.
+    pub fn remove(&mut self, name: &str) -> bool {
+        let Some(i) = self.by_name.remove(name) else {
+            return false;
+        };
+        self.defs.remove(i);
+        for index in self.by_name.values_mut().filter(|index| **index > i) {
+            *index -= 1;
+        }
+        true
+    }
+
     /// One `tools/list` page from `cursor` (`tools:<index>`), and the next page's cursor.
     pub fn page(
         &self,
@@ -63,5 +75,29 @@ impl ToolRegistry {
             }
             None => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_removed_tool_leaves_the_others_found_by_name() {
+        let mut tools = ToolRegistry::default();
+        let supports = [
+            ("a", TaskSupport::Optional),
+            ("b", TaskSupport::Required),
+            ("c", TaskSupport::Forbidden),
+        ];
+        for (name, support) in supports {
+            tools.add(ToolDef::from(Tool::new(name, support)));
+        }
+        assert!(tools.remove("a"));
+        assert!(!tools.remove("a"));
+        let support = |name| tools.policy(name).map(|(support, _, _)| support);
+        assert_eq!(support("a"), None);
+        assert_eq!(support("b"), Some(TaskSupport::Required));
+        assert_eq!(support("c"), Some(TaskSupport::Forbidden));
     }
 }

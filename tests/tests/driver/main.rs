@@ -1,7 +1,8 @@
 //! The driver suite: `taskwire-driver`'s `Server` and `Client` under smol and tokio, in
 //! process or against real processes: many connections on one server, a server's own methods,
-//! fairness under a flooding tool, a client call queued as its driver ends, and our two
-//! clients against `scripted-server` (a server written without the engine, issue 12).
+//! fairness under a flooding tool, a client call queued as its driver ends, our two clients
+//! against `scripted-server` (a server written without the engine, issue 12), and the proxy
+//! (`taskwire-proxy`) serving the tools of a server behind as they change.
 //!
 //! `cargo test -p taskwire-tests --test driver [FILTER]`.
 
@@ -15,6 +16,7 @@ mod in_process;
 mod links;
 mod messages;
 mod postgres;
+mod proxy_tools;
 mod replicas;
 mod requests;
 mod restart;

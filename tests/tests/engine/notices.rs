@@ -1,13 +1,13 @@
-//! `Host::notify`: a server's notices about its resources and prompts, and its log messages
-//! about no call. In 2025-11-25 each goes as it is (validated against the schema), a log
+//! `Host::notify`: a server's notices about its tools (as they change: `Host::add_tool`,
+//! `Host::remove_tool`), resources and prompts, and its log messages about no call. In 2025-11-25 each goes as it is (validated against the schema), a log
 //! message only when the session wants its level; a 2026-07-28 session, which has them only
 //! on listen streams that asked for them, never completes the handshake they need, so the
 //! engine refuses there and sends nothing; a client session cannot send them.
 
 use serde_json::json;
-use taskwire_engine::{LogLevel, LogMessage, Notice, UsageError};
+use taskwire_engine::{LogLevel, LogMessage, Notice, TaskSupport, UsageError};
 use taskwire_harness::schema::assert_valid;
-use taskwire_harness::setup::server_config;
+use taskwire_harness::setup::{server_config, tool};
 use taskwire_harness::Probe;
 
 #[test]
@@ -40,6 +40,57 @@ fn a_v2025_session_gets_each_notice_as_the_schema_has_it() {
         let read = Notice::from_notification(notice.method(), out[0].get("params"));
         assert_eq!(read, Some(notice), "read back as sent");
     }
+}
+
+#[test]
+fn tools_that_change_while_serving_are_listed_so_and_announced_when_declared() {
+    let mut off = Probe::ready_server(server_config(), |_| {});
+    let refused = off
+        .host
+        .notify(off.now, off.session, &Notice::ToolsListChanged);
+    assert!(
+        matches!(refused, Err(UsageError::ToolsListChangedOff)),
+        "{refused:?}"
+    );
+    assert!(off.drain().is_empty());
+
+    let mut config = server_config();
+    config.tools_list_changed = true;
+    let mut d = Probe::server(config);
+    for name in ["a", "b", "c"] {
+        d.host.add_tool(tool(name, TaskSupport::Optional));
+    }
+    let opened = d.call(
+        "initialize",
+        json!({ "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": { "name": "c", "version": "1" } }),
+    );
+    assert_eq!(
+        opened["result"]["capabilities"]["tools"]["listChanged"],
+        true
+    );
+    d.feed_json(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    d.clear();
+    assert!(d.host.remove_tool("b"));
+    assert!(!d.host.remove_tool("b"), "gone already");
+    d.host.add_tool(tool("d", TaskSupport::Forbidden));
+    d.host
+        .notify(d.now, d.session, &Notice::ToolsListChanged)
+        .unwrap();
+    let out = d.drain();
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0]["method"], "notifications/tools/list_changed");
+    assert_valid("ToolListChangedNotification", &out[0]);
+    let read = Notice::from_notification("notifications/tools/list_changed", None);
+    assert_eq!(read, Some(Notice::ToolsListChanged));
+    let listed = d.call("tools/list", json!({}));
+    let names: Vec<&str> = (listed["result"]["tools"].as_array().unwrap().iter())
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["a", "c", "d"]);
+    // The tool removed is unknown to calls from then on.
+    let called = d.call("tools/call", json!({ "name": "b", "arguments": {} }));
+    assert_eq!(called["error"]["code"], -32602, "{called}");
 }
 
 #[test]

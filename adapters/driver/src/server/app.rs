@@ -5,7 +5,7 @@ use futures::FutureExt;
 use taskwire_engine::{CallId, Event, Role, RpcError, SessionId, TaskId, TaskRequest, ToolCall};
 
 use super::context::ToolContext;
-use super::tool::{ToolOutcome, ToolSet};
+use super::tool::{self, ToolOutcome, ToolSet};
 use super::ServerCommand;
 use crate::driver::{App, Ctx, Work};
 use crate::handler::request_work;
@@ -48,6 +48,16 @@ impl App for ToolSet {
                         tracing::debug!(?session, error = %e, method = notice.method(), "notice not sent");
                     }
                 }
+            }
+            ServerCommand::AddTool(tool, handler) => {
+                tracing::debug!(tool = %tool.name, "tool added");
+                self.insert(tool.name.clone(), handler);
+                ctx.host.add_tool(tool::app_def(tool));
+            }
+            ServerCommand::RemoveTool(name) => {
+                tracing::debug!(tool = %name, "tool removed");
+                self.remove(&name);
+                ctx.host.remove_tool(&name);
             }
         }
     }

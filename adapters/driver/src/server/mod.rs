@@ -5,6 +5,7 @@ mod app;
 mod context;
 #[cfg(feature = "schemars")]
 mod form;
+mod live_tools;
 mod notifier;
 mod tool;
 
@@ -16,13 +17,12 @@ use async_channel::Sender;
 use futures::channel::oneshot;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use taskwire_engine::{
-    Config, Host, Millis, Notice, Owner, RpcError, TaskDecision, Tool, ToolDef, UsageError,
-};
+use taskwire_engine::{Config, Host, Millis, Notice, Owner, RpcError, Tool, UsageError};
 
 pub use context::ToolContext;
 #[cfg(feature = "schemars")]
 pub use form::Elicited;
+pub use live_tools::LiveTools;
 pub use notifier::Notifier;
 pub use tool::{NoArgs, ToolOutcome};
 
@@ -31,13 +31,17 @@ use crate::error::Error;
 use crate::ids::new_task_id;
 use crate::runtime::{BoxFuture, Reader, Runtime, Writer};
 use crate::store::TaskStore;
-use tool::ToolSet;
+use tool::{Handler, ToolSet};
 
 /// A server's own command (its tools' contexts and its connections' handles send the
 /// driver's).
 pub(crate) enum ServerCommand {
     /// Send this notice to every session that can take it.
     Notify(Notice),
+    /// Add (or replace) this tool.
+    AddTool(Tool, Handler),
+    /// Remove the tool of this name.
+    RemoveTool(String),
 }
 
 /// The owner of a stdio connection's tasks: the one peer on the other end of the pipe.
@@ -79,12 +83,7 @@ impl Server {
     {
         let handler = tool::handler(&tool.name, handler);
         self.tools.insert(tool.name.clone(), handler);
-        // The driver decodes the arguments first, then starts the task: bad arguments are a
-        // -32602 answer, never a task that fails at once.
-        self.host.add_tool(ToolDef {
-            decision: TaskDecision::App,
-            ..ToolDef::from(tool)
-        });
+        self.host.add_tool(tool::app_def(tool));
         self
     }
 
@@ -175,6 +174,11 @@ impl Server {
     /// or while it serves.
     pub fn notifier(&self) -> Notifier {
         Notifier(self.commands.0.clone())
+    }
+
+    /// Adds and removes this server's tools while it serves.
+    pub fn live_tools(&self) -> LiveTools {
+        LiveTools(self.commands.0.clone())
     }
 
     /// Prepares the host before serving (e.g. pre-creating a finished task of

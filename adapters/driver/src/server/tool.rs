@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use taskwire_engine::{RpcError, SessionId};
+use taskwire_engine::{RpcError, SessionId, TaskDecision, Tool, ToolDef};
 
 use super::context::ToolContext;
 use crate::handler::Handlers;
@@ -62,6 +62,11 @@ impl ToolSet {
         self.handlers.insert(name, handler);
     }
 
+    pub fn remove(&mut self, name: &str) {
+        self.handlers.remove(name);
+        self.asking_first.remove(name);
+    }
+
     pub fn resumer(&self, tool: &str) -> Option<&Handler> {
         self.resumers.get(tool)
     }
@@ -72,6 +77,16 @@ impl ToolSet {
 
     pub fn set_fallback(&mut self, handler: Handler) {
         self.fallback = Some(handler);
+    }
+}
+
+/// The engine's definition of a tool of the driver's. The driver decodes the arguments
+/// first, then starts the task: bad arguments are a -32602 answer, never a task that fails
+/// at once.
+pub(crate) fn app_def(tool: Tool) -> ToolDef {
+    ToolDef {
+        decision: TaskDecision::App,
+        ..ToolDef::from(tool)
     }
 }
 

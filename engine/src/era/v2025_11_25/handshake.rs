@@ -52,7 +52,8 @@ pub(super) fn on_initialize(
 
 fn server_capabilities(st: &State, version: &str) -> Value {
     let mut caps = Map::new();
-    caps.insert("tools".into(), json!({ "listChanged": false }));
+    let list_changed = st.config.tools_list_changed;
+    caps.insert("tools".into(), json!({ "listChanged": list_changed }));
     if st.config.tasks.enabled && version_has_tasks(version) {
         caps.insert(
             "tasks".into(),

@@ -1,0 +1,146 @@
+//! The front's tools and notices: each tool of the server behind served in front (its call
+//! forwarded), listed again when that server says its tools changed; that server's notices
+//! passed on to the front's clients.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use taskwire_driver::engine::TaskSupport;
+use taskwire_driver::{Client, Error, LiveTools, Notice, Notifier, Server, Tool};
+
+use crate::forward::Behind;
+use crate::AsTask;
+
+/// The front server's handles, and what its tools are made of. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Front {
+    behind: Behind,
+    as_task: AsTask,
+    notifier: Notifier,
+    live: LiveTools,
+    listing: Arc<Mutex<Listing>>,
+}
+
+/// The names served, and whether a listing behind runs (and is due again after it).
+#[derive(Default)]
+struct Listing {
+    served: HashSet<String>,
+    running: bool,
+    again: bool,
+}
+
+impl Front {
+    /// `server` with each tool `client` lists, forwarded to `behind`; and the front that
+    /// keeps them so.
+    pub async fn serve(
+        mut server: Server,
+        client: &Client,
+        behind: Behind,
+        as_task: AsTask,
+    ) -> Result<(Server, Front), Error> {
+        let front = Front {
+            behind,
+            as_task,
+            notifier: server.notifier(),
+            live: server.live_tools(),
+            listing: Arc::default(),
+        };
+        let tools = client.list_tools().await?;
+        front.lock().served = tools.iter().map(|t| t.name.clone()).collect();
+        for tool in tools {
+            let (tool, behind, name) = front.offered(tool);
+            server = server.tool(tool, move |ctx, arguments: Value| {
+                behind.clone().call(ctx, name.clone(), arguments)
+            });
+        }
+        Ok((server, front))
+    }
+
+    /// A notification of the server behind that the client does not act on itself: a
+    /// change of its tools is served in front and announced; its notices about resources,
+    /// prompts and logs go to the front's clients.
+    pub fn heard(&self, method: &str, params: Option<&Value>) {
+        match Notice::from_notification(method, params) {
+            Some(Notice::ToolsListChanged) => self.list_again(),
+            Some(notice) => self.notifier.notify(notice),
+            None => tracing::debug!(method, "a notification behind not passed on"),
+        }
+    }
+
+    /// `tool` as offered in front (a task where the server behind decides per call, or
+    /// where `--as-task` names it), and what forwards its calls.
+    fn offered(&self, mut tool: Tool) -> (Tool, Behind, String) {
+        let support = &mut tool.execution.task_support;
+        if *support == TaskSupport::Forbidden
+            && (self.behind.decides || self.as_task.covers(&tool.name))
+        {
+            *support = TaskSupport::Optional;
+        }
+        let name = tool.name.clone();
+        (tool, self.behind.clone(), name)
+    }
+
+    /// Lists the tools behind again in the background and serves them (once more after a
+    /// listing that runs already, for the changes it may have missed).
+    fn list_again(&self) {
+        let mut listing = self.lock();
+        if listing.running {
+            listing.again = true;
+            return;
+        }
+        listing.running = true;
+        let front = self.clone();
+        self.behind.runtime.spawn(Box::pin(async move {
+            loop {
+                front.relist().await;
+                let mut listing = front.lock();
+                if !std::mem::take(&mut listing.again) {
+                    listing.running = false;
+                    return;
+                }
+            }
+        }));
+    }
+
+    async fn relist(&self) {
+        let listed = match self.behind.backend.client().await {
+            Ok(client) => client.list_tools().await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.message),
+        };
+        let tools = match listed {
+            Ok(tools) => tools,
+            Err(e) => {
+                tracing::warn!(error = %e, "the server behind's tools changed, but listing them failed");
+                return;
+            }
+        };
+        let names: HashSet<String> = tools.iter().map(|t| t.name.clone()).collect();
+        let gone: Vec<String> = {
+            let mut listing = self.lock();
+            let gone = listing.served.difference(&names).cloned().collect();
+            listing.served = names;
+            gone
+        };
+        for name in &gone {
+            self.live.remove(name);
+        }
+        let count = tools.len();
+        for tool in tools {
+            let (tool, behind, name) = self.offered(tool);
+            self.live.add(tool, move |ctx, arguments: Value| {
+                behind.clone().call(ctx, name.clone(), arguments)
+            });
+        }
+        self.notifier.notify(Notice::ToolsListChanged);
+        tracing::info!(
+            tools = count,
+            removed = gone.len(),
+            "the server behind's tools changed; serving them as listed now"
+        );
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Listing> {
+        self.listing.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}

@@ -1,0 +1,85 @@
+//! The tools of the server behind change while the proxy serves: the proxy lists them again,
+//! serves them as listed (a tool removed behind is unknown in front, a tool added is
+//! callable), and tells its clients with `notifications/tools/list_changed`. The server
+//! behind, the proxy (the library, `taskwire-proxy`) and the client in front run in this
+//! process, over socket pairs.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use serde_json::json;
+use taskwire_driver::engine::{ClientEra, Config, Era, TaskSupport};
+use taskwire_driver::{
+    CallToolResult, ClientBuilder, NoArgs, Notice, Runtime, Server, Tool, ToolContext, ToolOutcome,
+};
+use taskwire_proxy::{AsTask, Proxy};
+
+use crate::in_process;
+
+/// A tool that answers with its own name.
+async fn own_name(ctx: ToolContext, _: NoArgs) -> ToolOutcome {
+    Ok(CallToolResult::text(ctx.tool_name()))
+}
+
+/// A tool of `name` that runs plainly.
+fn tool(name: &str) -> Tool {
+    Tool::new(name, TaskSupport::Forbidden)
+}
+
+#[test]
+fn tools_changed_behind_are_served_and_announced_in_front() {
+    let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
+    smol::block_on(async {
+        let mut config = Config::new("behind", "0");
+        config.tools_list_changed = true;
+        let behind = Server::new(config).tool(tool("first"), own_name);
+        let (live, notifier) = (behind.live_tools(), behind.notifier());
+
+        // Behind a 2025-11-25 server: a 2026-07-28 one says so only on listen streams.
+        let v2025 = ClientEra::Only(Era::V2025_11_25);
+        let proxy = Proxy::new(
+            runtime.clone(),
+            AsTask::None,
+            Config {
+                client_era: v2025,
+                ..Config::new("proxy", "0")
+            },
+        );
+        let client = in_process::connect(&runtime, behind, v2025, |_| proxy.client_builder());
+        let opened = client.initialize().await.unwrap();
+        let front = proxy
+            .server(client, &opened, Config::new("proxy", "0"))
+            .await;
+
+        let (heard, notices) = async_channel::unbounded();
+        let hearing = |config| {
+            ClientBuilder::new(config).on_notification(move |method, _| {
+                let _ = heard.try_send(method.to_owned());
+            })
+        };
+        let client = in_process::connect(&runtime, front.unwrap(), v2025, hearing);
+        let opened = client.initialize().await.unwrap();
+        assert_eq!(opened.capabilities["tools"]["listChanged"], true);
+        let names = |tools: Vec<Tool>| tools.into_iter().map(|t| t.name).collect::<Vec<_>>();
+        assert_eq!(names(client.list_tools().await.unwrap()), ["first"]);
+
+        live.remove("first");
+        live.add(tool("second"), own_name);
+        notifier.notify(Notice::ToolsListChanged);
+        let announced = notices.recv().fuse();
+        let late = smol::Timer::after(Duration::from_secs(10)).fuse();
+        futures::pin_mut!(announced, late);
+        futures::select! {
+            method = announced => assert_eq!(method.unwrap(), "notifications/tools/list_changed"),
+            _ = late => panic!("no notifications/tools/list_changed in front within 10 s"),
+        }
+        assert_eq!(names(client.list_tools().await.unwrap()), ["second"]);
+        let second = client.call_tool("second", json!({})).await.unwrap();
+        assert_eq!(second.all_text(), "second");
+        let first = client.call_tool("first", json!({})).await;
+        let first = first.map_err(taskwire_driver::RpcError::from).unwrap_err();
+        assert_eq!(first.code, -32602, "{first:?}");
+        client.close().await;
+    });
+}
