@@ -16,11 +16,12 @@ pub mod v2026_07_28;
 
 use serde_json::value::RawValue;
 
+use crate::error::UsageError;
 use crate::ids::SessionId;
 use crate::jsonrpc::{Reject, RequestId, RpcError};
-use crate::model::{Era, Role};
+use crate::model::{Era, Notice, Role};
 use crate::peer_error::PeerErrorKind;
-use crate::state::{Protocol, State};
+use crate::state::{Phase, Protocol, State};
 
 /// The era a task the application makes itself ([`Host::create_task`](crate::Host)) is
 /// created in: the one whose `tasks/list` lists it.
@@ -31,6 +32,26 @@ pub(crate) fn protocol(era: Era) -> &'static dyn Protocol {
     match era {
         Era::V2025_11_25 => &v2025_11_25::V2025_11_25,
         Era::V2026_07_28 => &v2026_07_28::V2026_07_28,
+    }
+}
+
+/// Sends a server's notice on `session`: in 2025-11-25 once its handshake is done, in
+/// 2026-07-28 (a session without one) on the listen streams that asked for it.
+pub(crate) fn send_notice(
+    st: &mut State,
+    session: SessionId,
+    notice: &Notice,
+) -> Result<(), UsageError> {
+    match st.session(session).map(|s| &s.phase) {
+        Some(Phase::Ready { .. }) => {
+            v2025_11_25::notices::send(st, session, notice);
+            Ok(())
+        }
+        Some(Phase::Initializing) => Err(UsageError::NotInitialized(session)),
+        _ => {
+            v2026_07_28::listen::notify(st, session, notice);
+            Ok(())
+        }
     }
 }
 

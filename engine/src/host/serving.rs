@@ -2,11 +2,8 @@
 //! and its notices about them.
 
 use super::Host;
-use crate::era::v2025_11_25::logging;
 use crate::error::UsageError;
-use crate::event::MessageKind;
 use crate::ids::SessionId;
-use crate::jsonrpc;
 use crate::model::{Notice, Role, ToolDef};
 use crate::time::Millis;
 
@@ -47,17 +44,21 @@ impl Host {
         self.state.config.app_capabilities.insert(key.into(), value);
     }
 
-    /// Sends `notice` to the client of the server session `session` (a list changed, a
-    /// subscribed resource updated, a log message about no call), once it has completed the
-    /// 2025-11-25 handshake ([`UsageError::NotInitialized`] before; a 2026-07-28 session
-    /// never does: that era sends such notifications only on a `subscriptions/listen`
-    /// stream that asked for them, which this engine opens for tasks only, and log messages
-    /// only on a request that named a level). A log message needs
-    /// [`Config::logging`](crate::Config::logging) ([`UsageError::LoggingOff`]) and is
-    /// dropped, which is no error, when the session's `logging/setLevel` named a more
-    /// severe level. [`Notice::ToolsListChanged`] needs
-    /// [`Config::tools_list_changed`](crate::Config::tools_list_changed)
+    /// Sends `notice` (a list changed, a subscribed resource updated, a log message about
+    /// no call) to the client of the server session `session`. In 2025-11-25, once the
+    /// handshake is done ([`UsageError::NotInitialized`] while it runs), a log message only
+    /// when the session's `logging/setLevel` did not name a more severe level. In
+    /// 2026-07-28 (a session without the handshake), on each of its `subscriptions/listen`
+    /// streams that asked for this notice and was granted it (the ack names what the server
+    /// sends: tools' list changes with [`Config::tools_list_changed`], prompts' and
+    /// resources' with the application's capability declaring `listChanged`, resource
+    /// updates with `resources.subscribe`); none there, nothing is sent, which is no error;
+    /// log messages never go on a stream. A log message needs
+    /// [`Config::logging`](crate::Config::logging) ([`UsageError::LoggingOff`]),
+    /// [`Notice::ToolsListChanged`] needs [`Config::tools_list_changed`]
     /// ([`UsageError::ToolsListChangedOff`]).
+    ///
+    /// [`Config::tools_list_changed`]: crate::Config::tools_list_changed
     pub fn notify(
         &mut self,
         now: Millis,
@@ -73,23 +74,12 @@ impl Host {
             _ => {}
         }
         self.enter(now)?;
-        if self.state.ready(session)?.role != Role::Server {
+        let s = (self.state.session(session)).ok_or(UsageError::UnknownSession(session))?;
+        if s.role != Role::Server {
             return Err(UsageError::WrongRole {
                 needs: Role::Server,
             });
         }
-        if let Notice::Log(message) = notice {
-            if !logging::wants(&self.state, session, message.level) {
-                return Ok(());
-            }
-        }
-        let line = jsonrpc::notification_line(notice.method(), notice.params());
-        let kind = MessageKind::Notification {
-            method: notice.method(),
-            task: None,
-            stream: None,
-        };
-        self.state.send(session, kind, None, line);
-        Ok(())
+        crate::era::send_notice(&mut self.state, session, notice)
     }
 }

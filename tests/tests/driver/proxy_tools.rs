@@ -1,14 +1,15 @@
 //! The tools of the server behind change while the proxy serves: the proxy lists them again,
 //! serves them as listed (a tool removed behind is unknown in front, a tool added is
-//! callable), and tells its clients with `notifications/tools/list_changed`. The server
+//! callable), and tells its clients with `notifications/tools/list_changed` (a 2025-11-25
+//! client as it is, a 2026-07-28 client on the listen stream that asked for it). The server
 //! behind, the proxy (the library, `taskwire-proxy`) and the client in front run in this
 //! process, over socket pairs.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::FutureExt;
-use serde_json::json;
+use futures::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, FutureExt, StreamExt};
+use serde_json::{json, Value};
 use taskwire_driver::engine::{ClientEra, Config, Era, TaskSupport};
 use taskwire_driver::{
     CallToolResult, ClientBuilder, NoArgs, Notice, Runtime, Server, Tool, ToolContext, ToolOutcome,
@@ -52,13 +53,30 @@ fn tools_changed_behind_are_served_and_announced_in_front() {
             .server(client, &opened, Config::new("proxy", "0"))
             .await;
 
+        let front = front.unwrap().start(runtime.clone());
         let (heard, notices) = async_channel::unbounded();
         let hearing = |config| {
             ClientBuilder::new(config).on_notification(move |method, _| {
                 let _ = heard.try_send(method.to_owned());
             })
         };
-        let client = in_process::connect(&runtime, front.unwrap(), v2025, hearing);
+        let client = in_process::connect_to(&runtime, &front, v2025, hearing);
+        // A 2026-07-28 client hears of it on its listen stream.
+        let (lines, mut raw) = in_process::socket(&runtime, &front).split();
+        let mut lines = futures::io::BufReader::new(lines).lines();
+        let listen = json!({ "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+            "params": { "notifications": { "toolsListChanged": true },
+                "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                           "io.modelcontextprotocol/clientCapabilities": {} } } });
+        raw.write_all(format!("{listen}\n").as_bytes())
+            .await
+            .unwrap();
+        let ack: Value = serde_json::from_str(&lines.next().await.unwrap().unwrap()).unwrap();
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+        assert_eq!(
+            ack["params"]["notifications"],
+            json!({ "toolsListChanged": true })
+        );
         let opened = client.initialize().await.unwrap();
         assert_eq!(opened.capabilities["tools"]["listChanged"], true);
         let names = |tools: Vec<Tool>| tools.into_iter().map(|t| t.name).collect::<Vec<_>>();
@@ -68,12 +86,18 @@ fn tools_changed_behind_are_served_and_announced_in_front() {
         live.add(tool("second"), own_name);
         notifier.notify(Notice::ToolsListChanged);
         let announced = notices.recv().fuse();
-        let late = smol::Timer::after(Duration::from_secs(10)).fuse();
+        let late = FutureExt::fuse(smol::Timer::after(Duration::from_secs(10)));
         futures::pin_mut!(announced, late);
         futures::select! {
             method = announced => assert_eq!(method.unwrap(), "notifications/tools/list_changed"),
             _ = late => panic!("no notifications/tools/list_changed in front within 10 s"),
         }
+        let heard: Value = serde_json::from_str(&lines.next().await.unwrap().unwrap()).unwrap();
+        assert_eq!(
+            heard,
+            json!({ "jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                    "params": { "_meta": { "io.modelcontextprotocol/subscriptionId": 1 } } })
+        );
         assert_eq!(names(client.list_tools().await.unwrap()), ["second"]);
         let second = client.call_tool("second", json!({})).await.unwrap();
         assert_eq!(second.all_text(), "second");

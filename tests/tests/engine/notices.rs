@@ -1,12 +1,12 @@
 //! `Host::notify`: a server's notices about its tools (as they change: `Host::add_tool`,
 //! `Host::remove_tool`), resources and prompts, and its log messages about no call. In 2025-11-25 each goes as it is (validated against the schema), a log
-//! message only when the session wants its level; a 2026-07-28 session, which has them only
-//! on listen streams that asked for them, never completes the handshake they need, so the
-//! engine refuses there and sends nothing; a client session cannot send them.
+//! message only when the session wants its level; in 2026-07-28 each goes on the listen
+//! streams that asked for it and were granted it (never a log message); a client session
+//! cannot send them.
 
 use serde_json::json;
 use taskwire_engine::{LogLevel, LogMessage, Notice, TaskSupport, UsageError};
-use taskwire_harness::schema::assert_valid;
+use taskwire_harness::schema::{assert_valid, assert_valid_in, CORE_2026};
 use taskwire_harness::setup::{server_config, tool};
 use taskwire_harness::Probe;
 
@@ -143,20 +143,89 @@ fn a_log_message_about_no_call_goes_when_the_session_wants_its_level() {
 }
 
 #[test]
-fn a_v2026_session_and_a_client_session_are_refused_and_nothing_is_sent() {
-    let mut d = Probe::server(server_config());
-    let discover = json!({ "jsonrpc": "2.0", "id": 1, "method": "server/discover",
-        "params": { "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                               "io.modelcontextprotocol/clientCapabilities": {} } } });
-    d.feed_json(discover);
-    d.clear();
-    let refused = d.host.notify(d.now, d.session, &Notice::PromptsListChanged);
-    assert!(
-        matches!(refused, Err(UsageError::NotInitialized(_))),
-        "{refused:?}"
+fn a_v2026_session_gets_the_notices_its_listen_stream_asked_for_and_was_granted() {
+    let mut config = server_config();
+    config.tools_list_changed = true;
+    config.logging = true;
+    config.app_capabilities.insert(
+        "resources".into(),
+        json!({ "subscribe": true, "listChanged": true }),
     );
+    config
+        .app_capabilities
+        .insert("prompts".into(), json!({ "listChanged": false }));
+    let mut d = Probe::server(config);
+    let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                       "io.modelcontextprotocol/clientCapabilities": {} });
+    let uri = "file:///notes.txt";
+    // No stream yet: nothing is sent, which is no error.
+    d.host
+        .notify(d.now, d.session, &Notice::ToolsListChanged)
+        .unwrap();
     assert!(d.drain().is_empty());
 
+    let asked = json!({ "toolsListChanged": true, "promptsListChanged": true,
+                        "resourcesListChanged": null,
+                        "resourceSubscriptions": [uri, uri] });
+    let out = d.feed_json(json!({ "jsonrpc": "2.0", "id": "listen-1",
+        "method": "subscriptions/listen", "params": { "notifications": asked, "_meta": meta } }));
+    assert_eq!(out.len(), 1, "only the ack; the stream stays open: {out:?}");
+    assert_valid_in(CORE_2026, "SubscriptionsAcknowledgedNotification", &out[0]);
+    assert_eq!(
+        out[0]["params"],
+        json!({ "notifications": { "toolsListChanged": true, "resourceSubscriptions": [uri] },
+                "_meta": { "io.modelcontextprotocol/subscriptionId": "listen-1" } }),
+        "prompts do not say they change, and the resources' list was not asked for"
+    );
+
+    let on_stream = json!({ "io.modelcontextprotocol/subscriptionId": "listen-1" });
+    let granted = [
+        (Notice::ToolsListChanged, "ToolListChangedNotification"),
+        (
+            Notice::ResourceUpdated { uri: uri.into() },
+            "ResourceUpdatedNotification",
+        ),
+    ];
+    for (notice, definition) in granted {
+        d.host.notify(d.now, d.session, &notice).unwrap();
+        let out = d.drain();
+        assert_eq!(out.len(), 1, "{notice:?}: {out:?}");
+        assert_eq!(out[0]["method"], notice.method());
+        assert_eq!(out[0]["params"]["_meta"], on_stream);
+        assert_valid_in(CORE_2026, definition, &out[0]);
+    }
+    let elsewhere = Notice::ResourceUpdated {
+        uri: "file:///other.txt".into(),
+    };
+    let log = Notice::Log(LogMessage {
+        level: LogLevel::Error,
+        logger: None,
+        data: json!("never on a stream"),
+    });
+    for notice in [
+        Notice::PromptsListChanged,
+        Notice::ResourcesListChanged,
+        elsewhere,
+        log,
+    ] {
+        d.host.notify(d.now, d.session, &notice).unwrap();
+        assert!(d.drain().is_empty(), "{notice:?} was not granted");
+    }
+
+    // The client ends the stream: nothing more on it.
+    d.feed_json(
+        json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": { "requestId": "listen-1" } }),
+    );
+    d.clear();
+    d.host
+        .notify(d.now, d.session, &Notice::ToolsListChanged)
+        .unwrap();
+    assert!(d.drain().is_empty());
+}
+
+#[test]
+fn a_client_session_is_refused_and_nothing_is_sent() {
     let mut c = Probe::ready_client(
         taskwire_harness::setup::client_config(),
         json!({ "protocolVersion": "2025-11-25", "capabilities": {},

@@ -36,7 +36,7 @@ pub(super) fn on_set_level(
 
 /// Whether the session wants messages of `level` (every level until its
 /// `logging/setLevel`).
-pub(crate) fn wants(st: &State, session: SessionId, level: LogLevel) -> bool {
+pub(super) fn wants(st: &State, session: SessionId, level: LogLevel) -> bool {
     let minimum = st
         .session(session)
         .and_then(|s| s.slots.get::<kept::SessionState>())

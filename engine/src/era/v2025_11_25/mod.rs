@@ -17,8 +17,9 @@
 mod encode;
 mod following;
 mod handshake;
-pub(crate) mod logging;
+mod logging;
 mod negotiation;
+pub(super) mod notices;
 mod receiver;
 mod requestor;
 mod serving;

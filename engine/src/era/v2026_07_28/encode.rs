@@ -6,11 +6,11 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::meta::SERVER_INFO_KEY;
-use super::state::Ask;
+use super::state::{Ask, Notices};
 use crate::ids::TaskId;
 use crate::json::{self, Buf};
 use crate::jsonrpc::{self, RequestId};
-use crate::model::Implementation;
+use crate::model::{Implementation, Notice};
 use crate::state::{Record, StoredOutcome};
 use crate::status::TaskStatus;
 
@@ -82,20 +82,86 @@ pub(super) fn task_notification(subscription: &RequestId, task: &Record, asks: &
 }
 
 /// `notifications/subscriptions/acknowledged`: the task ids we agreed to report on.
-pub(super) fn listen_acknowledged(subscription: &RequestId, tasks: &[TaskId]) -> String {
+pub(super) fn listen_acknowledged(
+    subscription: &RequestId,
+    tasks: Option<&[TaskId]>,
+    notices: &Notices,
+) -> String {
     let body = |buf: &mut Buf| {
-        buf.extend_from_slice(br#"{"notifications":{"taskIds":["#);
-        for (i, task) in tasks.iter().enumerate() {
-            if i > 0 {
+        buf.extend_from_slice(br#"{"notifications":{"#);
+        let mut first = true;
+        let mut key = |buf: &mut Buf, name: &[u8]| {
+            if !std::mem::take(&mut first) {
                 buf.push(b',');
             }
-            json::push_str(buf, task.as_str());
+            buf.extend_from_slice(name);
+        };
+        if let Some(tasks) = tasks {
+            key(buf, br#""taskIds":"#);
+            push_strs(buf, tasks.iter().map(TaskId::as_str));
         }
-        buf.extend_from_slice(b"]}");
+        for (agreed, name) in [
+            (
+                notices.tools_list_changed,
+                &br#""toolsListChanged":true"#[..],
+            ),
+            (
+                notices.prompts_list_changed,
+                br#""promptsListChanged":true"#,
+            ),
+            (
+                notices.resources_list_changed,
+                br#""resourcesListChanged":true"#,
+            ),
+        ] {
+            if agreed {
+                key(buf, name);
+            }
+        }
+        if !notices.resource_subscriptions.is_empty() {
+            key(buf, br#""resourceSubscriptions":"#);
+            push_strs(
+                buf,
+                notices.resource_subscriptions.iter().map(String::as_str),
+            );
+        }
+        buf.push(b'}');
         push_subscription(buf, subscription);
         buf.push(b'}');
     };
     jsonrpc::notification_with("notifications/subscriptions/acknowledged", Some(&body))
+}
+
+/// A notice on a listen stream: its params (if any) with the stream's `_meta`.
+pub(super) fn listen_notice(subscription: &RequestId, notice: &Notice) -> String {
+    let params = match notice.params() {
+        Some(Value::Object(params)) => params,
+        _ => Map::new(),
+    };
+    let body = |buf: &mut Buf| {
+        buf.push(b'{');
+        for (key, value) in params.iter().filter(|(key, _)| *key != "_meta") {
+            json::push_str(buf, key);
+            buf.push(b':');
+            json::push_serialized(buf, value);
+            buf.push(b',');
+        }
+        push_subscription_meta(buf, subscription);
+        buf.push(b'}');
+    };
+    jsonrpc::notification_with(notice.method(), Some(&body))
+}
+
+/// `["a","b"]`.
+fn push_strs<'a>(buf: &mut Buf, items: impl Iterator<Item = &'a str>) {
+    buf.push(b'[');
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        json::push_str(buf, item);
+    }
+    buf.push(b']');
 }
 
 /// The graceful end of a listen stream: its request's result.
@@ -109,7 +175,13 @@ pub(super) fn listen_ended(subscription: &RequestId) -> String {
 
 /// `,"_meta":{"io.modelcontextprotocol/subscriptionId":<id>}`.
 fn push_subscription(buf: &mut Buf, subscription: &RequestId) {
-    buf.extend_from_slice(br#","_meta":{"io.modelcontextprotocol/subscriptionId":"#);
+    buf.push(b',');
+    push_subscription_meta(buf, subscription);
+}
+
+/// `"_meta":{"io.modelcontextprotocol/subscriptionId":<id>}`.
+fn push_subscription_meta(buf: &mut Buf, subscription: &RequestId) {
+    buf.extend_from_slice(br#""_meta":{"io.modelcontextprotocol/subscriptionId":"#);
     jsonrpc::push_id(buf, subscription);
     buf.push(b'}');
 }

@@ -1,16 +1,18 @@
-//! `subscriptions/listen` with `notifications.taskIds`: a stream of `notifications/tasks`,
-//! each the whole task as `tasks/get` would show it, on the listen request's id.
+//! `subscriptions/listen`: a stream on the listen request's id of `notifications/tasks` for
+//! the tasks it names (`notifications.taskIds`), each the whole task as `tasks/get` would
+//! show it, and of the server's notices it asks for (its tools', prompts' or resources' list
+//! changed, a subscribed resource updated) that the server sends.
 
 use serde::Deserialize;
 
 use super::encode;
 use super::input::asks_of;
 use super::meta::{stateless, tasks_required, Meta, RequestMeta};
-use super::state as kept;
+use super::state::{self as kept, Listen, Notices};
 use crate::event::MessageKind;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId};
-use crate::model::Era;
+use crate::model::{Era, Notice};
 use crate::state::{PeerRequest, State};
 
 /// `params` of `subscriptions/listen`.
@@ -23,17 +25,79 @@ pub(super) struct ListenParams<'a> {
 
 stateless!(ListenParams);
 
+/// `SubscriptionFilter` (a `null` member is as if missing).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Filter {
     #[serde(default)]
     task_ids: Option<Vec<String>>,
+    #[serde(default)]
+    tools_list_changed: Option<bool>,
+    #[serde(default)]
+    prompts_list_changed: Option<bool>,
+    #[serde(default)]
+    resources_list_changed: Option<bool>,
+    #[serde(default)]
+    resource_subscriptions: Option<Vec<String>>,
 }
 
-/// Opens a listen stream: the acknowledgement names the ids we report on (the caller's
-/// own tasks; others are left out so that their existence does not leak), each task is
-/// reported at once as it stands, then on every change, and the stream ends with a
-/// result once every task it follows is terminal (at once when it follows none).
+impl Filter {
+    /// The notices asked for that this server sends: its tools' list changes with
+    /// `Config::tools_list_changed`, its prompts' and resources' with the application's
+    /// capability declaring `listChanged`, resource updates with its `resources` declaring
+    /// `subscribe`.
+    fn agreed(&self, st: &State) -> Notices {
+        let config = &st.config;
+        let declares = |capability: &str, flag: &str| {
+            config
+                .app_capabilities
+                .get(capability)
+                .and_then(|c| c.get(flag))
+                == Some(&serde_json::Value::Bool(true))
+        };
+        let uris = self.resource_subscriptions.as_deref().unwrap_or_default();
+        let mut subscriptions: Vec<String> = Vec::new();
+        if declares("resources", "subscribe") {
+            for uri in uris {
+                if !subscriptions.contains(uri) {
+                    subscriptions.push(uri.clone());
+                }
+            }
+        }
+        Notices {
+            tools_list_changed: self.tools_list_changed == Some(true) && config.tools_list_changed,
+            prompts_list_changed: self.prompts_list_changed == Some(true)
+                && declares("prompts", "listChanged"),
+            resources_list_changed: self.resources_list_changed == Some(true)
+                && declares("resources", "listChanged"),
+            resource_subscriptions: subscriptions,
+        }
+    }
+}
+
+impl Notices {
+    fn is_empty(&self) -> bool {
+        *self == Notices::default()
+    }
+
+    fn carries(&self, notice: &Notice) -> bool {
+        match notice {
+            Notice::ToolsListChanged => self.tools_list_changed,
+            Notice::PromptsListChanged => self.prompts_list_changed,
+            Notice::ResourcesListChanged => self.resources_list_changed,
+            Notice::ResourceUpdated { uri } => self.resource_subscriptions.contains(uri),
+            // Log messages go with the request they are about, never on a stream.
+            Notice::Log(_) => false,
+        }
+    }
+}
+
+/// Opens a listen stream: the acknowledgement names the task ids we report on (the
+/// caller's own tasks; others are left out so that their existence does not leak) and the
+/// notices we agreed to send, each task is reported at once as it stands, then on every
+/// change, and the stream ends with a result once every task it follows is terminal (at
+/// once when it follows none), unless it carries notices: then it stays open until the
+/// client ends it.
 pub(super) fn on_listen(
     st: &mut State,
     session: SessionId,
@@ -41,6 +105,8 @@ pub(super) fn on_listen(
     p: ListenParams<'_>,
     meta: &RequestMeta,
 ) -> Result<(), Reject> {
+    let notices = p.notifications.agreed(st);
+    let asked_tasks = p.notifications.task_ids.is_some();
     let wanted = p.notifications.task_ids.unwrap_or_default();
     if !wanted.is_empty() && !meta.declares_tasks() {
         return Err(tasks_required());
@@ -54,7 +120,8 @@ pub(super) fn on_listen(
             }
         }
     }
-    let line = encode::listen_acknowledged(id, &agreed);
+    let tasks = asked_tasks.then_some(agreed.as_slice());
+    let line = encode::listen_acknowledged(id, tasks, &notices);
     let kind = MessageKind::Notification {
         method: "notifications/subscriptions/acknowledged",
         task: None,
@@ -73,7 +140,7 @@ pub(super) fn on_listen(
         st.follow(session, Era::V2026_07_28, &task);
         live.push(task);
     }
-    if live.is_empty() {
+    if live.is_empty() && notices.is_empty() {
         let line = encode::listen_ended(id);
         st.reply(session, id, None, line);
         return Ok(());
@@ -81,9 +148,34 @@ pub(super) fn on_listen(
     if let Some(s) = st.session_mut(session) {
         s.requests
             .insert(id.clone(), PeerRequest::Held(Era::V2026_07_28));
-        kept::of_session(s).listens.push((id.clone(), live));
+        kept::of_session(s).listens.push(Listen {
+            id: id.clone(),
+            tasks: live,
+            notices,
+        });
     }
     Ok(())
+}
+
+/// Sends `notice` on each of the session's listen streams that carries it.
+pub(in crate::era) fn notify(st: &mut State, session: SessionId, notice: &Notice) {
+    let streams: Vec<RequestId> = kept::session(st, session)
+        .map(|k| {
+            (k.listens.iter())
+                .filter(|l| l.notices.carries(notice))
+                .map(|l| l.id.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    for stream in streams {
+        let line = encode::listen_notice(&stream, notice);
+        let kind = MessageKind::Notification {
+            method: notice.method(),
+            task: None,
+            stream: Some(stream),
+        };
+        st.send(session, kind, None, line);
+    }
 }
 
 /// Reports a task's change on the session's listen streams that follow it; a stream whose
@@ -93,8 +185,8 @@ pub(super) fn tell_listeners(st: &mut State, session: SessionId, task: &TaskId) 
         .map(|k| {
             k.listens
                 .iter()
-                .filter(|(_, tasks)| tasks.contains(task))
-                .map(|(id, _)| id.clone())
+                .filter(|l| l.tasks.contains(task))
+                .map(|l| l.id.clone())
                 .collect()
         })
         .unwrap_or_default();
@@ -106,11 +198,11 @@ pub(super) fn tell_listeners(st: &mut State, session: SessionId, task: &TaskId) 
         }
         let ended = st.session_mut(session).is_some_and(|s| {
             let listens = &mut kept::of_session(s).listens;
-            let Some(at) = listens.iter().position(|(id, _)| *id == stream) else {
+            let Some(at) = listens.iter().position(|l| l.id == stream) else {
                 return false;
             };
-            listens[at].1.retain(|t| t != task);
-            let empty = listens[at].1.is_empty();
+            listens[at].tasks.retain(|t| t != task);
+            let empty = listens[at].tasks.is_empty() && listens[at].notices.is_empty();
             if empty {
                 listens.remove(at);
                 s.requests.remove(&stream);
@@ -127,7 +219,7 @@ pub(super) fn tell_listeners(st: &mut State, session: SessionId, task: &TaskId) 
 /// The client ends its stream (`notifications/cancelled`): nothing more is sent for it.
 pub(super) fn drop_stream(st: &mut State, session: SessionId, request: &RequestId) {
     if let Some(k) = kept::session_mut(st, session) {
-        k.listens.retain(|(id, _)| id != request);
+        k.listens.retain(|l| l.id != *request);
     }
 }
 

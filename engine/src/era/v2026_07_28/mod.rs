@@ -35,7 +35,7 @@
 mod encode;
 mod following;
 mod input;
-mod listen;
+pub(super) mod listen;
 mod meta;
 mod requestor;
 mod serving;

@@ -95,7 +95,11 @@ fn owned_by_engine(method: &str) -> bool {
 /// extension among them when tasks are on (never the 2025-11-25 `tasks` key).
 fn on_discover(st: &mut State, session: SessionId, id: &RequestId) -> Result<(), Reject> {
     let mut capabilities = Map::new();
-    capabilities.insert("tools".into(), json!({}));
+    let tools = match st.config.tools_list_changed {
+        true => json!({ "listChanged": true }),
+        false => json!({}),
+    };
+    capabilities.insert("tools".into(), tools);
     if st.config.logging {
         capabilities.insert("logging".into(), json!({}));
     }

@@ -12,13 +12,35 @@ use crate::state::{Call, Session, State};
 /// A session's state in this era.
 #[derive(Debug, Default)]
 pub(super) struct SessionState {
-    /// Server: open `subscriptions/listen` streams, each with the tasks it still reports on.
-    pub listens: Vec<(RequestId, Vec<TaskId>)>,
+    /// Server: open `subscriptions/listen` streams.
+    pub listens: Vec<Listen>,
     /// Client: our `tools/call`s waiting for the application's answers to the server's MRTR
     /// `inputRequests`, by the call's first request.
     pub retries: HashMap<RequestId, Box<Retry>>,
     /// Client: what we keep for each task the server runs for us.
     pub following: HashMap<TaskId, Following>,
+}
+
+/// A `subscriptions/listen` stream a client opened on us.
+#[derive(Debug)]
+pub(super) struct Listen {
+    /// Its request's id (each of its messages names it).
+    pub id: RequestId,
+    /// The tasks it still reports on.
+    pub tasks: Vec<TaskId>,
+    /// The notices it agreed to carry.
+    pub notices: Notices,
+}
+
+/// The notices a listen stream carries (`toolsListChanged`, `promptsListChanged`,
+/// `resourcesListChanged`, `resourceSubscriptions`): those the client asked for that the
+/// server sends.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Notices {
+    pub tools_list_changed: bool,
+    pub prompts_list_changed: bool,
+    pub resources_list_changed: bool,
+    pub resource_subscriptions: Vec<String>,
 }
 
 /// What we keep for a task the server runs for us.

@@ -1,0 +1,25 @@
+//! A server's notices in this era: each a notification on the session once its handshake is
+//! done, a log message only when the session wants its level.
+
+use super::logging;
+use crate::event::MessageKind;
+use crate::ids::SessionId;
+use crate::jsonrpc;
+use crate::model::Notice;
+use crate::state::State;
+
+/// Sends `notice` on `session` (past its handshake).
+pub(in crate::era) fn send(st: &mut State, session: SessionId, notice: &Notice) {
+    if let Notice::Log(message) = notice {
+        if !logging::wants(st, session, message.level) {
+            return;
+        }
+    }
+    let line = jsonrpc::notification_line(notice.method(), notice.params());
+    let kind = MessageKind::Notification {
+        method: notice.method(),
+        task: None,
+        stream: None,
+    };
+    st.send(session, kind, None, line);
+}
