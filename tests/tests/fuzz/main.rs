@@ -143,6 +143,7 @@ fn v2026_ops_seeded() {
         ("outcomes inline", s.outcomes),
         ("2025-11-25 tasks read in 2026", s.v2025_read),
         ("task notifications on listen streams", s.streamed),
+        ("tool list changes on listen streams", s.tools_streamed),
     ] {
         assert!(n >= 5, "the seeded loop reached {what} only {n} times");
     }

@@ -5,12 +5,14 @@
 //! 2026-07-28 with per-request `_meta` (declaring the tasks extension or not, sometimes
 //! with missing, mistyped or foreign-version keys). The input picks requests
 //! (`server/discover`, `tools/*`, `tasks/*` and `subscriptions/listen` about known,
-//! foreign and unknown ids, removed methods, MRTR retries), mutations of them, application commands on the calls (answers, tool errors,
-//! JSON-RPC errors, status messages, input requests) and time.
+//! foreign and unknown ids, removed methods, MRTR retries; a listen may also ask for tool
+//! list changes), mutations of them, application commands on the calls (answers, tool
+//! errors, JSON-RPC errors, status messages, input requests), the application saying its
+//! tools changed, and time.
 //!
 //! Invariants, besides those [`drain`] checks on every message: no panic; a 2026 session
 //! is sent no request, and notifications only on a `subscriptions/listen` stream it opened,
-//! naming only its owner's tasks; every well-formed request is
+//! naming only its owner's tasks (a tools change only on one whose ack granted it); every well-formed request is
 //! answered exactly once, once the application has answered its calls; every result and
 //! error on a 2026 session validates against the 2026 core and extension schemas by its
 //! definition (every message with [`Schema::Full`]; otherwise on the inputs the oracle's
@@ -18,11 +20,11 @@
 //! only its creating owner ever reads it; a task never leaves a terminal status;
 //! `inputRequests` appear exactly while `input_required`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
-use taskwire_engine::{CallId, Event, Host, Millis, RpcError, SessionId};
+use taskwire_engine::{CallId, Event, Host, Millis, Notice, RpcError, SessionId};
 
 use super::check::{id_key, output_bound, Class, IdKey, Msg, Schema};
 use super::reader::Reader;
@@ -46,9 +48,11 @@ pub struct Stats {
     pub v2025_read: usize,
     /// `notifications/tasks` sent on listen streams.
     pub streamed: usize,
+    /// Tool list changes sent on listen streams.
+    pub tools_streamed: usize,
 }
 
-static STATS: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
+static STATS: [AtomicUsize; 6] = [const { AtomicUsize::new(0) }; 6];
 
 fn count(i: usize) {
     STATS[i].fetch_add(1, Ordering::Relaxed);
@@ -63,6 +67,7 @@ pub fn stats() -> Stats {
         outcomes: n(2),
         v2025_read: n(3),
         streamed: n(4),
+        tools_streamed: n(5),
     }
 }
 const OWNERS: [&str; 2] = ["a", "b"];
@@ -101,6 +106,8 @@ struct Slot {
     v2026: bool,
     /// Well-formed requests not answered yet: id → method.
     pending: BTreeMap<IdKey, &'static str>,
+    /// The listen streams whose ack granted `toolsListChanged`.
+    hears_tools: BTreeSet<IdKey>,
     next_id: i64,
 }
 
@@ -137,6 +144,7 @@ impl Harness {
     fn new(r: &mut Reader, schema: Schema, data: &[u8], record: Record) -> Option<Harness> {
         let mode = r.u8()?;
         let mut cfg = config("v2026");
+        cfg.tools_list_changed = true;
         cfg.tasks.poll_interval_ms = [None, Some(200)][usize::from(mode & 1)];
         cfg.tasks.default_ttl_ms = [None, Some(60_000)][usize::from(mode >> 1 & 1)];
         cfg.tasks.max_tasks_per_owner = 1 + usize::from(mode >> 2 & 7);
@@ -164,6 +172,7 @@ impl Harness {
                 owner,
                 v2026,
                 pending: BTreeMap::new(),
+                hears_tools: BTreeSet::new(),
                 next_id: 1,
             });
         }
@@ -175,11 +184,12 @@ impl Harness {
     }
 
     fn step(&mut self, r: &mut Reader) -> Option<()> {
-        match r.below(10)? {
+        match r.below(11)? {
             0..=4 => self.v2026_request(r)?,
             5 => self.v2025_request(r)?,
             6 | 7 => self.app_command(r)?,
             8 => self.answer_inputs(r)?,
+            9 => self.tools_changed(r)?,
             _ => {
                 self.now += [50, 1_000, 30_000, 120_000][r.below(4)?];
                 self.host
@@ -251,7 +261,11 @@ impl Harness {
             }
             "subscriptions/listen" => {
                 let (a, b) = (self.pick_task(r)?, self.pick_task(r)?);
-                json!({ "notifications": { "taskIds": [a, b] } })
+                let mut filter = json!({ "taskIds": [a, b] });
+                if r.bool()? {
+                    filter["toolsListChanged"] = json!(true);
+                }
+                json!({ "notifications": filter })
             }
             _ => json!({}),
         };
@@ -291,6 +305,22 @@ impl Harness {
                 "invariant: a task was created for a request that did not declare the extension: {message}"
             );
         }
+        Some(())
+    }
+
+    /// The application says its tools changed, on one session.
+    fn tools_changed(&mut self, r: &mut Reader) -> Option<()> {
+        let k = r.index(self.slots.len())?;
+        let session = self.slots[k].session;
+        let sent = self
+            .host
+            .notify(Millis(self.now), session, &Notice::ToolsListChanged);
+        tline!(self.transcript, "app tools changed on {k} -> {sent:?}");
+        assert!(
+            sent.is_ok(),
+            "invariant: a ready session takes a notice: {sent:?}"
+        );
+        self.absorb();
         Some(())
     }
 
@@ -491,9 +521,22 @@ impl Harness {
             "invariant: a 2026 session was sent a request or a notification off a listen stream: {}",
             msg.line
         );
+        let key = id_key(stream).expect("an open stream's id");
         let (file, definition) = match method {
             "notifications/subscriptions/acknowledged" => {
+                if params["notifications"]["toolsListChanged"] == true {
+                    self.slots[k].hears_tools.insert(key);
+                }
                 (CORE_2026, "SubscriptionsAcknowledgedNotification")
+            }
+            "notifications/tools/list_changed" => {
+                assert!(
+                    self.slots[k].hears_tools.contains(&key),
+                    "invariant: a tools change on a stream that was not granted it: {}",
+                    msg.line
+                );
+                count(5);
+                (CORE_2026, "ToolListChangedNotification")
             }
             "notifications/tasks" => {
                 count(4);
