@@ -3,7 +3,7 @@
 //! plainly behind a 2025-11-25 server, and behind a 2026-07-28 server (which decides per
 //! call) offered as a task there too. The task behind is followed to its outcome: its
 //! status messages, progress and logs become the front call's, its questions are put to the
-//! front client, and a front cancel cancels it.
+//! front client, a front cancel cancels it, and its cancel there cancels the front task.
 
 use std::future::Future;
 use std::pin::pin;
@@ -12,6 +12,7 @@ use std::sync::Arc;
 use async_channel::Receiver;
 use futures::FutureExt;
 use serde_json::Value;
+use taskwire_driver::engine::TaskStatus;
 use taskwire_driver::{
     CallToolResult, Client, Error, RpcError, Runtime, TaskUpdate, ToolContext, ToolOutcome,
 };
@@ -55,7 +56,7 @@ impl Behind {
         };
         drop(starting);
         let updates = call.updates;
-        let outcome = answering(&ctx, &questions, follow(&ctx, &updates)).await;
+        let outcome = answering(&ctx, &questions, follow(&ctx, &updates, &mut cancel)).await;
         cancel.disarm();
         outcome.map_err(behind)
     }
@@ -111,13 +112,24 @@ async fn ask_front(ctx: &ToolContext, method: &str, params: Value) -> Result<Val
     answer.map_err(RpcError::from)
 }
 
-/// The task behind, mirrored on the front task until its outcome.
+/// The task behind, mirrored on the front task until its outcome (`cancel` disarmed when
+/// the task behind is cancelled there: nothing to cancel then).
 async fn follow(
     ctx: &ToolContext,
     updates: &Receiver<TaskUpdate>,
+    cancel: &mut CancelBehind,
 ) -> Result<CallToolResult, Error> {
     while let Ok(update) = updates.recv().await {
         match update {
+            // Cancelled behind (by its server, or another client there): so in front.
+            TaskUpdate::Status(task) if task.status == TaskStatus::Cancelled => {
+                tracing::info!(task = %task.id, "the task behind was cancelled there");
+                cancel.disarm();
+                if ctx.cancel_task(task.status_message).await.is_ok() {
+                    // Unreached: the front cancel stops this call.
+                    return Err(Error::Closed);
+                }
+            }
             TaskUpdate::Status(task) | TaskUpdate::Message(task) => {
                 if let Some(message) = task.status_message {
                     ctx.set_status(message).await;

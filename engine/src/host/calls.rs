@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::Host;
 use crate::error::UsageError;
+use crate::event::StopReason;
 use crate::ids::{CallId, InputId, TaskId};
 use crate::jsonrpc::RpcError;
 use crate::log_level::LogLevel;
@@ -72,6 +73,30 @@ impl Host {
         if st.tasks.set_message(&task, st.now, message) {
             st.journal_message(&task);
             st.tell_followers(&task);
+        }
+        Ok(())
+    }
+
+    /// Ends the task `call` works for as `cancelled`, as its requestor's `tasks/cancel`
+    /// would, on the application's own account (e.g. the work it relays was cancelled
+    /// elsewhere): `message` (or [`TasksConfig::cancelled_message`]) its status message,
+    /// -32602 "Task was cancelled" its outcome, its followers told; the work stops
+    /// ([`Event::Stop`] with [`StopReason::Cancelled`]). [`UsageError::TaskFinished`] when
+    /// it has ended already, [`UsageError::UnknownCall`] for a call without a task.
+    ///
+    /// [`TasksConfig::cancelled_message`]: crate::TasksConfig::cancelled_message
+    /// [`Event::Stop`]: crate::Event::Stop
+    pub fn cancel_work(
+        &mut self,
+        now: Millis,
+        call: CallId,
+        message: Option<String>,
+    ) -> Result<(), UsageError> {
+        self.enter(now)?;
+        let st = &mut self.state;
+        let task = st.running_task(call)?;
+        if st.cancel_task(&task, message) {
+            st.after_settle(&task, Some(StopReason::Cancelled));
         }
         Ok(())
     }

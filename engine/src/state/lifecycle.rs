@@ -3,7 +3,7 @@
 //! to calls.
 
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::calls::{Call, Follower};
 use super::tasks::{CreateError, NewOutcome, NewTask, OutcomeKind, Record};
@@ -238,6 +238,21 @@ impl State {
             self.journal_put(task);
         }
         moved
+    }
+
+    /// Moves a running task to `cancelled`, as a requestor's `tasks/cancel` does in either
+    /// era: `message` (or the configured cancelled message) its status message, -32602
+    /// "Task was cancelled" its outcome. Returns `false` when the table forbids it.
+    pub fn cancel_task(&mut self, task: &TaskId, message: Option<String>) -> bool {
+        let error =
+            RpcError::invalid_params("Task was cancelled").with_data(json!({ "taskId": task }));
+        let message = message.unwrap_or_else(|| self.config.tasks.cancelled_message.clone());
+        self.settle_task(
+            task,
+            TaskStatus::Cancelled,
+            Some(message),
+            error_outcome(&error),
+        )
     }
 
     /// After a task became terminal: the followers are told, input requests withdrawn,

@@ -45,7 +45,7 @@ use output::Queue;
 
 pub(crate) use calls::Call;
 pub(crate) use following::{followed_task, Source};
-pub(crate) use lifecycle::{error_outcome, Begin};
+pub(crate) use lifecycle::Begin;
 pub(crate) use outbound::{progress_meta, CancelledParams, Purpose, GIVEN_UP};
 pub(crate) use protocol::Protocol;
 pub(crate) use sessions::{PeerRequest, Phase, Session};

@@ -16,7 +16,7 @@ mod in_process;
 mod links;
 mod messages;
 mod postgres;
-mod proxy_tools;
+mod proxy_lib;
 mod replicas;
 mod requests;
 mod restart;

@@ -203,3 +203,45 @@ fn without_the_cancel_capability_it_is_method_not_found() {
     assert_eq!(reply["result"]["status"], "working");
     let _: Value = reply;
 }
+
+#[test]
+fn the_application_cancels_its_own_task_as_a_requestor_would() {
+    let mut d = with_task();
+    let work = d.work("task-1");
+    let (parked, _) = d.send("tasks/result", json!({ "taskId": "task-1" }));
+    d.advance(1000);
+    let why = Some("Cancelled behind the proxy".to_owned());
+    d.host.cancel_work(d.now, work, why).unwrap();
+    let out = d.drain();
+    assert_eq!(statuses(&out), ["cancelled"]);
+    let parked = response(&out, &parked).expect("the parked result is answered");
+    assert_eq!(error_code(parked), Some(-32602));
+    assert_eq!(parked["error"]["data"]["taskId"], "task-1");
+    assert_eq!(stops(&d.take_events()), [(work, StopReason::Cancelled)]);
+    let reply = d.call("tasks/get", json!({ "taskId": "task-1" }));
+    assert_eq!(reply["result"]["status"], "cancelled");
+    assert_eq!(
+        reply["result"]["statusMessage"],
+        "Cancelled behind the proxy"
+    );
+
+    let again = d.host.cancel_work(d.now, work, None);
+    assert!(
+        matches!(
+            again,
+            Err(UsageError::TaskFinished { .. }) | Err(UsageError::UnknownCall(_))
+        ),
+        "{again:?}"
+    );
+    // A call without a task has none to cancel.
+    let mut plain = Probe::ready_server(server_config(), |s| {
+        s.add_tool(tool("job", TaskSupport::Optional))
+    });
+    plain.send("tools/call", json!({ "name": "job", "arguments": {} }));
+    let call = plain.tool_calls()[0];
+    let refused = plain.host.cancel_work(plain.now, call, None);
+    assert!(
+        matches!(refused, Err(UsageError::UnknownCall(_))),
+        "{refused:?}"
+    );
+}

@@ -23,6 +23,12 @@ pub(crate) enum Command<X> {
     Finished { call: CallId, outcome: Outcome },
     /// Set a task's status message.
     TaskMessage { call: CallId, message: String },
+    /// End a call's task as cancelled, with this status message (else the configured one).
+    CancelTask {
+        call: CallId,
+        message: Option<String>,
+        reply: Reply<()>,
+    },
     /// Report progress for a call.
     Progress {
         call: CallId,

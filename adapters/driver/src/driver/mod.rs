@@ -497,6 +497,17 @@ impl<A: App> Driver<A> {
                 // A finished or unknown call is a race with a cancel or expiry: nothing to do.
                 let _ = self.host.set_task_message(now, call, Some(message));
             }
+            Command::CancelTask {
+                call,
+                message,
+                reply,
+            } => {
+                let cancelled = self.host.cancel_work(now, call, message);
+                if cancelled.is_ok() {
+                    tracing::info!(%call, "task cancelled by its tool");
+                }
+                let _ = reply.send(cancelled.map_err(Error::Usage));
+            }
             Command::Progress {
                 call,
                 progress,

@@ -104,6 +104,21 @@ impl ToolContext {
         }
     }
 
+    /// Ends this call's task as `cancelled`, as if its requestor had cancelled it (e.g. the
+    /// work the tool relays was cancelled elsewhere): `message` (or the configured
+    /// cancelled message) as its status message, -32602 "Task was cancelled" as its outcome.
+    /// The tool stops at this call: its future is dropped, as on any cancel. Errs
+    /// ([`Error::Usage`]) for a plain call, or a task that has ended already.
+    pub async fn cancel_task(&self, message: Option<String>) -> Result<(), Error> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::CancelTask {
+            call: self.call,
+            message,
+            reply,
+        });
+        answer.await.unwrap_or(Err(Error::Closed))
+    }
+
     /// Reports progress when the caller asked for it with a progress token (`total` when
     /// known). Non-finite numbers are dropped (JSON cannot carry them).
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {

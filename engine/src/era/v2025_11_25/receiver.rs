@@ -13,7 +13,7 @@ use crate::event::{AppRequest, Event, MessageKind, StopReason};
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{self, Reject, RequestId, RpcError};
 use crate::model::Era;
-use crate::state::{error_outcome, Answer, Call, PeerRequest, Record, Sent, State};
+use crate::state::{Answer, Call, PeerRequest, Record, Sent, State};
 use crate::status::TaskStatus;
 use crate::time::Millis;
 
@@ -132,13 +132,7 @@ pub(super) fn on_tasks_cancel(
         .into());
     }
     let task = record.id.clone();
-    let error = RpcError::invalid_params("Task was cancelled").with_data(json!({ "taskId": task }));
-    st.settle_task(
-        &task,
-        TaskStatus::Cancelled,
-        Some(st.config.tasks.cancelled_message.clone()),
-        error_outcome(&error),
-    );
+    st.cancel_task(&task, None);
     st.follow(session, Era::V2025_11_25, &task);
     if let Some(record) = st.tasks.get(&task) {
         let line = encode::task_reply(id, record);

@@ -3,17 +3,15 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use serde_json::json;
 
 use super::encode;
 use super::input;
 use super::meta::{stateless, tasks_required, Meta, RequestMeta};
 use crate::event::StopReason;
 use crate::ids::SessionId;
-use crate::jsonrpc::{Reject, RequestId, RpcError};
+use crate::jsonrpc::{Reject, RequestId};
 use crate::model::Era;
-use crate::state::{error_outcome, Record, State};
-use crate::status::TaskStatus;
+use crate::state::{Record, State};
 
 /// `params` of `tasks/get` and `tasks/cancel`.
 #[derive(Deserialize)]
@@ -69,14 +67,7 @@ pub(super) fn on_tasks_cancel(
     let task = record.id.clone();
     let running = !record.status.is_terminal();
     if running {
-        let error =
-            RpcError::invalid_params("Task was cancelled").with_data(json!({ "taskId": task }));
-        st.settle_task(
-            &task,
-            TaskStatus::Cancelled,
-            Some(st.config.tasks.cancelled_message.clone()),
-            error_outcome(&error),
-        );
+        st.cancel_task(&task, None);
     }
     let line = encode::ack(id, &st.info_json);
     st.reply(session, id, Some(&task), line);

@@ -1,9 +1,11 @@
-//! The tools of the server behind change while the proxy serves: the proxy lists them again,
-//! serves them as listed (a tool removed behind is unknown in front, a tool added is
-//! callable), and tells its clients with `notifications/tools/list_changed` (a 2025-11-25
-//! client as it is, a 2026-07-28 client on the listen stream that asked for it). The server
-//! behind, the proxy (the library, `taskwire-proxy`) and the client in front run in this
-//! process, over socket pairs.
+//! The proxy (the library, `taskwire-proxy`) between a driver server behind and clients in
+//! front, all in this process over socket pairs:
+//! - the tools of the server behind change while the proxy serves: the proxy lists them
+//!   again, serves them as listed (a tool removed behind is unknown in front, a tool added is
+//!   callable), and tells its clients with `notifications/tools/list_changed` (a 2025-11-25
+//!   client as it is, a 2026-07-28 client on the listen stream that asked for it);
+//! - a task cancelled behind by its own tool (`ToolContext::cancel_task`) ends cancelled in
+//!   front too, in both front eras.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +14,8 @@ use futures::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, FutureExt, StreamExt
 use serde_json::{json, Value};
 use taskwire_driver::engine::{ClientEra, Config, Era, TaskSupport};
 use taskwire_driver::{
-    CallToolResult, ClientBuilder, NoArgs, Notice, Runtime, Server, Tool, ToolContext, ToolOutcome,
+    CallToolResult, ClientBuilder, NoArgs, Notice, RpcError, Runtime, Server, ServerHandle, Tool,
+    ToolContext, ToolOutcome,
 };
 use taskwire_proxy::{AsTask, Proxy};
 
@@ -28,6 +31,25 @@ fn tool(name: &str) -> Tool {
     Tool::new(name, TaskSupport::Forbidden)
 }
 
+/// `behind` (a 2025-11-25 server: a 2026-07-28 one tells of tool changes only on listen
+/// streams) with the proxy's front server started before it.
+async fn in_front(runtime: &Arc<dyn Runtime>, behind: Server) -> ServerHandle {
+    let proxy = Proxy::new(
+        runtime.clone(),
+        AsTask::None,
+        Config {
+            client_era: V2025,
+            ..Config::new("proxy", "0")
+        },
+    );
+    let client = in_process::connect(runtime, behind, V2025, |_| proxy.client_builder());
+    let opened = client.initialize().await.unwrap();
+    let front = proxy.server(client, &opened, Config::new("proxy", "0"));
+    front.await.unwrap().start(runtime.clone())
+}
+
+const V2025: ClientEra = ClientEra::Only(Era::V2025_11_25);
+
 #[test]
 fn tools_changed_behind_are_served_and_announced_in_front() {
     let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
@@ -37,30 +59,14 @@ fn tools_changed_behind_are_served_and_announced_in_front() {
         let behind = Server::new(config).tool(tool("first"), own_name);
         let (live, notifier) = (behind.live_tools(), behind.notifier());
 
-        // Behind a 2025-11-25 server: a 2026-07-28 one says so only on listen streams.
-        let v2025 = ClientEra::Only(Era::V2025_11_25);
-        let proxy = Proxy::new(
-            runtime.clone(),
-            AsTask::None,
-            Config {
-                client_era: v2025,
-                ..Config::new("proxy", "0")
-            },
-        );
-        let client = in_process::connect(&runtime, behind, v2025, |_| proxy.client_builder());
-        let opened = client.initialize().await.unwrap();
-        let front = proxy
-            .server(client, &opened, Config::new("proxy", "0"))
-            .await;
-
-        let front = front.unwrap().start(runtime.clone());
+        let front = in_front(&runtime, behind).await;
         let (heard, notices) = async_channel::unbounded();
         let hearing = |config| {
             ClientBuilder::new(config).on_notification(move |method, _| {
                 let _ = heard.try_send(method.to_owned());
             })
         };
-        let client = in_process::connect_to(&runtime, &front, v2025, hearing);
+        let client = in_process::connect_to(&runtime, &front, V2025, hearing);
         // A 2026-07-28 client hears of it on its listen stream.
         let (lines, mut raw) = in_process::socket(&runtime, &front).split();
         let mut lines = futures::io::BufReader::new(lines).lines();
@@ -105,5 +111,43 @@ fn tools_changed_behind_are_served_and_announced_in_front() {
         let first = first.map_err(taskwire_driver::RpcError::from).unwrap_err();
         assert_eq!(first.code, -32602, "{first:?}");
         client.close().await;
+    });
+}
+
+/// A task that its own tool cancels after a first status message.
+async fn cancels_itself(ctx: ToolContext, _: NoArgs) -> ToolOutcome {
+    ctx.set_status("started").await;
+    ctx.sleep(Duration::from_millis(100)).await;
+    let cancelled = ctx.cancel_task(Some("cancelled behind".into())).await;
+    Err(RpcError::internal(format!("not cancelled: {cancelled:?}")))
+}
+
+#[test]
+fn a_task_cancelled_behind_ends_cancelled_in_front_in_both_eras() {
+    let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
+    smol::block_on(async {
+        let job = Tool::new("job", TaskSupport::Optional);
+        let behind = Server::new(Config::new("behind", "0")).tool(job, cancels_itself);
+        let front = in_front(&runtime, behind).await;
+        for era in [Era::V2025_11_25, Era::V2026_07_28] {
+            let only = ClientEra::Only(era);
+            let client = in_process::connect_to(&runtime, &front, only, ClientBuilder::new);
+            client.initialize().await.unwrap();
+            let call = client.call_tool_as_task("job", json!({}), None).await;
+            let call = call.unwrap();
+            let task = call.task.clone().expect("a task in front");
+            let outcome = call.result().await.map_err(RpcError::from);
+            let error = outcome.expect_err("a cancelled task has no result");
+            assert_eq!(error.code, -32602, "{era:?}: {error:?}");
+            assert_eq!(error.message, "Task was cancelled", "{era:?}");
+            let shown = client.get_task(task.id.as_str()).await.unwrap();
+            assert_eq!(shown.status.to_string(), "cancelled", "{era:?}");
+            assert_eq!(
+                shown.status_message.as_deref(),
+                Some("cancelled behind"),
+                "{era:?}"
+            );
+            client.close().await;
+        }
     });
 }
