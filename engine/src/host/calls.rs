@@ -79,12 +79,11 @@ impl Host {
 
     /// Ends the task `call` works for as `cancelled`, as its requestor's `tasks/cancel`
     /// would, on the application's own account (e.g. the work it relays was cancelled
-    /// elsewhere): `message` (or [`TasksConfig::cancelled_message`]) its status message,
-    /// -32602 "Task was cancelled" its outcome, its followers told; the work stops
-    /// ([`Event::Stop`] with [`StopReason::Cancelled`]). [`UsageError::TaskFinished`] when
-    /// it has ended already, [`UsageError::UnknownCall`] for a call without a task.
+    /// elsewhere): `message` its status message (`None` keeps the last one), -32602 "Task
+    /// was cancelled" its outcome, its followers told; the work stops ([`Event::Stop`] with
+    /// [`StopReason::Cancelled`]). [`UsageError::TaskFinished`] when it has ended already,
+    /// [`UsageError::UnknownCall`] for a call without a task.
     ///
-    /// [`TasksConfig::cancelled_message`]: crate::TasksConfig::cancelled_message
     /// [`Event::Stop`]: crate::Event::Stop
     pub fn cancel_work(
         &mut self,

@@ -241,18 +241,18 @@ impl State {
     }
 
     /// Moves a running task to `cancelled`, as a requestor's `tasks/cancel` does in either
-    /// era: `message` (or the configured cancelled message) its status message, -32602
-    /// "Task was cancelled" its outcome. Returns `false` when the table forbids it.
+    /// era: `message` its status message (`None` keeps the last one), -32602 "Task was
+    /// cancelled" its outcome. Returns `false` when the table forbids it.
     pub fn cancel_task(&mut self, task: &TaskId, message: Option<String>) -> bool {
         let error =
             RpcError::invalid_params("Task was cancelled").with_data(json!({ "taskId": task }));
-        let message = message.unwrap_or_else(|| self.config.tasks.cancelled_message.clone());
-        self.settle_task(
-            task,
-            TaskStatus::Cancelled,
-            Some(message),
-            error_outcome(&error),
-        )
+        self.settle_task(task, TaskStatus::Cancelled, message, error_outcome(&error))
+    }
+
+    /// A requestor's `tasks/cancel`: [`State::cancel_task`] with the configured message.
+    pub fn cancel_requested(&mut self, task: &TaskId) -> bool {
+        let message = self.config.tasks.cancelled_message.clone();
+        self.cancel_task(task, Some(message))
     }
 
     /// After a task became terminal: the followers are told, input requests withdrawn,

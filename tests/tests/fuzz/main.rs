@@ -127,6 +127,7 @@ fn server_ops_seeded() {
             s.parked_elsewhere,
         ),
         ("log messages sent", s.logged),
+        ("tasks the application cancelled", s.app_cancelled),
     ] {
         assert!(n >= 5, "the seeded loop reached {what} only {n} times");
     }

@@ -105,8 +105,8 @@ impl ToolContext {
     }
 
     /// Ends this call's task as `cancelled`, as if its requestor had cancelled it (e.g. the
-    /// work the tool relays was cancelled elsewhere): `message` (or the configured
-    /// cancelled message) as its status message, -32602 "Task was cancelled" as its outcome.
+    /// work the tool relays was cancelled elsewhere): `message` as its status message
+    /// (`None` keeps the last one), -32602 "Task was cancelled" as its outcome.
     /// The tool stops at this call: its future is dropped, as on any cancel. Errs
     /// ([`Error::Usage`]) for a plain call, or a task that has ended already.
     pub async fn cancel_task(&self, message: Option<String>) -> Result<(), Error> {

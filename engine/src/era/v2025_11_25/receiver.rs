@@ -132,7 +132,7 @@ pub(super) fn on_tasks_cancel(
         .into());
     }
     let task = record.id.clone();
-    st.cancel_task(&task, None);
+    st.cancel_requested(&task);
     st.follow(session, Era::V2025_11_25, &task);
     if let Some(record) = st.tasks.get(&task) {
         let line = encode::task_reply(id, record);

@@ -67,7 +67,7 @@ pub(super) fn on_tasks_cancel(
     let task = record.id.clone();
     let running = !record.status.is_terminal();
     if running {
-        st.cancel_task(&task, None);
+        st.cancel_requested(&task);
     }
     let line = encode::ack(id, &st.info_json);
     st.reply(session, id, Some(&task), line);

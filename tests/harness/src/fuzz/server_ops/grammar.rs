@@ -315,7 +315,11 @@ impl Harness {
                     return Some(());
                 };
                 let message = if r.bool()? { Some(r.word()?) } else { None };
-                self.set_message(c, message);
+                if r.one_in(4)? {
+                    self.cancel_work(c, message);
+                } else {
+                    self.set_message(c, message);
+                }
             }
             19 => {
                 let Some(c) = self.pick_call(r, |c| c.task.is_some() || c.session.is_some())?

@@ -8,8 +8,8 @@
 //! 2025-11-25 client messages, with parameter and envelope mutations, plus raw garbage;
 //! task ids are picked among every owner's tasks, so many requests are about another
 //! owner's task), application commands through call handles (respond, fail, set the
-//! message, request input, report progress, start an offered task, create and remove
-//! tasks), time moving forward, to the next deadline and backward, closing and
+//! message, cancel the task, request input, report progress, start an offered task, create
+//! and remove tasks), time moving forward, to the next deadline and backward, closing and
 //! reconnecting, walking `tasks/list`, and (rarely) shutting the host down. The host's
 //! `max_tasks` and `max_tasks_per_owner` are both fuzzed small (1–6 and 1–4).
 //!
@@ -106,9 +106,11 @@ pub struct Stats {
     pub parked_elsewhere: usize,
     /// Log messages the application's calls sent.
     pub logged: usize,
+    /// Tasks the application cancelled itself.
+    pub app_cancelled: usize,
 }
 
-static STATS: [AtomicUsize; 6] = [const { AtomicUsize::new(0) }; 6];
+static STATS: [AtomicUsize; 7] = [const { AtomicUsize::new(0) }; 7];
 
 fn count(i: usize) {
     STATS[i].fetch_add(1, Ordering::Relaxed);
@@ -124,6 +126,7 @@ pub fn stats() -> Stats {
         notified_elsewhere: n(3),
         parked_elsewhere: n(4),
         logged: n(5),
+        app_cancelled: n(6),
     }
 }
 

@@ -87,6 +87,41 @@ impl Harness {
         self.after_step();
     }
 
+    /// The application cancels its own task (`Host::cancel_work`).
+    pub(super) fn cancel_work(&mut self, c: usize, message: Option<String>) {
+        self.fire_due();
+        let want = self.call_rule(c, true);
+        let call = self.calls[c].call;
+        let before = (self.calls[c].task.as_ref())
+            .and_then(|t| self.host.task(t))
+            .and_then(|s| s.info.status_message);
+        let got = self.command("cancel_work", |h, now| {
+            h.cancel_work(now, call, message.clone())
+        });
+        assert_eq!(got, want, "invariant: cancel_work on {call}");
+        if got.is_ok() {
+            let task = self.calls[c].task.clone().expect("a task call");
+            let s = self.host.task(&task).expect("a cancelled task is kept");
+            assert_eq!(
+                s.info.status,
+                TaskStatus::Cancelled,
+                "invariant: the application's cancel cancels"
+            );
+            assert_eq!(
+                s.info.status_message,
+                message.or(before),
+                "invariant: its message, or the last one kept"
+            );
+            assert_eq!(
+                self.calls[c].stopped,
+                Some(StopReason::Cancelled),
+                "invariant: its work is told to stop"
+            );
+            count(6);
+        }
+        self.after_step();
+    }
+
     pub(super) fn progress(
         &mut self,
         c: usize,
