@@ -2,11 +2,13 @@
 //! Streamable HTTP endpoint (`--url`, `--header`), in the era asked for; the handshake.
 
 use std::os::unix::process::CommandExt;
+use std::sync::Arc;
 
 use serde_json::json;
 use taskwire_driver::engine::{ClientEra, Config, Era};
-use taskwire_driver::{ChildProcess, Client, ClientBuilder, Error, Initialized};
+use taskwire_driver::{Child, ChildProcess, Client, ClientBuilder, Error, Initialized, Runtime};
 use taskwire_http::HttpClient;
+use taskwire_tokio::Tokio;
 
 use crate::args::ServerArgs;
 use crate::display::Display;
@@ -98,15 +100,30 @@ pub async fn open(server: &ServerArgs, builder: ClientBuilder) -> Result<Connect
             (http.connect(builder), None)
         }
         (None, Some((program, args))) => {
-            let mut command = std::process::Command::new(program);
-            // In a process group of its own: Ctrl-C in the terminal is for us (we cancel the
-            // task), not for the server.
-            command.args(args).process_group(0);
-            let (client, child) = taskwire_tokio::spawn_server(command, builder)
-                .map_err(|e| Unreached::Start(format!("cannot start {program:?}: {e}")))?;
-            (client, Some(child))
+            let child = start(program, args)?;
+            let client = builder.connect(Arc::new(Tokio), child.stdout, child.stdin);
+            (client, Some(child.process))
         }
     };
+    handshake(client, child).await
+}
+
+/// Starts the stdio server `program` with `args`, in a process group of its own (Ctrl-C in
+/// the terminal is for us, who cancel the task, not for the server).
+pub fn start(program: &str, args: &[String]) -> Result<Child, Unreached> {
+    let mut command = std::process::Command::new(program);
+    command.args(args).process_group(0);
+    Tokio
+        .spawn_child(command)
+        .map_err(|e| Unreached::Start(format!("cannot start {program:?}: {e}")))
+}
+
+/// Opens the session of `client` (connected to the server `child` is the process of, when
+/// this started it).
+pub async fn handshake(
+    client: Client,
+    child: Option<Box<dyn ChildProcess>>,
+) -> Result<Connected, Unreached> {
     let child = ChildGuard(child);
     let opened = client.initialize().await.map_err(Unreached::Failed)?;
     Ok(Connected {

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use taskwire_driver::engine::Config;
-use taskwire_driver::{Client, ClientBuilder};
+use taskwire_driver::{Client, ClientBuilder, Runtime, Stdio};
 use taskwire_proxy::{AsTask, Proxy};
 
 use crate::args::{ProxyArgs, ServerArgs};
@@ -27,15 +27,26 @@ pub async fn run(args: ProxyArgs) -> Exit {
             Err(e) => return fatal(&format!("cannot open the store: {e}"), Exit::Connection),
         },
     };
-    let runtime = Arc::new(taskwire_tokio::Tokio);
-    let mut proxy = Proxy::new(runtime, as_task, connect::config(&args.server));
+    let runtime: Arc<dyn Runtime> = Arc::new(taskwire_tokio::Tokio);
+    let mut proxy = Proxy::new(runtime.clone(), as_task, connect::config(&args.server));
     if args.restart {
         let (server, kept) = (args.server.clone(), Arc::default());
         proxy =
             proxy.restart_with(move |builder| restart(server.clone(), Arc::clone(&kept), builder));
     }
-    let connected = match connect::open(&args.server, proxy.client_builder()).await {
-        Ok(connected) => connected,
+    let opened = match (
+        &args.http,
+        &args.server.url,
+        args.server.command.split_first(),
+    ) {
+        // Stdio on both sides: the relay stands between them.
+        (None, None, Some((program, rest))) => relayed(&proxy, &runtime, program, rest).await,
+        _ => connect::open(&args.server, proxy.client_builder())
+            .await
+            .map(|connected| (connected, None)),
+    };
+    let (connected, relayed_front) = match opened {
+        Ok(opened) => opened,
         Err(Unreached::Usage(message)) => return crate::usage(&message),
         Err(Unreached::Start(message)) => return fatal(&message, Exit::Connection),
         Err(Unreached::Failed(e)) => return fatal(&e.to_string(), Exit::of_error(&e)),
@@ -62,9 +73,13 @@ pub async fn run(args: ProxyArgs) -> Exit {
             )
         }
     };
-    let served = match &args.http {
-        None => taskwire_tokio::serve_stdio(server).await,
-        Some(address) => match tokio::net::TcpListener::bind(address).await {
+    let served = match (&args.http, relayed_front) {
+        (None, Some(front)) => {
+            server.serve(runtime, front.input, front.output).await;
+            Ok(())
+        }
+        (None, None) => taskwire_tokio::serve_stdio(server).await,
+        (Some(address), _) => match tokio::net::TcpListener::bind(address).await {
             Ok(listener) => {
                 taskwire_http::serve(listener, server, taskwire_http::HttpConfig::default()).await
             }
@@ -80,6 +95,37 @@ pub async fn run(args: ProxyArgs) -> Exit {
         Ok(()) => Exit::Completed,
         Err(e) => fatal(&format!("serving: {e}"), Exit::Connection),
     }
+}
+
+/// Starts the stdio server `program` with `args` behind a relay on this process's stdio, and
+/// opens its session: the connection, and the streams the proxy's server serves.
+async fn relayed(
+    proxy: &Proxy,
+    runtime: &Arc<dyn Runtime>,
+    program: &str,
+    args: &[String],
+) -> Result<(Connected, Option<Stdio>), Unreached> {
+    let child = connect::start(program, args)?;
+    let stdio = runtime
+        .stdio()
+        .map_err(|e| Unreached::Start(format!("cannot use this process's stdio: {e}")))?;
+    let relayed = proxy.relay(
+        runtime,
+        stdio,
+        child.stdin,
+        child.stdout,
+        runtime.terminated(),
+    );
+    let client = proxy.client_builder().connect(
+        runtime.clone(),
+        relayed.behind_stdout,
+        relayed.behind_stdin,
+    );
+    let connected = connect::handshake(client, Some(child.process)).await?;
+    relayed
+        .relay
+        .behind_speaks(&connected.server.protocol_version);
+    Ok((connected, Some(relayed.front)))
 }
 
 /// Starts the server `server` names again and connects `builder` to it; the process is

@@ -11,7 +11,9 @@
 //!   go back, its outcome is the front task's, and a front `tasks/cancel` cancels it behind;
 //! - a plain front call is a plain call behind a 2025-11-25 server; behind a 2026-07-28
 //!   server, which decides per call, it is offered as a task and, if the server makes one,
-//!   followed to its outcome, which answers the front call;
+//!   followed to its outcome, which answers the front call; with stdio on both sides and
+//!   2025-11-25 on both, [`Proxy::relay`] carries plain calls straight through (ids renamed,
+//!   with their progress, questions and cancels), past both drivers;
 //! - a tool named by [`AsTask`] (or, behind a 2026-07-28 server, which decides per call, any
 //!   tool) is offered as a task in front even when the server behind runs it plainly: the
 //!   plain call behind is the front task's work;
@@ -45,6 +47,7 @@ mod backend;
 mod forward;
 mod front;
 mod passthrough;
+mod relay;
 mod routes;
 
 use std::future::Future;
@@ -57,6 +60,8 @@ use backend::{restarter, Backend, Restarter};
 use forward::Behind;
 use front::Front;
 use routes::Routes;
+
+pub use relay::{Relay, Relayed};
 
 /// Which tools of the server behind are offered as tasks in front although the server
 /// behind runs them plainly (`taskSupport: optional`; the plain call behind is the task's

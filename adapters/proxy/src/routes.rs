@@ -127,6 +127,11 @@ impl Routes {
         }
     }
 
+    /// Whether a front call runs without a task behind (questions naming none go to it).
+    pub fn has_plain(&self) -> bool {
+        !self.0.lock().unwrap().plain.is_empty()
+    }
+
     /// Puts a question of the server behind to the front call it belongs to; its answer.
     pub async fn ask(&self, method: &str, mut params: Value) -> Result<Value, RpcError> {
         let task = take_related_task(&mut params);

@@ -4,7 +4,9 @@
 //! reverse: a task with its outcome, a task whose tool asks a question (answered by the
 //! client in front), a plain call; and, for the 2025-11-25 client, `tasks/list` of the tasks
 //! it made through the proxy. A plain 2026-07-28 call whose tool behind asks a question is
-//! made again behind (MRTR in front), the first call given up.
+//! made again behind (MRTR in front), the first call given up. Plain calls with both sides in
+//! 2025-11-25 are relayed (`taskwire_proxy::Relay`): under ids of the relay's own behind, with
+//! their progress, questions and cancels.
 
 use serde_json::{json, Value};
 use taskwire_driver::engine::{ClientEra, Era, TaskStatus};
@@ -12,7 +14,7 @@ use taskwire_driver::{CallToolResult, ClientBuilder, Config};
 use taskwire_harness::conformance::Side;
 use taskwire_tests::peers::wire::Log;
 use taskwire_tests::peers::{self, Argv};
-use taskwire_tests::procs;
+use taskwire_tests::procs::{self, Raw};
 
 /// The client in front, in `era`, accepting every question with `{"confirm": true}`.
 fn front_client(era: Era) -> ClientBuilder {
@@ -169,5 +171,110 @@ fn a_plain_v2026_call_whose_server_asks_is_made_again_behind_with_the_answer() {
     assert_eq!(
         behind.answer(calls[1])["result"]["structuredContent"]["confirmed"],
         true
+    );
+}
+
+/// Both sides in 2025-11-25: plain calls go behind under the relay's own ids, and their
+/// progress (the front's token renamed behind and back), a question of the tool (put to the
+/// front client under a relay id, its answer taken back) and a front cancel cross with them;
+/// a cancelled call's answer never reaches the front. Both taps validate.
+#[test]
+fn plain_calls_in_one_era_are_relayed_with_their_progress_questions_and_cancels() {
+    let test = "plain_calls_in_one_era_are_relayed";
+    let Some(p) = peers::ready(test) else {
+        return;
+    };
+    let (front_log, behind_log) = (
+        p.scratch(&format!("{test}-front.jsonl")),
+        p.scratch(&format!("{test}-behind.jsonl")),
+    );
+    let server = Argv::new(procs::task_server()).args(&["--step-ms", "100", "--extra-tools"]);
+    let proxy = Argv::new(procs::taskwire())
+        .args(&["proxy", "--era", "2025-11-25", "--"])
+        .extend(&p.tap(&behind_log, &server));
+    let tapped = p.tap(&front_log, &proxy);
+    let args: Vec<String> = tapped.argv[1..]
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let mut front = Raw::spawn(std::path::Path::new(&tapped.argv[0]), &args, None);
+    let limit = std::time::Duration::from_secs(20);
+    front.handshake();
+
+    let call = |id: Value, tool: &str, meta: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": tool, "arguments": {}, "_meta": meta}})
+    };
+    front
+        .send(&call(
+            json!("c-1"),
+            "progress_task",
+            json!({"progressToken": "p-1"}),
+        ))
+        .unwrap();
+    let done = front.expect(limit, "progress_task's answer", |m| m["id"] == "c-1");
+    assert_eq!(
+        done["result"]["content"][0]["text"], "3 steps done",
+        "{done}"
+    );
+
+    front
+        .send(&call(json!(2), "confirm_task", json!({})))
+        .unwrap();
+    let asked = front.expect(limit, "the question", |m| {
+        m["method"] == "elicitation/create"
+    });
+    let answer = json!({"action": "accept", "content": {"confirm": true}});
+    front
+        .send(&json!({"jsonrpc": "2.0", "id": asked["id"], "result": answer}))
+        .unwrap();
+    let confirmed = front.expect(limit, "confirm_task's answer", |m| m["id"] == 2);
+    assert_eq!(confirmed["result"]["structuredContent"]["confirmed"], true);
+
+    front
+        .send(&call(json!(3), "long_running_task", json!({})))
+        .unwrap();
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 3, "reason": "enough"}});
+    front.send(&cancel).unwrap();
+    // Long enough for the task behind to have ended, were it not cancelled.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    front.send(&procs::request(4, "ping", json!({}))).unwrap();
+    front.expect(limit, "the ping's answer", |m| {
+        assert_ne!(m["id"], 3, "a cancelled call is not answered: {m}");
+        m["id"] == 4
+    });
+    front.close_stdin();
+    assert!(front.wait(limit).is_some(), "the proxy ends with its input");
+
+    let (front_log, behind_log) = (Log::read(&front_log), Log::read(&behind_log));
+    front_log.check_conformance(Side::Server);
+    behind_log.check_conformance(Side::Client);
+    let progress = front_log.with_method("notifications/progress");
+    assert_eq!(progress.len(), 3, "{progress:?}");
+    assert!(progress
+        .iter()
+        .all(|p| p["params"]["progressToken"] == "p-1"));
+    let calls = behind_log.with_method("tools/call");
+    let ids: Vec<&str> = calls.iter().filter_map(|c| c["id"].as_str()).collect();
+    assert_eq!(
+        ids,
+        ["taskwire-relay-1", "taskwire-relay-2", "taskwire-relay-4"],
+        "{calls:?}"
+    );
+    assert_eq!(
+        calls[0]["params"]["_meta"]["progressToken"],
+        "taskwire-relay-1"
+    );
+    let relayed_question = behind_log.with_method("elicitation/create");
+    assert_eq!(relayed_question.len(), 1);
+    assert_ne!(
+        relayed_question[0]["id"], asked["id"],
+        "asked under a relay id in front"
+    );
+    let cancelled = behind_log.with_method("notifications/cancelled");
+    assert_eq!(
+        cancelled[0]["params"],
+        json!({"requestId": "taskwire-relay-4", "reason": "enough"})
     );
 }
