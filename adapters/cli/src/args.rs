@@ -163,7 +163,8 @@ pub struct ProxyArgs {
     #[arg(long, conflicts_with = "url")]
     pub restart: bool,
     /// The most tasks the proxy holds in front at once, in every status, until they expire;
-    /// over it a task call gets an error naming the limit.
+    /// over it a task call gets an error naming the limit. (Tasks relayed to a stdio server
+    /// of the same era, without --store or --as-task, are that server's, under its limits.)
     #[arg(long, value_name = "N", default_value_t = 100_000)]
     pub max_tasks: usize,
     /// The most of those one client holds (so one client cannot lock out the others).

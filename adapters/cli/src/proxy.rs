@@ -40,7 +40,9 @@ pub async fn run(args: ProxyArgs) -> Exit {
         args.server.command.split_first(),
     ) {
         // Stdio on both sides: the relay stands between them.
-        (None, None, Some((program, rest))) => relayed(&proxy, &runtime, program, rest).await,
+        (None, None, Some((program, rest))) => {
+            relayed(&proxy, &runtime, program, rest, store.is_some()).await
+        }
         _ => connect::open(&args.server, proxy.client_builder())
             .await
             .map(|connected| (connected, None)),
@@ -98,24 +100,21 @@ pub async fn run(args: ProxyArgs) -> Exit {
 }
 
 /// Starts the stdio server `program` with `args` behind a relay on this process's stdio, and
-/// opens its session: the connection, and the streams the proxy's server serves.
+/// opens its session: the connection, and the streams the proxy's server serves (`stored`:
+/// the front's tasks are kept in a store, so task calls are not relayed).
 async fn relayed(
     proxy: &Proxy,
     runtime: &Arc<dyn Runtime>,
     program: &str,
     args: &[String],
+    stored: bool,
 ) -> Result<(Connected, Option<Stdio>), Unreached> {
     let child = connect::start(program, args)?;
     let stdio = runtime
         .stdio()
         .map_err(|e| Unreached::Start(format!("cannot use this process's stdio: {e}")))?;
-    let relayed = proxy.relay(
-        runtime,
-        stdio,
-        child.stdin,
-        child.stdout,
-        runtime.terminated(),
-    );
+    let stop = runtime.terminated();
+    let relayed = proxy.relay(runtime, stdio, child.stdin, child.stdout, stop, stored);
     let client = proxy.client_builder().connect(
         runtime.clone(),
         relayed.behind_stdout,

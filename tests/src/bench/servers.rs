@@ -127,9 +127,9 @@ impl ServerId {
     }
 
     /// Tasks it holds before any call, which `tasks/list` also shows (`task-server`'s
-    /// `demo-task`, also through the relay; the proxy lists only the tasks made through it).
+    /// `demo-task`, also through the null relay and the proxy, which relays tasks in one era).
     pub fn precreated_tasks(self) -> usize {
-        usize::from((self.is_ours() && self != ServerId::Proxy) || self == ServerId::Relay)
+        usize::from(self.is_ours() || self == ServerId::Relay)
     }
 }
 

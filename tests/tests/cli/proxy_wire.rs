@@ -4,16 +4,20 @@
 //! reverse: a task with its outcome, a task whose tool asks a question (answered by the
 //! client in front), a plain call; and, for the 2025-11-25 client, `tasks/list` of the tasks
 //! it made through the proxy. A plain 2026-07-28 call whose tool behind asks a question is
-//! made again behind (MRTR in front), the first call given up. Plain calls with both sides in
+//! made again behind (MRTR in front), the first call given up. Calls with both sides in
 //! 2025-11-25 are relayed (`taskwire_proxy::Relay`): under ids of the relay's own behind, with
-//! their progress, questions and cancels.
+//! their progress, questions and cancels; task calls too, their tasks the server's behind,
+//! unless the front keeps tasks of its own (`--store`).
+
+use std::path::PathBuf;
 
 use serde_json::{json, Value};
+use taskwire_driver::engine::era::v2025_11_25::RELATED_TASK;
 use taskwire_driver::engine::{ClientEra, Era, TaskStatus};
 use taskwire_driver::{CallToolResult, ClientBuilder, Config};
 use taskwire_harness::conformance::Side;
 use taskwire_tests::peers::wire::Log;
-use taskwire_tests::peers::{self, Argv};
+use taskwire_tests::peers::{self, Argv, Peers};
 use taskwire_tests::procs::{self, Raw};
 
 /// The client in front, in `era`, accepting every question with `{"confirm": true}`.
@@ -184,22 +188,8 @@ fn plain_calls_in_one_era_are_relayed_with_their_progress_questions_and_cancels(
     let Some(p) = peers::ready(test) else {
         return;
     };
-    let (front_log, behind_log) = (
-        p.scratch(&format!("{test}-front.jsonl")),
-        p.scratch(&format!("{test}-behind.jsonl")),
-    );
-    let server = Argv::new(procs::task_server()).args(&["--step-ms", "100", "--extra-tools"]);
-    let proxy = Argv::new(procs::taskwire())
-        .args(&["proxy", "--era", "2025-11-25", "--"])
-        .extend(&p.tap(&behind_log, &server));
-    let tapped = p.tap(&front_log, &proxy);
-    let args: Vec<String> = tapped.argv[1..]
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let mut front = Raw::spawn(std::path::Path::new(&tapped.argv[0]), &args, None);
+    let (mut front, front_log, behind_log, _) = one_era(p, test, "100");
     let limit = std::time::Duration::from_secs(20);
-    front.handshake();
 
     let call = |id: Value, tool: &str, meta: Value| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -276,5 +266,152 @@ fn plain_calls_in_one_era_are_relayed_with_their_progress_questions_and_cancels(
     assert_eq!(
         cancelled[0]["params"],
         json!({"requestId": "taskwire-relay-4", "reason": "enough"})
+    );
+}
+
+/// `taskwire proxy --era 2025-11-25` before `task-server --extra-tools --step-ms STEP_MS`,
+/// both sides tapped, on plain pipes after the handshake; the front and behind logs' paths,
+/// and the server's command line.
+fn one_era(p: &Peers, test: &str, step_ms: &str) -> (Raw, PathBuf, PathBuf, Argv) {
+    let (front_log, behind_log) = (
+        p.scratch(&format!("{test}-front.jsonl")),
+        p.scratch(&format!("{test}-behind.jsonl")),
+    );
+    let server = Argv::new(procs::task_server()).args(&["--step-ms", step_ms, "--extra-tools"]);
+    let proxy = Argv::new(procs::taskwire())
+        .args(&["proxy", "--era", "2025-11-25", "--"])
+        .extend(&p.tap(&behind_log, &server));
+    let mut front = raw(&p.tap(&front_log, &proxy));
+    front.handshake();
+    (front, front_log, behind_log, server)
+}
+
+/// `argv` started on plain pipes.
+fn raw(argv: &Argv) -> Raw {
+    let args: Vec<String> = argv.argv[1..]
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    Raw::spawn(std::path::Path::new(&argv.argv[0]), &args, None)
+}
+
+/// Both sides in 2025-11-25 and no store: a task call is relayed, so its task is the
+/// server's behind (the same id on both sides), and `tasks/get`, `tasks/result`,
+/// `tasks/list`, `tasks/cancel`, the status notices and the task's question cross as they
+/// came. With `--store` the front keeps its own tasks: the task call behind is the proxy's
+/// client's. Both taps validate.
+#[test]
+fn tasks_in_one_era_are_the_servers_behind_relayed_unless_the_front_stores_its_own() {
+    let test = "tasks_in_one_era_are_relayed";
+    let Some(p) = peers::ready(test) else {
+        return;
+    };
+    let (mut front, front_log, behind_log, server) = one_era(p, test, "50");
+    let limit = std::time::Duration::from_secs(20);
+    let request = |id: u64, method: &str, params: Value| procs::request(id, method, params);
+    let task_of = |front: &mut Raw, id: u64, tool: &str| {
+        front.send(&procs::call_as_task(id, tool)).unwrap();
+        let created = front.expect(limit, "CreateTaskResult", |m| m["id"] == id);
+        created["result"]["task"]["taskId"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+
+    let long = task_of(&mut front, 1, "long_running_task");
+    front
+        .send(&request(2, "tasks/get", json!({"taskId": long})))
+        .unwrap();
+    let got = front.expect(limit, "tasks/get", |m| m["id"] == 2);
+    assert_eq!(got["result"]["taskId"], long.as_str());
+
+    let confirm = task_of(&mut front, 3, "confirm_task");
+    let asked = front.expect(limit, "the question", |m| {
+        m["method"] == "elicitation/create"
+    });
+    assert_eq!(
+        asked["params"]["_meta"][RELATED_TASK]["taskId"],
+        confirm.as_str()
+    );
+    let answer = json!({"action": "accept", "content": {"confirm": true}});
+    front
+        .send(&json!({"jsonrpc": "2.0", "id": asked["id"], "result": answer}))
+        .unwrap();
+    front
+        .send(&request(4, "tasks/result", json!({"taskId": confirm})))
+        .unwrap();
+    let confirmed = front.expect(limit, "confirm_task's result", |m| m["id"] == 4);
+    assert_eq!(confirmed["result"]["structuredContent"]["confirmed"], true);
+    front
+        .send(&request(5, "tasks/result", json!({"taskId": long})))
+        .unwrap();
+    let done = front.expect(limit, "long_running_task's result", |m| m["id"] == 5);
+    assert_eq!(done["result"]["content"][0]["text"], "任务完成！");
+
+    let cut = task_of(&mut front, 6, "long_running_task");
+    front
+        .send(&request(7, "tasks/cancel", json!({"taskId": cut})))
+        .unwrap();
+    let cancelled = front.expect(limit, "tasks/cancel", |m| m["id"] == 7);
+    assert_eq!(cancelled["result"]["status"], "cancelled");
+    front.send(&request(8, "tasks/list", json!({}))).unwrap();
+    let listed = front.expect(limit, "tasks/list", |m| m["id"] == 8);
+    let ids: Vec<&str> = listed["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["taskId"].as_str())
+        .collect();
+    for made in [&long, &confirm, &cut] {
+        assert!(ids.contains(&made.as_str()), "{made} in {listed}");
+    }
+    front.close_stdin();
+    assert!(front.wait(limit).is_some(), "the proxy ends with its input");
+
+    let (front, behind) = (Log::read(&front_log), Log::read(&behind_log));
+    front.check_conformance(Side::Server);
+    behind.check_conformance(Side::Client);
+    let made_behind: Vec<&Value> = behind.with_method("tools/call");
+    assert_eq!(made_behind.len(), 3);
+    assert!(
+        made_behind.iter().all(|c| c["id"].as_str().is_some()),
+        "relay ids"
+    );
+    let created = behind.answer(made_behind[0]);
+    assert_eq!(
+        created["result"]["task"]["taskId"],
+        long.as_str(),
+        "the same task"
+    );
+    let statuses = front.with_method("notifications/tasks/status");
+    assert!(statuses
+        .iter()
+        .any(|s| s["params"]["taskId"] == long.as_str()));
+
+    // With a store, the front's task is its own, made behind by the proxy's client.
+    let store = p.scratch(&format!("{test}.db"));
+    let _ = std::fs::remove_file(&store);
+    let stored = Argv::new(procs::taskwire())
+        .args(&["proxy", "--era", "2025-11-25", "--store"])
+        .arg(format!("sqlite:{}", store.display()))
+        .arg("--")
+        .extend(&p.tap(&behind_log, &server));
+    let mut front = raw(&stored);
+    front.handshake();
+    let own = task_of(&mut front, 1, "long_running_task");
+    front
+        .send(&request(2, "tasks/result", json!({"taskId": own})))
+        .unwrap();
+    front.expect(limit, "the stored task's result", |m| m["id"] == 2);
+    front.close_stdin();
+    assert!(front.wait(limit).is_some());
+    let behind_log = Log::read(&behind_log);
+    let call = behind_log.with_method("tools/call")[0];
+    assert!(call["id"].is_number(), "the proxy's client's call: {call}");
+    let created = behind_log.answer(call);
+    assert_ne!(
+        created["result"]["task"]["taskId"],
+        own.as_str(),
+        "two tasks"
     );
 }

@@ -18,7 +18,7 @@ use futures::{AsyncReadExt, AsyncWriteExt, FutureExt};
 use taskwire_driver::{BoxFuture, Reader, Runtime, Stdio, Writer};
 
 use crate::routes::Routes;
-use crate::Proxy;
+use crate::{AsTask, Proxy};
 use split::Splitter;
 use table::Table;
 
@@ -46,14 +46,21 @@ pub struct Relay {
 }
 
 impl Relay {
-    /// The server behind answered the handshake in `protocol`: plain calls are relayed when
-    /// it is 2025-11-25 (a 2026-07-28 server decides per call whether a call is a task, so
+    /// The server behind answered the handshake in `protocol`: calls are relayed when it
+    /// is 2025-11-25 (a 2026-07-28 server decides per call whether a call is a task, so
     /// each goes through the proxy's client).
     pub fn behind_speaks(&self, protocol: &str) {
-        if protocol == "2025-11-25" {
-            tracing::info!("plain calls of 2025-11-25 clients are relayed straight behind");
-            self.table.lock().unwrap().behind_ready = true;
+        if protocol != "2025-11-25" {
+            return;
         }
+        let mut table = self.table.lock().unwrap();
+        table.behind_ready = true;
+        let what = if table.tasks {
+            "calls and tasks"
+        } else {
+            "plain calls"
+        };
+        tracing::info!("the {what} of 2025-11-25 clients are relayed straight behind");
     }
 }
 
@@ -64,9 +71,16 @@ impl Proxy {
     /// [`Relayed::behind_stdout`] and [`Relayed::behind_stdin`], then tell the relay the
     /// server's era ([`Relay::behind_speaks`]). A question the server behind asks while
     /// relayed calls run goes to the front client, unless a call through the proxy's
-    /// client also runs without a task behind (the proxy's client then routes it). When
-    /// the server behind's output ends, each relayed call gets -32603 and nothing more is
-    /// relayed (calls then take the proxy's client, which may start a new server).
+    /// client also runs without a task behind (the proxy's client then routes it).
+    ///
+    /// Task calls are relayed too, with `tasks/get`, `tasks/result`, `tasks/cancel`,
+    /// `tasks/list`, the task notices and questions of the server behind, unless the front
+    /// keeps tasks of its own: `stored` (its tasks are kept in a store, to outlive the
+    /// proxy) or tools offered as tasks by [`AsTask`](crate::AsTask). Relayed tasks are the
+    /// server behind's: its ids, its limits, its `tasks/list`.
+    ///
+    /// When the server behind's output ends, each relayed call gets -32603 and nothing more
+    /// is relayed (calls then take the proxy's client, which may start a new server).
     pub fn relay(
         &self,
         runtime: &Arc<dyn Runtime>,
@@ -74,8 +88,11 @@ impl Proxy {
         stdin: Writer,
         stdout: Reader,
         stop: BoxFuture<()>,
+        stored: bool,
     ) -> Relayed {
-        let table = Arc::new(Mutex::new(Table::default()));
+        let mut table = Table::default();
+        table.tasks = !stored && self.as_task == AsTask::None;
+        let table = Arc::new(Mutex::new(table));
         let (front_out, behind_in) = (shared(front.output), shared(stdin));
         let (server_in, to_server) = piper::pipe(PIPE);
         let (from_server, server_out) = piper::pipe(PIPE);

@@ -8,11 +8,14 @@
 
 use std::collections::HashMap;
 
-use memchr::memmem;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use taskwire_driver::engine::era::v2025_11_25::RELATED_TASK;
+use taskwire_driver::LogLevel;
 
 /// The start of the relay's own ids and progress tokens, as JSON text.
 const CALL: &str = "\"taskwire-relay-";
@@ -26,6 +29,13 @@ pub(crate) struct Table {
     pub front_ready: bool,
     /// The server behind speaks 2025-11-25 and its connection is open.
     pub behind_ready: bool,
+    /// Task calls and the `tasks/*` requests are relayed too, and the task notices and
+    /// questions of the server behind: the front holds no tasks of its own, they all live
+    /// behind.
+    pub tasks: bool,
+    /// The least severe log level the front client asked for (`logging/setLevel`; every
+    /// level until then): the relayed tasks' log messages are filtered by it.
+    level: Option<LogLevel>,
     next: u64,
     /// Relayed calls awaiting their answer, by the relay's number.
     calls: HashMap<u64, Call>,
@@ -77,8 +87,10 @@ impl Table {
     /// front's driver takes it (false).
     pub fn front_line(&mut self, line: &[u8], behind: &mut Vec<u8>) -> bool {
         // Most lines name none of these: those are not parsed here.
-        let maybe = |text: &str| memmem::find(line, text.as_bytes()).is_some();
-        if !(maybe("tools/call") || maybe("notifications/") || maybe(&QUESTION[1..])) {
+        let maybe = |word| mentions(line, word);
+        let tasks = self.tasks && (maybe(Word::Tasks) || maybe(Word::Logging));
+        if !(tasks || maybe(Word::ToolsCall) || maybe(Word::Notifications) || maybe(Word::Question))
+        {
             return false;
         }
         let Ok(message) = serde_json::from_slice::<Message>(line) else {
@@ -92,8 +104,28 @@ impl Table {
                 self.front_ready = true;
                 false
             }
+            (Some("logging/setLevel"), Some(_)) => {
+                #[derive(Deserialize)]
+                struct SetLevel {
+                    level: LogLevel,
+                }
+                if let Some(Ok(set)) = message
+                    .params
+                    .map(|p| serde_json::from_str::<SetLevel>(p.get()))
+                {
+                    self.level = Some(set.level);
+                }
+                // The proxy's server answers it, and filters the other log messages by it.
+                false
+            }
             (Some("tools/call"), Some(id)) if self.relaying() => {
                 self.relay_call(id, message.params, behind)
+            }
+            (
+                Some(method @ ("tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list")),
+                Some(id),
+            ) if self.tasks && self.relaying() => {
+                self.relay_request(id, method, message.params, behind)
             }
             (Some("notifications/cancelled"), None) => self.relay_cancel(message.params, behind),
             (None, Some(id)) if id.get().starts_with(QUESTION) => {
@@ -108,34 +140,56 @@ impl Table {
         let Ok(call) = serde_json::from_str::<CallParams>(params.get()) else {
             return false;
         };
-        if call.name.is_none() || call.task.is_some() {
+        if call.name.is_none() {
             return false;
         }
-        self.next += 1;
-        let n = self.next;
-        let mut token = None;
-        let renamed;
-        let params = match call
+        if call.task.is_some() {
+            // A task's progress outlives its call: the token goes as it came (the proxy's
+            // client calls no tools while tasks are relayed).
+            return self.tasks && self.relay_request(id, "tools/call", Some(params), out);
+        }
+        let mut meta = match call
             .meta
             .map(|m| serde_json::from_str::<Map<String, Value>>(m.get()))
         {
-            Some(Ok(meta)) if meta.contains_key("progressToken") => {
-                let Ok(Value::Object(mut whole)) = serde_json::from_str(params.get()) else {
-                    return false;
-                };
-                let mut meta = meta;
-                token = meta.insert("progressToken".into(), relay_id("", n).into());
-                whole.insert("_meta".into(), Value::Object(meta));
-                renamed = Value::Object(whole).to_string();
-                renamed.as_str()
-            }
+            Some(Ok(meta)) if meta.contains_key("progressToken") => meta,
             Some(Err(_)) => return false,
-            _ => params.get(),
+            _ => return self.relay_request(id, "tools/call", Some(params), out),
         };
+        let Ok(Value::Object(mut whole)) = serde_json::from_str(params.get()) else {
+            return false;
+        };
+        let n = self.next + 1;
+        let token = meta.insert("progressToken".into(), relay_id("", n).into());
+        whole.insert("_meta".into(), Value::Object(meta));
+        let renamed = RawValue::from_string(Value::Object(whole).to_string());
+        let Ok(renamed) = renamed else { return false };
+        self.relay_request(id, "tools/call", Some(&renamed), out);
+        if let Some(call) = self.calls.get_mut(&n) {
+            call.token = token;
+        }
+        true
+    }
+
+    /// Sends the front's request `method` behind under the next id of the relay's own.
+    fn relay_request(
+        &mut self,
+        id: &RawValue,
+        method: &str,
+        params: Option<&RawValue>,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        self.next += 1;
+        let n = self.next;
         let id = id.to_owned();
-        tracing::trace!(front = %id, relayed = n, "a plain call relayed behind");
-        self.calls.insert(n, Call { id, token });
-        write_request(out, &relay_id("", n), "tools/call", params);
+        tracing::trace!(front = %id, relayed = n, method, "a request relayed behind");
+        self.calls.insert(n, Call { id, token: None });
+        write_message(
+            out,
+            Some(&relay_id("", n)),
+            method,
+            params.map(RawValue::get),
+        );
         true
     }
 
@@ -159,7 +213,7 @@ impl Table {
             params.push_str(&format!(",\"reason\":{}", reason.get()));
         }
         params.push('}');
-        write_notification(out, "notifications/cancelled", &params);
+        write_message(out, None, "notifications/cancelled", Some(&params));
         true
     }
 
@@ -190,9 +244,14 @@ impl Table {
         front: &mut Vec<u8>,
         client_waits: impl Fn() -> bool,
     ) -> bool {
-        let maybe = |text: &str| memmem::find(line, text.as_bytes()).is_some();
-        let questions = !self.calls.is_empty();
-        if !(maybe(&CALL[1..]) || questions && (maybe("elicitation/") || maybe("sampling/"))) {
+        let maybe = |word| mentions(line, word);
+        // Questions are relayed while relayed calls run, and any of a task when tasks are.
+        let questions = !self.calls.is_empty() || self.tasks && self.relaying();
+        let tasks = self.tasks && self.relaying() && maybe(Word::Notifications);
+        if !(tasks
+            || maybe(Word::Call)
+            || questions && (maybe(Word::Elicitation) || maybe(Word::Sampling)))
+        {
             return false;
         }
         let Ok(message) = serde_json::from_slice::<Message>(line) else {
@@ -209,21 +268,62 @@ impl Table {
                 }
                 true
             }
-            (Some("notifications/progress"), None) => self.relay_progress(message.params, front),
+            (Some("notifications/progress"), None) => {
+                self.relay_progress(line, message.params, front)
+            }
+            (Some("notifications/message"), None) if tasks => {
+                self.relay_log(line, message.params, front)
+            }
+            (Some("notifications/tasks/status"), None) if tasks => {
+                front.extend_from_slice(line);
+                front.push(b'\n');
+                true
+            }
             (Some(method @ ("elicitation/create" | "sampling/createMessage")), Some(id))
-                if questions && !names_a_task(message.params) && !client_waits() =>
+                if questions
+                    && !client_waits()
+                    && (self.tasks || !names_a_task(message.params)) =>
             {
                 self.next += 1;
                 self.questions.insert(self.next, id.to_owned());
                 let params = message.params.map_or("{}", RawValue::get);
-                write_request(front, &relay_id("q", self.next), method, params);
+                write_message(front, Some(&relay_id("q", self.next)), method, Some(params));
                 true
             }
             _ => false,
         }
     }
 
-    fn relay_progress(&mut self, params: Option<&RawValue>, out: &mut Vec<u8>) -> bool {
+    /// A log message of a relayed task, at a level the front client wants (one about no
+    /// task is the proxy's client's).
+    fn relay_log(&self, line: &[u8], params: Option<&RawValue>, out: &mut Vec<u8>) -> bool {
+        #[derive(Deserialize)]
+        struct Log {
+            level: LogLevel,
+            #[serde(rename = "_meta")]
+            meta: Option<Map<String, Value>>,
+        }
+        let Some(Ok(log)) = params.map(|p| serde_json::from_str::<Log>(p.get())) else {
+            return false;
+        };
+        if !log.meta.is_some_and(|m| m.contains_key(RELATED_TASK)) {
+            return false;
+        }
+        if self.level.is_none_or(|least| log.level >= least) {
+            out.extend_from_slice(line);
+            out.push(b'\n');
+        }
+        true
+    }
+
+    /// Progress of a relayed call (its token renamed back), or of a relayed task (as it
+    /// came, `line`).
+    fn relay_progress(
+        &mut self,
+        line: &[u8],
+        params: Option<&RawValue>,
+        out: &mut Vec<u8>,
+    ) -> bool {
         let Some(Ok(Value::Object(mut params))) = params.map(|p| serde_json::from_str(p.get()))
         else {
             return false;
@@ -232,17 +332,19 @@ impl Table {
             return false;
         };
         let Some(n) = number_in(&token, CALL) else {
-            return false;
+            let task = self.tasks && self.relaying();
+            if task {
+                out.extend_from_slice(line);
+                out.push(b'\n');
+            }
+            return task;
         };
         let Some(front) = self.calls.get(&n).and_then(|c| c.token.clone()) else {
             return true;
         };
         params.insert("progressToken".into(), front);
-        write_notification(
-            out,
-            "notifications/progress",
-            &Value::Object(params).to_string(),
-        );
+        let params = Value::Object(params).to_string();
+        write_message(out, None, "notifications/progress", Some(&params));
         true
     }
 
@@ -260,6 +362,37 @@ impl Table {
             front.extend_from_slice(b"}\n");
         }
     }
+}
+
+/// The words that make a line worth parsing for the relay (most lines have none).
+#[derive(Clone, Copy)]
+enum Word {
+    Tasks,
+    Logging,
+    ToolsCall,
+    Notifications,
+    Question,
+    Call,
+    Elicitation,
+    Sampling,
+}
+
+/// Whether `line` holds `word` (each searcher built once).
+fn mentions(line: &[u8], word: Word) -> bool {
+    static FINDERS: LazyLock<[Finder<'static>; 8]> = LazyLock::new(|| {
+        [
+            "tasks/",
+            "logging/",
+            "tools/call",
+            "notifications/",
+            &QUESTION[1..],
+            &CALL[1..],
+            "elicitation/",
+            "sampling/",
+        ]
+        .map(Finder::new)
+    });
+    FINDERS[word as usize].find(line).is_some()
 }
 
 /// The relay's id (or progress token) number `n`, of kind `kind` ("" calls, "q" questions).
@@ -293,16 +426,8 @@ fn json_string(text: &str) -> String {
     Value::from(text).to_string()
 }
 
-fn write_request(out: &mut Vec<u8>, id: &str, method: &str, params: &str) {
-    write_message(out, Some(id), method, params);
-}
-
-fn write_notification(out: &mut Vec<u8>, method: &str, params: &str) {
-    write_message(out, None, method, params);
-}
-
 /// A request (with `id`, a string) or a notification.
-fn write_message(out: &mut Vec<u8>, id: Option<&str>, method: &str, params: &str) {
+fn write_message(out: &mut Vec<u8>, id: Option<&str>, method: &str, params: Option<&str>) {
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\"");
     if let Some(id) = id {
         out.extend_from_slice(b",\"id\":");
@@ -310,8 +435,10 @@ fn write_message(out: &mut Vec<u8>, id: Option<&str>, method: &str, params: &str
     }
     out.extend_from_slice(b",\"method\":");
     out.extend_from_slice(json_string(method).as_bytes());
-    out.extend_from_slice(b",\"params\":");
-    out.extend_from_slice(params.as_bytes());
+    if let Some(params) = params {
+        out.extend_from_slice(b",\"params\":");
+        out.extend_from_slice(params.as_bytes());
+    }
     out.extend_from_slice(b"}\n");
 }
 
@@ -541,6 +668,77 @@ mod tests {
         assert_eq!(
             front(&mut table, call(json!(2), json!({"name": "slow"}))),
             None
+        );
+    }
+
+    #[test]
+    fn with_tasks_relayed_task_calls_requests_notices_and_questions_cross_as_they_came() {
+        let mut table = relaying();
+        table.tasks = true;
+        let params = json!({"name": "slow", "task": {"ttl": 60000}, "_meta": {"progressToken": 3}});
+        let sent = front(&mut table, call(json!(1), params.clone())).unwrap();
+        assert_eq!(
+            sent,
+            call(json!("taskwire-relay-1"), params),
+            "the token as it came"
+        );
+        let created = json!({"task": {"taskId": "t-1", "status": "working"}});
+        let answer = json!({"jsonrpc": "2.0", "id": "taskwire-relay-1", "result": created});
+        assert_eq!(behind(&mut table, answer, false).unwrap()["id"], 1);
+
+        for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+            let asked = json!({"jsonrpc": "2.0", "id": 5, "method": method,
+                               "params": {"taskId": "t-1"}});
+            let sent = front(&mut table, asked.clone()).unwrap();
+            assert_eq!(sent["params"], asked["params"], "{method}");
+            assert!(sent["id"].as_str().unwrap().starts_with("taskwire-relay-"));
+        }
+        let list = json!({"jsonrpc": "2.0", "id": 6, "method": "tasks/list"});
+        let sent = front(&mut table, list).unwrap();
+        assert_eq!(sent.get("params"), None, "no params, as it came");
+
+        let status = json!({"jsonrpc": "2.0", "method": "notifications/tasks/status",
+                            "params": {"taskId": "t-1", "status": "completed"}});
+        assert_eq!(behind(&mut table, status.clone(), false), Some(status));
+        let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                              "params": {"progressToken": 3, "progress": 1}});
+        assert_eq!(behind(&mut table, progress.clone(), false), Some(progress));
+        let ask = json!({"jsonrpc": "2.0", "id": 8, "method": "elicitation/create",
+            "params": {"message": "?", "_meta": {RELATED_TASK: {"taskId": "t-1"}}}});
+        let asked = behind(&mut table, ask.clone(), false).unwrap();
+        assert_eq!(
+            asked["params"], ask["params"],
+            "naming the task as the front knows it"
+        );
+
+        let log = |level: &str| {
+            json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+                "level": level, "data": "x", "_meta": {RELATED_TASK: {"taskId": "t-1"}}}})
+        };
+        assert_eq!(behind(&mut table, log("debug"), false), Some(log("debug")));
+        let set = json!({"jsonrpc": "2.0", "id": 10, "method": "logging/setLevel",
+                         "params": {"level": "warning"}});
+        assert_eq!(
+            front(&mut table, set),
+            None,
+            "the proxy's server answers it"
+        );
+        assert_eq!(
+            behind(&mut table, log("info"), false),
+            Some(Value::Null),
+            "filtered"
+        );
+        assert_eq!(behind(&mut table, log("error"), false), Some(log("error")));
+        let untasked = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                              "params": {"level": "error", "data": "x"}});
+        assert_eq!(behind(&mut table, untasked, false), None, "the client's");
+
+        let mut plain = relaying();
+        let get = json!({"jsonrpc": "2.0", "id": 9, "method": "tasks/get", "params": {}});
+        assert_eq!(
+            front(&mut plain, get),
+            None,
+            "without tasks relayed: the driver's"
         );
     }
 }
