@@ -159,7 +159,8 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "sqlite:PATH")]
     pub store: Option<String>,
     /// Starts the stdio server behind again when it has exited: the next call after it
-    /// went finds a new one (calls in flight when it went fail).
+    /// went finds a new one (calls in flight when it went fail), whose tools are then
+    /// listed and served.
     #[arg(long, conflicts_with = "url")]
     pub restart: bool,
     /// The most tasks the proxy holds in front at once, in every status, until they expire;

@@ -20,21 +20,26 @@ pub(crate) struct Backend {
     restart: Option<(Restarter, Arc<dyn Fn() -> ClientBuilder + Send + Sync>)>,
     /// Whether a server started again is asked for every log level ([`ask_every_level`]).
     every_level: bool,
+    /// Told when a server started again serves (its tools are listed again).
+    restarted: Arc<dyn Fn() + Send + Sync>,
 }
 
 impl Backend {
     /// `client`, made again by `restart` (with a client built by `builder`, then asked for
-    /// every log level when `every_level`) when its connection has ended.
+    /// every log level when `every_level`, then `restarted` called) when its connection has
+    /// ended.
     pub fn new(
         client: Client,
         restart: Option<Restarter>,
         builder: impl Fn() -> ClientBuilder + Send + Sync + 'static,
         every_level: bool,
+        restarted: impl Fn() + Send + Sync + 'static,
     ) -> Self {
         Backend {
             current: Arc::new(Mutex::new(client)),
             restart: restart.map(|r| (r, Arc::new(builder) as Arc<_>)),
             every_level,
+            restarted: Arc::new(restarted),
         }
     }
 
@@ -56,6 +61,7 @@ impl Backend {
                     }
                 }
                 *current = client.clone();
+                (self.restarted)();
                 Ok(client)
             }
             Err(why) => {

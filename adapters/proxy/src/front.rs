@@ -1,6 +1,6 @@
 //! The front's tools and notices: each tool of the server behind served in front (its call
-//! forwarded), listed again when that server says its tools changed; that server's notices
-//! passed on to the front's clients.
+//! forwarded), listed again when that server says its tools changed or was started again;
+//! that server's notices passed on to the front's clients.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -19,35 +19,40 @@ pub(crate) struct Front {
     as_task: AsTask,
     notifier: Notifier,
     live: LiveTools,
+    /// The front declares `tools.listChanged`: its clients are told of changes.
+    announce: bool,
     listing: Arc<Mutex<Listing>>,
 }
 
-/// The names served, and whether a listing behind runs (and is due again after it).
+/// The tools served as listed behind, and whether a listing behind runs (and is due again
+/// after it).
 #[derive(Default)]
 struct Listing {
-    served: HashSet<String>,
+    served: Vec<Tool>,
     running: bool,
     again: bool,
 }
 
 impl Front {
     /// `server` with each tool `client` lists, forwarded to `behind`; and the front that
-    /// keeps them so.
+    /// keeps them so (telling its clients of changes when it `announce`s them).
     pub async fn serve(
         mut server: Server,
         client: &Client,
         behind: Behind,
         as_task: AsTask,
+        announce: bool,
     ) -> Result<(Server, Front), Error> {
         let front = Front {
             behind,
             as_task,
             notifier: server.notifier(),
             live: server.live_tools(),
+            announce,
             listing: Arc::default(),
         };
         let tools = client.list_tools().await?;
-        front.lock().served = tools.iter().map(|t| t.name.clone()).collect();
+        front.lock().served.clone_from(&tools);
         for tool in tools {
             let (tool, behind, name) = front.offered(tool);
             server = server.tool(tool, move |ctx, arguments: Value| {
@@ -83,7 +88,7 @@ impl Front {
 
     /// Lists the tools behind again in the background and serves them (once more after a
     /// listing that runs already, for the changes it may have missed).
-    fn list_again(&self) {
+    pub fn list_again(&self) {
         let mut listing = self.lock();
         if listing.running {
             listing.again = true;
@@ -115,11 +120,19 @@ impl Front {
                 return;
             }
         };
-        let names: HashSet<String> = tools.iter().map(|t| t.name.clone()).collect();
         let gone: Vec<String> = {
             let mut listing = self.lock();
-            let gone = listing.served.difference(&names).cloned().collect();
-            listing.served = names;
+            if listing.served == tools {
+                tracing::debug!("the server behind's tools are as they were");
+                return;
+            }
+            let names: HashSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+            let gone = listing.served.iter().map(|t| &t.name);
+            let gone = gone
+                .filter(|n| !names.contains(n.as_str()))
+                .cloned()
+                .collect();
+            listing.served.clone_from(&tools);
             gone
         };
         for name in &gone {
@@ -132,7 +145,9 @@ impl Front {
                 behind.clone().call(ctx, name.clone(), arguments)
             });
         }
-        self.notifier.notify(Notice::ToolsListChanged);
+        if self.announce {
+            self.notifier.notify(Notice::ToolsListChanged);
+        }
         tracing::info!(
             tools = count,
             removed = gone.len(),

@@ -118,7 +118,9 @@ impl Proxy {
     /// connection ended runs `start` with a client builder like
     /// [`Proxy::client_builder`]'s, and `start` returns that client connected and
     /// initialized (or why it could not; the call then fails saying so, and the next one
-    /// tries again). Calls that were in flight when the server went fail.
+    /// tries again). Calls that were in flight when the server went fail. The new server's
+    /// tools are listed and served (the front's clients told when it declares
+    /// `tools.listChanged`).
     pub fn restart_with<F, Fut>(mut self, start: F) -> Self
     where
         F: Fn(ClientBuilder) -> Fut + Send + Sync + 'static,
@@ -161,15 +163,29 @@ impl Proxy {
             let config = self.client.clone();
             move || client_builder(&routes, &front, config.clone())
         };
+        // A server started again may serve other tools.
+        let restarted = {
+            let front = self.front.clone();
+            move || front.get().into_iter().for_each(Front::list_again)
+        };
+        let backend = Backend::new(
+            client.clone(),
+            self.restart.clone(),
+            builder,
+            every_level,
+            restarted,
+        );
         let behind = Behind {
-            backend: Backend::new(client.clone(), self.restart.clone(), builder, every_level),
+            backend,
             routes: self.routes.clone(),
             runtime: self.runtime.clone(),
             decides,
         };
         let backend = behind.backend.clone();
         let as_task = self.as_task.clone();
-        let (server, front) = Front::serve(Server::new(config), &client, behind, as_task).await?;
+        let announce = config.tools_list_changed;
+        let server = Server::new(config);
+        let (server, front) = Front::serve(server, &client, behind, as_task, announce).await?;
         let _ = self.front.set(front);
         Ok(passthrough::serve(server, &backend, &opened.capabilities))
     }

@@ -189,16 +189,22 @@ fn with_restart_a_server_behind_that_exited_is_started_again_for_the_next_call()
 }
 
 /// Kills the server behind while a task runs on it: that task fails saying why; the next
-/// call fails at once too, or, with `--restart`, runs on a new server.
+/// call fails at once too, or, with `--restart`, runs on a new server, whose tools (more
+/// than the first one's) are served.
 fn server_behind_exits(restart: bool) {
     let dir = peers::target_dir().join("tmp/cli-proxy");
     std::fs::create_dir_all(&dir).unwrap();
     let pid_file = dir.join(format!("behind-{restart}.pid"));
+    let started = dir.join(format!("behind-{restart}.started"));
     let _ = std::fs::remove_file(&pid_file);
+    let _ = std::fs::remove_file(&started);
+    // Started again, the server has the extra tools.
     let script = format!(
-        "echo $$ > '{}'; exec '{}' --step-ms 300",
-        pid_file.display(),
-        procs::task_server().display()
+        "echo $$ > '{pid}'; extra=; [ -e '{started}' ] && extra=--extra-tools; : > '{started}'; \
+         exec '{server}' --step-ms 300 $extra",
+        pid = pid_file.display(),
+        started = started.display(),
+        server = procs::task_server().display()
     );
     let behind = Argv::new("sh").arg("-c").arg(script);
     let proxy = proxy(if restart { &["--restart"] } else { &[] }, &behind);
@@ -232,8 +238,17 @@ fn server_behind_exits(restart: bool) {
             assert!(again.unwrap_err().message.starts_with(said));
             assert!(started.elapsed() < Duration::from_secs(2), "no hang");
         }
-        // The proxy itself answers on.
-        assert_eq!(client.list_tools().await.unwrap().len(), 1);
+        // The proxy itself answers on; started again, the server's tools are listed again.
+        let tools = if restart { 3 } else { 1 };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while client.list_tools().await.unwrap().len() != tools {
+            assert!(Instant::now() < deadline, "not {tools} tools in front");
+            smol::Timer::after(Duration::from_millis(50)).await;
+        }
+        if restart {
+            let steps = client.call_tool("progress_task", serde_json::json!({"steps": 1}));
+            assert_eq!(steps.await.unwrap().all_text(), "1 steps done");
+        }
         client.close().await;
         child.wait().await.unwrap();
     });
