@@ -20,8 +20,9 @@
 //! - resources, prompts and completion requests are forwarded unchanged, and the server
 //!   behind's notices about them (a list changed, a subscribed resource updated) reach the
 //!   front's clients (2026-07-28 ones on the `subscriptions/listen` streams that asked);
-//! - behind a 2025-11-25 server whose tools change (`tools.listChanged`), the front lists
-//!   them again, serves them as listed, and tells its clients;
+//! - behind a server whose tools change (`tools.listChanged`; a 2026-07-28 one tells on the
+//!   listen stream the proxy's client opens), the front lists them again, serves them as
+//!   listed, and tells its clients;
 //! - behind a server that logs, the front declares `logging` too: log messages about a
 //!   task behind are the front task's, those about none reach the front's 2025-11-25
 //!   clients, each filtered by the level its own `logging/setLevel` named (a 2025-11-25

@@ -203,6 +203,21 @@ impl Host {
         Ok(st.protocol(era).cancel_request(st, session, request))
     }
 
+    /// Asks the server for the notices it sends only when asked: a 2026-07-28 server's list
+    /// changes (`listChanged` of its tools, prompts and resources, those it declares) on a
+    /// `subscriptions/listen` stream that stays open. Each then arrives as
+    /// [`Event::Notification`](crate::Event::Notification), as a 2025-11-25 server's do
+    /// unasked. `None` when nothing is to be asked (a 2025-11-25 server, or none declared).
+    pub fn listen_for_notices(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+    ) -> Result<Option<RequestId>, UsageError> {
+        let era = self.requesting(now, session)?;
+        let st = &mut self.state;
+        Ok(st.protocol(era).listen_for_notices(st, session))
+    }
+
     /// `tasks/list`, one page (2025-11-25 only: [`UsageError::NotInEra`] in 2026-07-28).
     pub fn list_tasks(
         &mut self,

@@ -148,6 +148,10 @@ pub(crate) trait Protocol: Sync {
     /// `tasks/get` that starts following a task made earlier.
     fn follow_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId>;
 
+    /// Asks for the notices the server sends only when asked (2026-07-28: on a listen
+    /// stream); the request, when one was sent.
+    fn listen_for_notices(&self, st: &mut State, session: SessionId) -> Option<RequestId>;
+
     /// The outcome of a task, asked by the application.
     fn task_result(
         &self,

@@ -506,3 +506,46 @@ fn a_request_from_a_v2026_server_is_not_a_method_the_client_has() {
     let answer = out.iter().find(|m| m["id"] == id).expect("answered");
     assert_eq!(answer["error"]["code"], -32601, "{answer}");
 }
+
+#[test]
+fn the_client_listens_for_the_list_changes_the_server_declares_and_hears_them() {
+    let mut config = server_config();
+    config.tools_list_changed = true;
+    let mut pair = Pair::connected(v2026_client_config(), config, |s| {
+        s.add_tool(tool("job", TaskSupport::Optional))
+    });
+    let asked = pair.client.listen_for_notices(pair.now, pair.cs).unwrap();
+    assert!(asked.is_some());
+    pair.deliver();
+    let requests = client_requests(&pair);
+    let listen = requests
+        .iter()
+        .find(|r| r["method"] == "subscriptions/listen");
+    let listen = listen.expect("a listen stream asked");
+    assert_eq!(
+        listen["params"]["notifications"],
+        json!({ "toolsListChanged": true })
+    );
+
+    let server_session = pair.ss;
+    let notice = taskwire_engine::Notice::ToolsListChanged;
+    pair.server
+        .notify(pair.now, server_session, &notice)
+        .unwrap();
+    pair.deliver();
+    let heard = pair.find(Side::Client, |e| match e {
+        Event::Notification { method, .. } => Some(method.clone()),
+        _ => None,
+    });
+    assert_eq!(heard, ["notifications/tools/list_changed"]);
+
+    // Nothing to ask of a server that declares no list changes, nor in 2025-11-25 (whose
+    // servers send them unasked).
+    let mut quiet = v2026_pair(TaskSupport::Optional);
+    assert_eq!(
+        quiet.client.listen_for_notices(quiet.now, quiet.cs),
+        Ok(None)
+    );
+    let mut old = Pair::connected(client_config(), server_config(), |_| {});
+    assert_eq!(old.client.listen_for_notices(old.now, old.cs), Ok(None));
+}

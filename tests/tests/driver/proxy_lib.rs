@@ -1,7 +1,7 @@
 //! The proxy (the library, `taskwire-proxy`) between a driver server behind and clients in
 //! front, all in this process over socket pairs:
-//! - the tools of the server behind change while the proxy serves: the proxy lists them
-//!   again, serves them as listed (a tool removed behind is unknown in front, a tool added is
+//! - the tools of the server behind (of either era) change while the proxy serves: the
+//!   proxy lists them again, serves them as listed (a tool removed behind is unknown in front, a tool added is
 //!   callable), and tells its clients with `notifications/tools/list_changed` (a 2025-11-25
 //!   client as it is, a 2026-07-28 client on the listen stream that asked for it);
 //! - a task cancelled behind by its own tool (`ToolContext::cancel_task`) ends cancelled in
@@ -31,18 +31,18 @@ fn tool(name: &str) -> Tool {
     Tool::new(name, TaskSupport::Forbidden)
 }
 
-/// `behind` (a 2025-11-25 server: a 2026-07-28 one tells of tool changes only on listen
-/// streams) with the proxy's front server started before it.
-async fn in_front(runtime: &Arc<dyn Runtime>, behind: Server) -> ServerHandle {
+/// `behind`, served in `era`, with the proxy's front server started before it.
+async fn in_front(runtime: &Arc<dyn Runtime>, behind: Server, era: Era) -> ServerHandle {
+    let era = ClientEra::Only(era);
     let proxy = Proxy::new(
         runtime.clone(),
         AsTask::None,
         Config {
-            client_era: V2025,
+            client_era: era,
             ..Config::new("proxy", "0")
         },
     );
-    let client = in_process::connect(runtime, behind, V2025, |_| proxy.client_builder());
+    let client = in_process::connect(runtime, behind, era, |_| proxy.client_builder());
     let opened = client.initialize().await.unwrap();
     let front = proxy.server(client, &opened, Config::new("proxy", "0"));
     front.await.unwrap().start(runtime.clone())
@@ -52,6 +52,14 @@ const V2025: ClientEra = ClientEra::Only(Era::V2025_11_25);
 
 #[test]
 fn tools_changed_behind_are_served_and_announced_in_front() {
+    for era in [Era::V2025_11_25, Era::V2026_07_28] {
+        tools_changed_behind(era);
+    }
+}
+
+/// The test above, with a server behind in `era` (a 2026-07-28 one tells of its tool
+/// changes only on the listen stream the proxy's client opens).
+fn tools_changed_behind(era: Era) {
     let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
     smol::block_on(async {
         let mut config = Config::new("behind", "0");
@@ -59,7 +67,7 @@ fn tools_changed_behind_are_served_and_announced_in_front() {
         let behind = Server::new(config).tool(tool("first"), own_name);
         let (live, notifier) = (behind.live_tools(), behind.notifier());
 
-        let front = in_front(&runtime, behind).await;
+        let front = in_front(&runtime, behind, era).await;
         let (heard, notices) = async_channel::unbounded();
         let hearing = |config| {
             ClientBuilder::new(config).on_notification(move |method, _| {
@@ -96,7 +104,7 @@ fn tools_changed_behind_are_served_and_announced_in_front() {
         futures::pin_mut!(announced, late);
         futures::select! {
             method = announced => assert_eq!(method.unwrap(), "notifications/tools/list_changed"),
-            _ = late => panic!("no notifications/tools/list_changed in front within 10 s"),
+            _ = late => panic!("{era:?}: no notifications/tools/list_changed in front within 10 s"),
         }
         let heard: Value = serde_json::from_str(&lines.next().await.unwrap().unwrap()).unwrap();
         assert_eq!(
@@ -128,7 +136,7 @@ fn a_task_cancelled_behind_ends_cancelled_in_front_in_both_eras() {
     smol::block_on(async {
         let job = Tool::new("job", TaskSupport::Optional);
         let behind = Server::new(Config::new("behind", "0")).tool(job, cancels_itself);
-        let front = in_front(&runtime, behind).await;
+        let front = in_front(&runtime, behind, Era::V2025_11_25).await;
         for era in [Era::V2025_11_25, Era::V2026_07_28] {
             let only = ClientEra::Only(era);
             let client = in_process::connect_to(&runtime, &front, only, ClientBuilder::new);

@@ -96,8 +96,16 @@ impl App for ClientApp {
         self.session.get_or_insert(session);
     }
 
-    fn on_event(&mut self, event: Event, _: Ctx<'_, ClientCommand>) -> Option<Work> {
+    fn on_event(&mut self, event: Event, ctx: Ctx<'_, ClientCommand>) -> Option<Work> {
         match event {
+            Event::Initialized { session, .. } if self.notified.is_some() => {
+                // A 2026-07-28 server tells of its list changes only when asked.
+                if let Err(e) = ctx.host.listen_for_notices(now(), session) {
+                    tracing::debug!(error = %e, "not listening for the server's notices");
+                }
+                self.waits.on_event(event);
+                None
+            }
             Event::Request(request) => {
                 let handler = self.handlers.get(&request.method)?;
                 Some(request_work(handler, request))

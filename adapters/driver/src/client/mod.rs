@@ -242,8 +242,11 @@ impl ClientBuilder {
     /// status, progress and log messages of calls are [`TaskCall`] updates): its method and
     /// params as sent, e.g. `notifications/resources/updated`, a list change, or a log
     /// message about no task (`notifications/message`; see
-    /// [`Notice::from_notification`](taskwire_engine::Notice::from_notification)). It runs
-    /// on the client's driver: keep it short, and do not block.
+    /// [`Notice::from_notification`](taskwire_engine::Notice::from_notification)). A
+    /// 2026-07-28 server sends its list changes only on a `subscriptions/listen` stream:
+    /// with this handler the client opens one at [`Client::initialize`] for those it
+    /// declares ([`Host::listen_for_notices`](taskwire_engine::Host::listen_for_notices)).
+    /// It runs on the client's driver: keep it short, and do not block.
     pub fn on_notification(
         mut self,
         handler: impl Fn(&str, Option<Value>) + Send + Sync + 'static,

@@ -190,6 +190,11 @@ impl Protocol for V2025_11_25 {
         requestor::follow_task(st, session, task)
     }
 
+    /// A 2025-11-25 server sends its notices unasked.
+    fn listen_for_notices(&self, _st: &mut State, _session: SessionId) -> Option<RequestId> {
+        None
+    }
+
     fn task_result(
         &self,
         st: &mut State,

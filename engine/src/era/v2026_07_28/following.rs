@@ -157,6 +157,34 @@ pub(super) fn listen_to(st: &mut State, session: SessionId, task: &TaskId) {
     }
 }
 
+/// Subscribes to the list changes the server declares (`listChanged` of its tools, prompts
+/// and resources) on a stream that stays open: each arrives as a notification for the
+/// application. None when it declares none.
+pub(super) fn listen_for_notices(st: &mut State, session: SessionId) -> Option<RequestId> {
+    let declared = &st.session(session)?.peer_capabilities;
+    let mut filter = Map::new();
+    for (capability, key) in [
+        ("tools", "toolsListChanged"),
+        ("prompts", "promptsListChanged"),
+        ("resources", "resourcesListChanged"),
+    ] {
+        if declared[capability]["listChanged"] == true {
+            filter.insert(key.to_owned(), Value::Bool(true));
+        }
+    }
+    if filter.is_empty() {
+        return None;
+    }
+    let params = json!({ "notifications": filter });
+    send(
+        st,
+        session,
+        "subscriptions/listen",
+        Some(params),
+        Asked::Notices,
+    )
+}
+
 /// Our listen stream for a task ended (or was refused): polling goes on alone.
 pub(super) fn listen_ended(st: &mut State, session: SessionId, task: &TaskId, id: &RequestId) {
     if let Some(following) = kept::following(st, session, task) {

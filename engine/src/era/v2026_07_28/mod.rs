@@ -214,6 +214,10 @@ impl Protocol for V2026_07_28 {
         following::follow_task(st, session, task)
     }
 
+    fn listen_for_notices(&self, st: &mut State, session: SessionId) -> Option<RequestId> {
+        following::listen_for_notices(st, session)
+    }
+
     fn task_result(
         &self,
         _st: &mut State,

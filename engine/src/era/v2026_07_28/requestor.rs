@@ -605,6 +605,7 @@ pub(super) fn answered(
             }
         }
         Asked::Listen { task } => following::listen_ended(st, session, &task, &id),
+        Asked::Notices => {}
     }
 }
 
@@ -616,7 +617,10 @@ pub(super) fn timed_out(st: &mut State, session: SessionId, id: RequestId, asked
     st.abandoned(session, None, &id, "Request timed out");
     let request = match &asked {
         // The engine's own requests are not the application's business.
-        Asked::TaskGet { auto: true, .. } | Asked::Ack { .. } | Asked::Listen { .. } => None,
+        Asked::TaskGet { auto: true, .. }
+        | Asked::Ack { .. }
+        | Asked::Listen { .. }
+        | Asked::Notices => None,
         Asked::AfterCancel { original, .. } => Some(original.clone()),
         Asked::Call(call) => Some(call.original.clone().unwrap_or(id)),
         _ => Some(id),
@@ -647,7 +651,7 @@ pub(super) fn closed_pending(
         Asked::TaskCancel { .. } | Asked::TaskGet { auto: false, .. } | Asked::Follow { .. } => id,
         Asked::AfterCancel { original, .. } => original,
         Asked::Call(call) => call.original.unwrap_or(id),
-        Asked::TaskGet { .. } | Asked::Ack { .. } | Asked::Listen { .. } => return,
+        Asked::TaskGet { .. } | Asked::Ack { .. } | Asked::Listen { .. } | Asked::Notices => return,
     };
     respond_to(st, session, request, Err(error.clone()));
 }

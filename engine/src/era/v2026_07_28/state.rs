@@ -150,12 +150,15 @@ pub(super) enum Asked {
     /// A `subscriptions/listen` for one task of ours: `notifications/tasks` on it report
     /// the task; its end (or refusal) changes nothing, since polling goes on.
     Listen { task: TaskId },
+    /// A `subscriptions/listen` for the server's list changes, open as long as the session:
+    /// the notices on it go to the application; its end changes nothing.
+    Notices,
 }
 
 impl Asked {
-    /// A listen stream stays open as long as its tasks run.
+    /// A listen stream stays open as long as its tasks (or the session) run.
     pub fn times_out(&self) -> bool {
-        !matches!(self, Asked::Listen { .. })
+        !matches!(self, Asked::Listen { .. } | Asked::Notices)
     }
 }
 
