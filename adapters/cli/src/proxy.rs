@@ -39,8 +39,9 @@ pub async fn run(args: ProxyArgs) -> Exit {
         &args.server.url,
         args.server.command.split_first(),
     ) {
-        // Stdio on both sides: the relay stands between them.
-        (None, None, Some((program, rest))) => {
+        // Stdio on both sides: the relay stands between them (unless the server is to be
+        // spoken to in 2026-07-28, whose calls it never carries).
+        (None, None, Some((program, rest))) if args.server.era != "2026-07-28" => {
             relayed(&proxy, &runtime, program, rest, store.is_some()).await
         }
         _ => connect::open(&args.server, proxy.client_builder())
