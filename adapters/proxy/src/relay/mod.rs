@@ -157,13 +157,8 @@ impl FromFront {
                 read = input.read(&mut buf).fuse() => read,
                 () = stop => break,
             };
-            let n = match read {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) => {
-                    tracing::warn!(error = %e, "reading the front client failed");
-                    break;
-                }
+            let Some(n) = bytes_read(read, "the front client") else {
+                break;
             };
             {
                 let mut table = self.table.lock().unwrap();
@@ -204,13 +199,9 @@ impl FromBehind {
         let (mut buf, mut split) = (vec![0; CHUNK], Splitter::default());
         let (mut client, mut relayed) = (Vec::new(), Vec::new());
         loop {
-            let n = match stdout.read(&mut buf).await {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) => {
-                    tracing::warn!(error = %e, "reading the server behind failed");
-                    break;
-                }
+            let read = stdout.read(&mut buf).await;
+            let Some(n) = bytes_read(read, "the server behind") else {
+                break;
             };
             {
                 let mut table = self.table.lock().unwrap();
@@ -232,6 +223,18 @@ impl FromBehind {
         let _ = self.to_client.write_all(&client).await;
         self.table.lock().unwrap().behind_gone(&mut relayed);
         let _ = write(&self.front, &relayed).await;
+    }
+}
+
+/// How many bytes a read of `what` gave; `None` at its end, or when it failed (logged).
+fn bytes_read(read: std::io::Result<usize>, what: &str) -> Option<usize> {
+    match read {
+        Ok(0) => None,
+        Ok(n) => Some(n),
+        Err(e) => {
+            tracing::warn!(error = %e, "reading {what} failed");
+            None
+        }
     }
 }
 

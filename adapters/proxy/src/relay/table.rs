@@ -159,6 +159,7 @@ impl Table {
         let Ok(Value::Object(mut whole)) = serde_json::from_str(params.get()) else {
             return false;
         };
+        // The number `relay_request` gives this call next.
         let n = self.next + 1;
         let token = meta.insert("progressToken".into(), relay_id("", n).into());
         whole.insert("_meta".into(), Value::Object(meta));
