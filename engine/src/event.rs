@@ -343,6 +343,17 @@ pub enum Event {
         /// The notification's parameters.
         params: ProgressParams,
     },
+    /// Server: the resources a 2026-07-28 client session wants updates of changed: `uris`
+    /// is the union of the `resourceSubscriptions` its open listen streams were granted
+    /// (empty once none is open). Send them with [`Notice::ResourceUpdated`](crate::Notice).
+    /// A 2025-11-25 client subscribes with `resources/subscribe`, a request the application
+    /// answers itself; a closed session ([`Event::Closed`]) wants nothing more.
+    ResourceSubscriptions {
+        /// The session.
+        session: SessionId,
+        /// Every resource it wants updates of now.
+        uris: Vec<String>,
+    },
     /// The peer sent something we could not use. Any JSON-RPC error reply is already queued.
     PeerError {
         /// The session.

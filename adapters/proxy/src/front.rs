@@ -1,6 +1,7 @@
 //! The front's tools and notices: each tool of the server behind served in front (its call
 //! forwarded), listed again when that server says its tools changed or was started again;
-//! that server's notices passed on to the front's clients.
+//! that server's notices passed on to the front's clients, and the resources they subscribe
+//! to asked of it again when it was started again.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -10,6 +11,7 @@ use taskwire_driver::engine::TaskSupport;
 use taskwire_driver::{Client, Error, LiveTools, Notice, Notifier, Server, Tool};
 
 use crate::forward::Behind;
+use crate::subscriptions::Subscriptions;
 use crate::AsTask;
 
 /// The front server's handles, and what its tools are made of. Cheap to clone.
@@ -22,6 +24,8 @@ pub(crate) struct Front {
     /// The front declares `tools.listChanged`: its clients are told of changes.
     announce: bool,
     listing: Arc<Mutex<Listing>>,
+    /// The resources the front's clients want updates of.
+    pub subscriptions: Subscriptions,
 }
 
 /// The tools served as listed behind, and whether a listing behind runs (and is due again
@@ -43,7 +47,9 @@ impl Front {
         as_task: AsTask,
         announce: bool,
     ) -> Result<(Server, Front), Error> {
+        let subscriptions = Subscriptions::new(behind.backend.clone(), behind.runtime.clone());
         let front = Front {
+            subscriptions,
             behind,
             as_task,
             notifier: server.notifier(),
@@ -84,6 +90,13 @@ impl Front {
         }
         let name = tool.name.clone();
         (tool, self.behind.clone(), name)
+    }
+
+    /// The server behind was started again: its tools are listed, and the resources
+    /// subscribed to asked of it.
+    pub fn restarted(&self) {
+        self.list_again();
+        self.subscriptions.again();
     }
 
     /// Lists the tools behind again in the background and serves them (once more after a

@@ -20,6 +20,9 @@
 //! - resources, prompts and completion requests are forwarded unchanged, and the server
 //!   behind's notices about them (a list changed, a subscribed resource updated) reach the
 //!   front's clients (2026-07-28 ones on the `subscriptions/listen` streams that asked);
+//!   the resources the front's clients subscribe to, in either era (`resources/subscribe`,
+//!   a listen stream's `resourceSubscriptions`), are asked of the server behind as one set
+//!   in its era, each once however many clients want it;
 //! - behind a server whose tools change (`tools.listChanged`; a 2026-07-28 one tells on the
 //!   listen stream the proxy's client opens), the front lists them again, serves them as
 //!   listed, and tells its clients;
@@ -50,6 +53,7 @@ mod front;
 mod passthrough;
 mod relay;
 mod routes;
+mod subscriptions;
 
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
@@ -167,7 +171,7 @@ impl Proxy {
         // A server started again may serve other tools.
         let restarted = {
             let front = self.front.clone();
-            move || front.get().into_iter().for_each(Front::list_again)
+            move || front.get().into_iter().for_each(Front::restarted)
         };
         let backend = Backend::new(
             client.clone(),
@@ -187,8 +191,9 @@ impl Proxy {
         let announce = config.tools_list_changed;
         let server = Server::new(config);
         let (server, front) = Front::serve(server, &client, behind, as_task, announce).await?;
+        let server = passthrough::serve(server, &backend, &front, &opened.capabilities);
         let _ = self.front.set(front);
-        Ok(passthrough::serve(server, &backend, &opened.capabilities))
+        Ok(server)
     }
 }
 

@@ -1,12 +1,14 @@
 //! What the proxy serves unchanged from the server behind: the requests of the capabilities
 //! it declares (resources, prompts, completion), each forwarded as it came and its answer
-//! returned as it went.
+//! returned as it went; but subscriptions to its resources, which the front keeps for its
+//! clients of either era.
 
 use serde_json::Value;
 use taskwire_driver::Server;
 
 use crate::backend::Backend;
 use crate::forward::behind;
+use crate::front::Front;
 
 /// The methods each capability of the server behind brings.
 const METHODS: [(&str, &[&str]); 3] = [
@@ -16,8 +18,6 @@ const METHODS: [(&str, &[&str]); 3] = [
             "resources/list",
             "resources/templates/list",
             "resources/read",
-            "resources/subscribe",
-            "resources/unsubscribe",
         ],
     ),
     ("prompts", &["prompts/list", "prompts/get"]),
@@ -25,8 +25,14 @@ const METHODS: [(&str, &[&str]); 3] = [
 ];
 
 /// `server`, declaring each capability of those the server behind declares (`capabilities`
-/// as it sent them) and forwarding its methods to `client`.
-pub(crate) fn serve(mut server: Server, backend: &Backend, capabilities: &Value) -> Server {
+/// as it sent them) and forwarding its methods to `backend`; subscriptions to resources
+/// (when the server behind takes them) kept by the `front`.
+pub(crate) fn serve(
+    mut server: Server,
+    backend: &Backend,
+    front: &Front,
+    capabilities: &Value,
+) -> Server {
     for (capability, methods) in METHODS {
         let Some(declared) = capabilities.get(capability) else {
             continue;
@@ -43,6 +49,21 @@ pub(crate) fn serve(mut server: Server, backend: &Backend, capabilities: &Value)
                 }
             });
         }
+    }
+    if capabilities["resources"]["subscribe"] == true {
+        let subscriptions = &front.subscriptions;
+        let (to_subscribe, to_unsubscribe) = (subscriptions.clone(), subscriptions.clone());
+        let listening = subscriptions.clone();
+        server = server
+            .handle("resources/subscribe", move |params| {
+                let subscriptions = to_subscribe.clone();
+                async move { subscriptions.subscribe(params).await }
+            })
+            .handle("resources/unsubscribe", move |params| {
+                let subscriptions = to_unsubscribe.clone();
+                async move { subscriptions.unsubscribe(params).await }
+            })
+            .on_resource_subscriptions(move |uris| listening.listening(uris));
     }
     server
 }

@@ -204,18 +204,23 @@ impl Host {
     }
 
     /// Asks the server for the notices it sends only when asked: a 2026-07-28 server's list
-    /// changes (`listChanged` of its tools, prompts and resources, those it declares) on a
-    /// `subscriptions/listen` stream that stays open. Each then arrives as
-    /// [`Event::Notification`](crate::Event::Notification), as a 2025-11-25 server's do
-    /// unasked. `None` when nothing is to be asked (a 2025-11-25 server, or none declared).
+    /// changes (`listChanged` of its tools, prompts and resources, those it declares) and
+    /// updates of `resources` (when it declares `resources.subscribe`), on a
+    /// `subscriptions/listen` stream that stays open; calling it again ends the stream
+    /// opened before (`notifications/cancelled`) and opens one for the new `resources`.
+    /// Each notice then arrives as [`Event::Notification`](crate::Event::Notification), as
+    /// a 2025-11-25 server's do unasked. `None` when nothing is to be asked: a 2025-11-25
+    /// server (whose resources are subscribed to with `resources/subscribe`, an ordinary
+    /// request), or nothing declared.
     pub fn listen_for_notices(
         &mut self,
         now: Millis,
         session: SessionId,
+        resources: &[String],
     ) -> Result<Option<RequestId>, UsageError> {
         let era = self.requesting(now, session)?;
         let st = &mut self.state;
-        Ok(st.protocol(era).listen_for_notices(st, session))
+        Ok(st.protocol(era).listen_for_notices(st, session, resources))
     }
 
     /// `tasks/list`, one page (2025-11-25 only: [`UsageError::NotInEra`] in 2026-07-28).

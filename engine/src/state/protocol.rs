@@ -149,8 +149,13 @@ pub(crate) trait Protocol: Sync {
     fn follow_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId>;
 
     /// Asks for the notices the server sends only when asked (2026-07-28: on a listen
-    /// stream); the request, when one was sent.
-    fn listen_for_notices(&self, st: &mut State, session: SessionId) -> Option<RequestId>;
+    /// stream, with updates of `resources`); the request, when one was sent.
+    fn listen_for_notices(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        resources: &[String],
+    ) -> Option<RequestId>;
 
     /// The outcome of a task, asked by the application.
     fn task_result(

@@ -514,7 +514,10 @@ fn the_client_listens_for_the_list_changes_the_server_declares_and_hears_them() 
     let mut pair = Pair::connected(v2026_client_config(), config, |s| {
         s.add_tool(tool("job", TaskSupport::Optional))
     });
-    let asked = pair.client.listen_for_notices(pair.now, pair.cs).unwrap();
+    let asked = pair
+        .client
+        .listen_for_notices(pair.now, pair.cs, &[])
+        .unwrap();
     assert!(asked.is_some());
     pair.deliver();
     let requests = client_requests(&pair);
@@ -543,9 +546,77 @@ fn the_client_listens_for_the_list_changes_the_server_declares_and_hears_them() 
     // servers send them unasked).
     let mut quiet = v2026_pair(TaskSupport::Optional);
     assert_eq!(
-        quiet.client.listen_for_notices(quiet.now, quiet.cs),
+        quiet.client.listen_for_notices(quiet.now, quiet.cs, &[]),
         Ok(None)
     );
     let mut old = Pair::connected(client_config(), server_config(), |_| {});
-    assert_eq!(old.client.listen_for_notices(old.now, old.cs), Ok(None));
+    assert_eq!(
+        old.client.listen_for_notices(old.now, old.cs, &[]),
+        Ok(None)
+    );
+}
+
+/// Updates of resources: the client's listen stream names them, the server tells its
+/// application which it wants and sends their updates on it; listening again for others
+/// ends that stream (the server hears the set shrink) and opens one for them.
+#[test]
+fn the_client_listens_for_updates_of_the_resources_it_names() {
+    let mut config = server_config();
+    config
+        .app_capabilities
+        .insert("resources".into(), json!({ "subscribe": true }));
+    let mut pair = Pair::connected(v2026_client_config(), config, |_| {});
+    let wanted = |pair: &Pair| {
+        pair.find(Side::Server, |e| match e {
+            Event::ResourceSubscriptions { uris, .. } => Some(uris.clone()),
+            _ => None,
+        })
+    };
+    let (a, b) = ("file:///a".to_owned(), "file:///b".to_owned());
+    let first = pair
+        .client
+        .listen_for_notices(pair.now, pair.cs, std::slice::from_ref(&a));
+    let first = first.unwrap().expect("a listen stream asked");
+    pair.deliver();
+    let listens: Vec<Value> = client_requests(&pair)
+        .into_iter()
+        .filter(|r| r["method"] == "subscriptions/listen")
+        .collect();
+    assert_eq!(
+        listens[0]["params"]["notifications"],
+        json!({ "resourceSubscriptions": [a] })
+    );
+    assert_eq!(wanted(&pair), [vec![a.clone()]]);
+    let update = |uri: &str| taskwire_engine::Notice::ResourceUpdated { uri: uri.into() };
+    pair.server.notify(pair.now, pair.ss, &update(&a)).unwrap();
+    pair.deliver();
+
+    let second = pair
+        .client
+        .listen_for_notices(pair.now, pair.cs, std::slice::from_ref(&b));
+    assert_ne!(second.unwrap(), Some(first.clone()));
+    pair.deliver();
+    let cancelled = pair.sent_by(Side::Client).find(|s| {
+        s.json["method"] == "notifications/cancelled"
+            && s.json["params"]["requestId"] == json!(first)
+    });
+    assert!(cancelled.is_some(), "the first stream is ended");
+    assert_eq!(wanted(&pair), [vec![a.clone()], vec![], vec![b.clone()]]);
+    for uri in [&a, &b] {
+        pair.server.notify(pair.now, pair.ss, &update(uri)).unwrap();
+    }
+    pair.deliver();
+    let heard = pair.find(Side::Client, |e| match e {
+        Event::Notification { method, params, .. } => {
+            assert_eq!(method, "notifications/resources/updated");
+            let params: Value = serde_json::from_str(params.as_ref()?.get()).unwrap();
+            Some(params["uri"].as_str()?.to_owned())
+        }
+        _ => None,
+    });
+    assert_eq!(
+        heard,
+        [a.clone(), b],
+        "a's update after the switch is not sent"
+    );
 }

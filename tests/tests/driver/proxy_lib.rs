@@ -5,7 +5,10 @@
 //!   callable), and tells its clients with `notifications/tools/list_changed` (a 2025-11-25
 //!   client as it is, a 2026-07-28 client on the listen stream that asked for it);
 //! - a task cancelled behind by its own tool (`ToolContext::cancel_task`) ends cancelled in
-//!   front too, in both front eras.
+//!   front too, in both front eras;
+//! - the resources front clients of both eras subscribe to are subscribed to behind (a
+//!   server of either era), each once while any front client wants it, and its updates
+//!   reach them.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -157,5 +160,105 @@ fn a_task_cancelled_behind_ends_cancelled_in_front_in_both_eras() {
             );
             client.close().await;
         }
+    });
+}
+
+#[test]
+fn resources_subscribed_in_front_are_subscribed_behind_while_wanted() {
+    for era in [Era::V2025_11_25, Era::V2026_07_28] {
+        resources_subscribed(era);
+    }
+}
+
+/// The test above, with a server behind in `era` (a 2025-11-25 one takes
+/// `resources/subscribe`, a 2026-07-28 one a listen stream's `resourceSubscriptions`).
+fn resources_subscribed(era: Era) {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+    let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
+    smol::block_on(async {
+        // What the server behind is subscribed to, as it sees it.
+        let subscribed: Arc<Mutex<BTreeSet<String>>> = Arc::default();
+        let uri_of = |params: &Value| params["uri"].as_str().unwrap().to_owned();
+        let (on_subscribe, on_unsubscribe, on_listen) =
+            (subscribed.clone(), subscribed.clone(), subscribed.clone());
+        let behind = Server::new(Config::new("behind", "0"))
+            .capability("resources", json!({ "subscribe": true }))
+            .handle("resources/subscribe", move |params| {
+                on_subscribe.lock().unwrap().insert(uri_of(&params));
+                async { Ok(json!({})) }
+            })
+            .handle("resources/unsubscribe", move |params| {
+                on_unsubscribe.lock().unwrap().remove(&uri_of(&params));
+                async { Ok(json!({})) }
+            })
+            .on_resource_subscriptions(move |uris| {
+                *on_listen.lock().unwrap() = uris.into_iter().collect();
+            });
+        let notifier = behind.notifier();
+        let front = in_front(&runtime, behind, era).await;
+        let behind_has = |want: &[&str]| {
+            let subscribed = subscribed.clone();
+            let want: BTreeSet<String> = want.iter().map(|u| u.to_string()).collect();
+            async move {
+                for _ in 0..500 {
+                    if *subscribed.lock().unwrap() == want {
+                        return;
+                    }
+                    smol::Timer::after(Duration::from_millis(20)).await;
+                }
+                let has = subscribed.lock().unwrap().clone();
+                panic!("{era:?}: behind is subscribed to {has:?}, not {want:?}");
+            }
+        };
+        let client_of = |front_era: Era| {
+            let (heard, updates) = async_channel::unbounded();
+            let hearing = move |config| {
+                ClientBuilder::new(config).on_notification(move |method, params| {
+                    assert_eq!(method, "notifications/resources/updated");
+                    let _ = heard.try_send(params.unwrap()["uri"].as_str().unwrap().to_owned());
+                })
+            };
+            let only = ClientEra::Only(front_era);
+            (
+                in_process::connect_to(&runtime, &front, only, hearing),
+                updates,
+            )
+        };
+        let (old, old_updates) = client_of(Era::V2025_11_25);
+        let (new, new_updates) = client_of(Era::V2026_07_28);
+        old.initialize().await.unwrap();
+        new.initialize().await.unwrap();
+        let (a, b) = ("test://a".to_owned(), "test://b".to_owned());
+
+        old.subscribe_resources(vec![a.clone()]).await.unwrap();
+        behind_has(&["test://a"]).await;
+        new.subscribe_resources(vec![a.clone(), b.clone()])
+            .await
+            .unwrap();
+        behind_has(&["test://a", "test://b"]).await;
+        for uri in [&a, &b] {
+            notifier.notify(Notice::ResourceUpdated { uri: uri.clone() });
+        }
+        let within = |updates: async_channel::Receiver<String>| async move {
+            let next = updates.recv().fuse();
+            let late = FutureExt::fuse(smol::Timer::after(Duration::from_secs(10)));
+            futures::pin_mut!(next, late);
+            futures::select! {
+                uri = next => uri.unwrap(),
+                _ = late => panic!("{era:?}: no resource update in front within 10 s"),
+            }
+        };
+        assert_eq!(within(old_updates.clone()).await, a, "{era:?}");
+        assert_eq!(within(new_updates.clone()).await, a, "{era:?}");
+        assert_eq!(within(new_updates.clone()).await, b, "{era:?}");
+
+        // The 2025-11-25 client still wants `a`: only `b` goes behind.
+        new.subscribe_resources(Vec::new()).await.unwrap();
+        behind_has(&["test://a"]).await;
+        old.subscribe_resources(Vec::new()).await.unwrap();
+        behind_has(&[]).await;
+        old.close().await;
+        new.close().await;
     });
 }

@@ -61,6 +61,12 @@ pub(crate) enum ClientCommand {
         task: String,
         reply: Reply<TaskInfo>,
     },
+    /// Opens the listen stream again for updates of `uris` when the server speaks
+    /// 2026-07-28; answers whether it does.
+    ListenForResources {
+        uris: Vec<String>,
+        reply: Reply<bool>,
+    },
     /// The caller of this request went away: give it up.
     GiveUp(RequestId),
 }
@@ -100,7 +106,7 @@ impl App for ClientApp {
         match event {
             Event::Initialized { session, .. } if self.notified.is_some() => {
                 // A 2026-07-28 server tells of its list changes only when asked.
-                if let Err(e) = ctx.host.listen_for_notices(now(), session) {
+                if let Err(e) = ctx.host.listen_for_notices(now(), session, &[]) {
                     tracing::debug!(error = %e, "not listening for the server's notices");
                 }
                 self.waits.on_event(event);
@@ -192,6 +198,14 @@ impl App for ClientApp {
             }
             ClientCommand::CancelTask { task, reply } => {
                 waits.info(host.cancel_task(now, session, &task), reply)
+            }
+            ClientCommand::ListenForResources { uris, reply } => {
+                let listens = host.protocol_version(session) == Some("2026-07-28");
+                let opened = match listens {
+                    true => host.listen_for_notices(now, session, &uris).map(|_| true),
+                    false => Ok(false),
+                };
+                let _ = reply.send(opened.map_err(Error::Usage));
             }
             ClientCommand::GiveUp(request) => {
                 waits.forget(&request);

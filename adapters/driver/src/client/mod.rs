@@ -301,7 +301,10 @@ impl ClientBuilder {
             (commands.clone(), queue),
         );
         let client = Client {
-            inner: Arc::new(Inner { commands }),
+            inner: Arc::new(Inner {
+                commands,
+                resources: Default::default(),
+            }),
         };
         (driver, client)
     }
@@ -330,6 +333,8 @@ pub struct Client {
 #[derive(Debug)]
 struct Inner {
     commands: Sender<Command<ClientCommand>>,
+    /// The resources [`Client::subscribe_resources`] asked updates of; held while it asks.
+    resources: futures::lock::Mutex<Vec<String>>,
 }
 
 impl Drop for Inner {
@@ -502,6 +507,47 @@ impl Client {
             reply,
         })
         .await
+    }
+
+    /// Asks for `notifications/resources/updated` of `uris`, the whole set wanted now (one
+    /// asked for before and not named is dropped); each arrives at the
+    /// [`ClientBuilder::on_notification`] handler. A 2026-07-28 server is asked on the
+    /// listen stream for its notices, opened again for the new set (it sends updates only
+    /// when it declares `resources.subscribe`); a 2025-11-25 server gets
+    /// `resources/unsubscribe` for each resource dropped and `resources/subscribe` for each
+    /// one new. The first refusal is returned once every request was sent; a refused
+    /// resource is not kept (name it again to retry).
+    pub async fn subscribe_resources(&self, uris: Vec<String>) -> Result<(), Error> {
+        let mut subscribed = self.inner.resources.lock().await;
+        let listened = self
+            .ask(|reply| ClientCommand::ListenForResources {
+                uris: uris.clone(),
+                reply,
+            })
+            .await?;
+        if listened {
+            *subscribed = uris;
+            return Ok(());
+        }
+        let mut refusal = None;
+        for uri in subscribed.iter().filter(|u| !uris.contains(u)) {
+            let params = json!({ "uri": uri });
+            let unsubscribed = self.request("resources/unsubscribe", Some(params)).await;
+            refusal = refusal.or(unsubscribed.err());
+        }
+        let mut kept = Vec::new();
+        for uri in uris {
+            if !subscribed.contains(&uri) {
+                let params = json!({ "uri": uri });
+                if let Err(e) = self.request("resources/subscribe", Some(params)).await {
+                    refusal = refusal.or(Some(e));
+                    continue;
+                }
+            }
+            kept.push(uri);
+        }
+        *subscribed = kept;
+        refusal.map_or(Ok(()), Err)
     }
 
     /// Whether the connection has ended (the server exited or closed its side, or

@@ -266,6 +266,9 @@ pub(crate) fn refuse(command: ClientCommand, error: Error) {
         ClientCommand::GetTask { reply, .. } | ClientCommand::CancelTask { reply, .. } => {
             let _ = reply.send(Err(error));
         }
+        ClientCommand::ListenForResources { reply, .. } => {
+            let _ = reply.send(Err(error));
+        }
         ClientCommand::GiveUp(_) => {}
     }
 }

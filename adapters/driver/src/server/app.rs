@@ -30,6 +30,11 @@ impl App for ToolSet {
             } => Some(self.restored(call, task, request, ctx)),
             Event::Closed { session } => {
                 self.sessions.remove(&session);
+                self.subscriptions.set(session, Vec::new());
+                None
+            }
+            Event::ResourceSubscriptions { session, uris } => {
+                self.subscriptions.set(session, uris);
                 None
             }
             _ => None,

@@ -7,6 +7,7 @@ mod context;
 mod form;
 mod live_tools;
 mod notifier;
+mod subscriptions;
 mod tool;
 
 use std::future::Future;
@@ -174,6 +175,20 @@ impl Server {
     /// or while it serves.
     pub fn notifier(&self) -> Notifier {
         Notifier(self.commands.0.clone())
+    }
+
+    /// Tells `hook` every resource this server's 2026-07-28 clients want updates of (the
+    /// `resourceSubscriptions` their open listen streams were granted, over all sessions,
+    /// sorted), each time that set changes; send the updates with [`Notifier::notify`].
+    /// Streams are granted resources only when the server declares `resources` with
+    /// `{"subscribe": true}` ([`Server::capability`]). 2025-11-25 clients subscribe with
+    /// `resources/subscribe`, a request for [`Server::handle`].
+    pub fn on_resource_subscriptions(
+        mut self,
+        hook: impl Fn(Vec<String>) + Send + Sync + 'static,
+    ) -> Self {
+        self.tools.subscriptions.hook = Some(Box::new(hook));
+        self
     }
 
     /// Adds and removes this server's tools while it serves.

@@ -10,6 +10,7 @@ use serde_json::value::RawValue;
 use taskwire_engine::{RpcError, SessionId, TaskDecision, Tool, ToolDef};
 
 use super::context::ToolContext;
+use super::subscriptions::Subscriptions;
 use crate::handler::Handlers;
 use crate::runtime::BoxFuture;
 use crate::tool_result::CallToolResult;
@@ -43,6 +44,8 @@ pub(crate) struct ToolSet {
     pub requests: Handlers,
     /// The sessions open, for notices.
     pub sessions: HashSet<SessionId>,
+    /// The resources the sessions' listen streams want updates of.
+    pub subscriptions: Subscriptions,
 }
 
 impl ToolSet {

@@ -191,7 +191,12 @@ impl Protocol for V2025_11_25 {
     }
 
     /// A 2025-11-25 server sends its notices unasked.
-    fn listen_for_notices(&self, _st: &mut State, _session: SessionId) -> Option<RequestId> {
+    fn listen_for_notices(
+        &self,
+        _st: &mut State,
+        _session: SessionId,
+        _resources: &[String],
+    ) -> Option<RequestId> {
         None
     }
 

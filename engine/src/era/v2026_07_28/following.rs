@@ -158,9 +158,14 @@ pub(super) fn listen_to(st: &mut State, session: SessionId, task: &TaskId) {
 }
 
 /// Subscribes to the list changes the server declares (`listChanged` of its tools, prompts
-/// and resources) on a stream that stays open: each arrives as a notification for the
-/// application. None when it declares none.
-pub(super) fn listen_for_notices(st: &mut State, session: SessionId) -> Option<RequestId> {
+/// and resources) and to updates of `resources` (when it declares `resources.subscribe`) on
+/// a stream that stays open, ending the one opened before: each notice arrives as a
+/// notification for the application. None when there is nothing to ask for.
+pub(super) fn listen_for_notices(
+    st: &mut State,
+    session: SessionId,
+    resources: &[String],
+) -> Option<RequestId> {
     let declared = &st.session(session)?.peer_capabilities;
     let mut filter = Map::new();
     for (capability, key) in [
@@ -172,17 +177,35 @@ pub(super) fn listen_for_notices(st: &mut State, session: SessionId) -> Option<R
             filter.insert(key.to_owned(), Value::Bool(true));
         }
     }
+    if declared["resources"]["subscribe"] == true && !resources.is_empty() {
+        filter.insert("resourceSubscriptions".to_owned(), json!(resources));
+    }
+    let previous = kept::session_mut(st, session).and_then(|k| k.notices.take());
+    if let Some(previous) = previous {
+        st.abandon_request(session, None, &previous, "Listening again");
+    }
     if filter.is_empty() {
         return None;
     }
     let params = json!({ "notifications": filter });
-    send(
+    let id = send(
         st,
         session,
         "subscriptions/listen",
         Some(params),
         Asked::Notices,
-    )
+    )?;
+    kept::session_mut(st, session)?.notices = Some(id.clone());
+    Some(id)
+}
+
+/// Our listen stream for the server's notices ended (or was refused).
+pub(super) fn notices_ended(st: &mut State, session: SessionId, id: &RequestId) {
+    if let Some(k) = kept::session_mut(st, session) {
+        if k.notices.as_ref() == Some(id) {
+            k.notices = None;
+        }
+    }
 }
 
 /// Our listen stream for a task ended (or was refused): polling goes on alone.

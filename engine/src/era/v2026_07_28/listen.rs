@@ -9,7 +9,7 @@ use super::encode;
 use super::input::asks_of;
 use super::meta::{stateless, tasks_required, Meta, RequestMeta};
 use super::state::{self as kept, Listen, Notices};
-use crate::event::MessageKind;
+use crate::event::{Event, MessageKind};
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId};
 use crate::model::{Era, Notice};
@@ -145,6 +145,7 @@ pub(super) fn on_listen(
         st.reply(session, id, None, line);
         return Ok(());
     }
+    let subscribes = !notices.resource_subscriptions.is_empty();
     if let Some(s) = st.session_mut(session) {
         s.requests
             .insert(id.clone(), PeerRequest::Held(Era::V2026_07_28));
@@ -154,7 +155,25 @@ pub(super) fn on_listen(
             notices,
         });
     }
+    if subscribes {
+        report_subscriptions(st, session);
+    }
     Ok(())
+}
+
+/// Tells the application every resource the session's listen streams now want updates of.
+fn report_subscriptions(st: &mut State, session: SessionId) {
+    let mut uris: Vec<String> = Vec::new();
+    let listens = kept::session(st, session).map_or(&[][..], |k| &k.listens[..]);
+    for uri in listens
+        .iter()
+        .flat_map(|l| &l.notices.resource_subscriptions)
+    {
+        if !uris.contains(uri) {
+            uris.push(uri.clone());
+        }
+    }
+    st.event(Event::ResourceSubscriptions { session, uris });
 }
 
 /// Sends `notice` on each of the session's listen streams that carries it.
@@ -218,8 +237,15 @@ pub(super) fn tell_listeners(st: &mut State, session: SessionId, task: &TaskId) 
 
 /// The client ends its stream (`notifications/cancelled`): nothing more is sent for it.
 pub(super) fn drop_stream(st: &mut State, session: SessionId, request: &RequestId) {
-    if let Some(k) = kept::session_mut(st, session) {
-        k.listens.retain(|l| l.id != *request);
+    let Some(k) = kept::session_mut(st, session) else {
+        return;
+    };
+    let Some(at) = k.listens.iter().position(|l| l.id == *request) else {
+        return;
+    };
+    let dropped = k.listens.remove(at);
+    if !dropped.notices.resource_subscriptions.is_empty() {
+        report_subscriptions(st, session);
     }
 }
 

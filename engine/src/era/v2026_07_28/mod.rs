@@ -214,8 +214,13 @@ impl Protocol for V2026_07_28 {
         following::follow_task(st, session, task)
     }
 
-    fn listen_for_notices(&self, st: &mut State, session: SessionId) -> Option<RequestId> {
-        following::listen_for_notices(st, session)
+    fn listen_for_notices(
+        &self,
+        st: &mut State,
+        session: SessionId,
+        resources: &[String],
+    ) -> Option<RequestId> {
+        following::listen_for_notices(st, session, resources)
     }
 
     fn task_result(

@@ -605,7 +605,7 @@ pub(super) fn answered(
             }
         }
         Asked::Listen { task } => following::listen_ended(st, session, &task, &id),
-        Asked::Notices => {}
+        Asked::Notices => following::notices_ended(st, session, &id),
     }
 }
 

@@ -19,6 +19,8 @@ pub(super) struct SessionState {
     pub retries: HashMap<RequestId, Box<Retry>>,
     /// Client: what we keep for each task the server runs for us.
     pub following: HashMap<TaskId, Following>,
+    /// Client: our `subscriptions/listen` for the server's notices, while open.
+    pub notices: Option<RequestId>,
 }
 
 /// A `subscriptions/listen` stream a client opened on us.
