@@ -36,10 +36,15 @@ pub struct Config {
     /// Requests the application answers itself (`Event::Request`) besides those the engine
     /// owns: exact method names, or a prefix ending in `*` (`"resources/*"`). The engine
     /// always owns the handshake, `ping`, `tools/*` and `tasks/*` (and `logging/setLevel`
-    /// with [`Config::logging`]); other methods not listed here get -32601. Default: none.
+    /// with [`Config::logging`], `resources/subscribe` and `resources/unsubscribe` when
+    /// [`Config::app_capabilities`] declares `resources.subscribe`); other methods not
+    /// listed here get -32601. Default: none.
     pub app_methods: Vec<String>,
     /// Capabilities the application serves (e.g. `{"resources": {}}`), merged into those the
-    /// engine declares in the handshake; the engine's own keys win. Default: none.
+    /// engine declares in the handshake; the engine's own keys win. With `resources`
+    /// declaring `"subscribe": true` the engine keeps each session's subscriptions (in both
+    /// eras) and reports them as [`Event::ResourceSubscriptions`](crate::Event). Default:
+    /// none.
     pub app_capabilities: Map<String, Value>,
     /// Server only: the application sends log messages ([`Host::log`](crate::Host::log)).
     /// The engine then declares the `logging` capability (in the handshake and in
@@ -240,5 +245,12 @@ impl Config {
                 Some(prefix) => method.starts_with(prefix),
                 None => pattern == method,
             })
+    }
+
+    /// Whether the application's capability `capability` declares `flag` as `true` (as
+    /// `resources` does `subscribe`).
+    pub(crate) fn app_declares(&self, capability: &str, flag: &str) -> bool {
+        let declared = self.app_capabilities.get(capability);
+        declared.and_then(|c| c.get(flag)) == Some(&Value::Bool(true))
     }
 }

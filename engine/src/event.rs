@@ -343,11 +343,13 @@ pub enum Event {
         /// The notification's parameters.
         params: ProgressParams,
     },
-    /// Server: the resources a 2026-07-28 client session wants updates of changed: `uris`
-    /// is the union of the `resourceSubscriptions` its open listen streams were granted
-    /// (empty once none is open). Send them with [`Notice::ResourceUpdated`](crate::Notice).
-    /// A 2025-11-25 client subscribes with `resources/subscribe`, a request the application
-    /// answers itself; a closed session ([`Event::Closed`]) wants nothing more.
+    /// Server: the resources a client session wants updates of changed (only when the
+    /// application's `resources` capability declares `subscribe`). In 2025-11-25 `uris` are
+    /// those its `resources/subscribe` named and no `resources/unsubscribe` dropped (the
+    /// engine answers both); in 2026-07-28 the union of the `resourceSubscriptions` its open
+    /// listen streams were granted (empty once none is open). Send the updates with
+    /// [`Notice::ResourceUpdated`](crate::Notice), which reaches only the sessions that
+    /// want that resource; a closed session ([`Event::Closed`]) wants nothing more.
     ResourceSubscriptions {
         /// The session.
         session: SessionId,

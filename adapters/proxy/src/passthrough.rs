@@ -1,7 +1,7 @@
 //! What the proxy serves unchanged from the server behind: the requests of the capabilities
 //! it declares (resources, prompts, completion), each forwarded as it came and its answer
-//! returned as it went; but subscriptions to its resources, which the front keeps for its
-//! clients of either era.
+//! returned as it went; but subscriptions to its resources, which the front's engine keeps
+//! for its clients of either era.
 
 use serde_json::Value;
 use taskwire_driver::Server;
@@ -25,8 +25,9 @@ const METHODS: [(&str, &[&str]); 3] = [
 ];
 
 /// `server`, declaring each capability of those the server behind declares (`capabilities`
-/// as it sent them) and forwarding its methods to `backend`; subscriptions to resources
-/// (when the server behind takes them) kept by the `front`.
+/// as it sent them) and forwarding its methods to `backend`; the resources the front's
+/// clients subscribe to (when the server behind takes subscriptions) asked of it by the
+/// `front`.
 pub(crate) fn serve(
     mut server: Server,
     backend: &Backend,
@@ -51,19 +52,8 @@ pub(crate) fn serve(
         }
     }
     if capabilities["resources"]["subscribe"] == true {
-        let subscriptions = &front.subscriptions;
-        let (to_subscribe, to_unsubscribe) = (subscriptions.clone(), subscriptions.clone());
-        let listening = subscriptions.clone();
-        server = server
-            .handle("resources/subscribe", move |params| {
-                let subscriptions = to_subscribe.clone();
-                async move { subscriptions.subscribe(params).await }
-            })
-            .handle("resources/unsubscribe", move |params| {
-                let subscriptions = to_unsubscribe.clone();
-                async move { subscriptions.unsubscribe(params).await }
-            })
-            .on_resource_subscriptions(move |uris| listening.listening(uris));
+        let subscriptions = front.subscriptions.clone();
+        server = server.on_resource_subscriptions(move |uris| subscriptions.wanted(uris));
     }
     server
 }

@@ -1,15 +1,11 @@
-//! Resource subscriptions through the proxy: what the front's clients want updates of
-//! (2025-11-25 `resources/subscribe`, counted per resource; 2026-07-28 listen streams, as
-//! the front server reports them), asked of the server behind as one set, in its era
-//! ([`Client::subscribe_resources`](taskwire_driver::Client::subscribe_resources)).
+//! Resource subscriptions through the proxy: what the front's clients of either era want
+//! updates of, as the front server reports it, asked of the server behind as one set, in
+//! its era ([`Client::subscribe_resources`](taskwire_driver::Client::subscribe_resources)).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::lock::Mutex;
-use serde::Deserialize;
-use serde_json::{json, Value};
-use taskwire_driver::{RpcError, Runtime};
+use taskwire_driver::Runtime;
 
 use crate::backend::Backend;
 use crate::forward::behind;
@@ -17,38 +13,11 @@ use crate::forward::behind;
 /// The front's subscriptions. Cheap to clone.
 #[derive(Clone)]
 pub(crate) struct Subscriptions {
-    wanted: Arc<Mutex<Wanted>>,
+    /// Every resource the front's clients want; held while the server behind is asked, so
+    /// that each asking sends the newest set.
+    wanted: Arc<Mutex<Vec<String>>>,
     backend: Backend,
     runtime: Arc<dyn Runtime>,
-}
-
-/// Held while the server behind is asked, so that each asking sends the newest set.
-#[derive(Default)]
-struct Wanted {
-    /// 2025-11-25 front clients' subscriptions minus their unsubscriptions, per resource.
-    counted: HashMap<String, usize>,
-    /// The resources the front's 2026-07-28 listen streams want.
-    listening: Vec<String>,
-}
-
-impl Wanted {
-    fn all(&self) -> Vec<String> {
-        let mut all: Vec<String> = self.counted.keys().cloned().collect();
-        all.extend(
-            self.listening
-                .iter()
-                .filter(|u| !self.counted.contains_key(*u))
-                .cloned(),
-        );
-        all.sort();
-        all
-    }
-}
-
-/// `params` of `resources/subscribe` and `resources/unsubscribe`.
-#[derive(Deserialize)]
-struct UriParams {
-    uri: String,
 }
 
 impl Subscriptions {
@@ -61,47 +30,13 @@ impl Subscriptions {
         }
     }
 
-    /// A front client's `resources/subscribe`: asked behind when no front client wanted the
-    /// resource yet, the server behind's refusal the answer.
-    pub async fn subscribe(&self, params: Value) -> Result<Value, RpcError> {
-        let uri = uri_of(params)?;
-        let mut wanted = self.wanted.lock().await;
-        let mut all = wanted.all();
-        if !all.contains(&uri) {
-            all.push(uri.clone());
-            self.ask(all).await?;
-        }
-        *wanted.counted.entry(uri).or_default() += 1;
-        Ok(json!({}))
-    }
-
-    /// A front client's `resources/unsubscribe`: dropped behind once no front client wants
-    /// the resource.
-    pub async fn unsubscribe(&self, params: Value) -> Result<Value, RpcError> {
-        let uri = uri_of(params)?;
-        let mut wanted = self.wanted.lock().await;
-        let before = wanted.all();
-        if let Some(count) = wanted.counted.get_mut(&uri) {
-            *count -= 1;
-            if *count == 0 {
-                wanted.counted.remove(&uri);
-            }
-        }
-        let after = wanted.all();
-        if after != before {
-            self.ask(after).await?;
-        }
-        Ok(json!({}))
-    }
-
-    /// The front's 2026-07-28 listen streams now want `uris`: asked behind in the
-    /// background.
-    pub fn listening(&self, uris: Vec<String>) {
+    /// The front's clients now want `uris`: asked behind in the background.
+    pub fn wanted(&self, uris: Vec<String>) {
         let subscriptions = self.clone();
         self.runtime.spawn(Box::pin(async move {
             let mut wanted = subscriptions.wanted.lock().await;
-            wanted.listening = uris;
-            subscriptions.ask_logged(wanted.all()).await;
+            *wanted = uris;
+            subscriptions.ask(wanted.clone()).await;
         }));
     }
 
@@ -111,25 +46,18 @@ impl Subscriptions {
         let subscriptions = self.clone();
         self.runtime.spawn(Box::pin(async move {
             let wanted = subscriptions.wanted.lock().await;
-            subscriptions.ask_logged(wanted.all()).await;
+            subscriptions.ask(wanted.clone()).await;
         }));
     }
 
-    async fn ask_logged(&self, all: Vec<String>) {
-        if let Err(e) = self.ask(all).await {
+    async fn ask(&self, all: Vec<String>) {
+        tracing::debug!(resources = ?all, "asking the server behind for resource updates");
+        let asked = match self.backend.client().await {
+            Ok(client) => client.subscribe_resources(all).await.map_err(behind),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = asked {
             tracing::warn!(error = %e.message, "the server behind refused a resource subscription");
         }
     }
-
-    async fn ask(&self, all: Vec<String>) -> Result<(), RpcError> {
-        tracing::debug!(resources = ?all, "asking the server behind for resource updates");
-        let client = self.backend.client().await?;
-        client.subscribe_resources(all).await.map_err(behind)
-    }
-}
-
-fn uri_of(params: Value) -> Result<String, RpcError> {
-    let UriParams { uri } = serde_json::from_value(params)
-        .map_err(|e| RpcError::invalid_params(format!("Invalid params: {e}")))?;
-    Ok(uri)
 }

@@ -47,7 +47,9 @@ impl Host {
     /// Sends `notice` (a list changed, a subscribed resource updated, a log message about
     /// no call) to the client of the server session `session`. In 2025-11-25, once the
     /// handshake is done ([`UsageError::NotInitialized`] while it runs), a log message only
-    /// when the session's `logging/setLevel` did not name a more severe level. In
+    /// when the session's `logging/setLevel` did not name a more severe level, a resource's
+    /// update only when the session subscribed to it (`resources/subscribe`, which the
+    /// engine answers when the application's `resources` declares `subscribe`). In
     /// 2026-07-28 (a session without the handshake), on each of its `subscriptions/listen`
     /// streams that asked for this notice and was granted it (the ack names what the server
     /// sends: tools' list changes with [`Config::tools_list_changed`], prompts' and

@@ -163,6 +163,8 @@ fn a_task_cancelled_behind_ends_cancelled_in_front_in_both_eras() {
     });
 }
 
+/// The resources front clients of either era subscribe to are asked behind as one set, each
+/// once; an update reaches only the clients subscribed to it; a client gone wants nothing.
 #[test]
 fn resources_subscribed_in_front_are_subscribed_behind_while_wanted() {
     for era in [Era::V2025_11_25, Era::V2026_07_28] {
@@ -179,21 +181,11 @@ fn resources_subscribed(era: Era) {
     smol::block_on(async {
         // What the server behind is subscribed to, as it sees it.
         let subscribed: Arc<Mutex<BTreeSet<String>>> = Arc::default();
-        let uri_of = |params: &Value| params["uri"].as_str().unwrap().to_owned();
-        let (on_subscribe, on_unsubscribe, on_listen) =
-            (subscribed.clone(), subscribed.clone(), subscribed.clone());
+        let told = subscribed.clone();
         let behind = Server::new(Config::new("behind", "0"))
             .capability("resources", json!({ "subscribe": true }))
-            .handle("resources/subscribe", move |params| {
-                on_subscribe.lock().unwrap().insert(uri_of(&params));
-                async { Ok(json!({})) }
-            })
-            .handle("resources/unsubscribe", move |params| {
-                on_unsubscribe.lock().unwrap().remove(&uri_of(&params));
-                async { Ok(json!({})) }
-            })
             .on_resource_subscriptions(move |uris| {
-                *on_listen.lock().unwrap() = uris.into_iter().collect();
+                *told.lock().unwrap() = uris.into_iter().collect();
             });
         let notifier = behind.notifier();
         let front = in_front(&runtime, behind, era).await;
@@ -237,7 +229,8 @@ fn resources_subscribed(era: Era) {
             .await
             .unwrap();
         behind_has(&["test://a", "test://b"]).await;
-        for uri in [&a, &b] {
+        // `b`'s update first: the 2025-11-25 client, not subscribed to it, hears `a` first.
+        for uri in [&b, &a] {
             notifier.notify(Notice::ResourceUpdated { uri: uri.clone() });
         }
         let within = |updates: async_channel::Receiver<String>| async move {
@@ -250,15 +243,17 @@ fn resources_subscribed(era: Era) {
             }
         };
         assert_eq!(within(old_updates.clone()).await, a, "{era:?}");
-        assert_eq!(within(new_updates.clone()).await, a, "{era:?}");
         assert_eq!(within(new_updates.clone()).await, b, "{era:?}");
+        assert_eq!(within(new_updates.clone()).await, a, "{era:?}");
 
         // The 2025-11-25 client still wants `a`: only `b` goes behind.
         new.subscribe_resources(Vec::new()).await.unwrap();
         behind_has(&["test://a"]).await;
-        old.subscribe_resources(Vec::new()).await.unwrap();
-        behind_has(&[]).await;
+        old.subscribe_resources(vec![b.clone()]).await.unwrap();
+        behind_has(&["test://b"]).await;
+        // A client gone wants nothing more.
         old.close().await;
+        behind_has(&[]).await;
         new.close().await;
     });
 }

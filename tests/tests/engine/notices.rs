@@ -1,19 +1,24 @@
 //! `Host::notify`: a server's notices about its tools (as they change: `Host::add_tool`,
-//! `Host::remove_tool`), resources and prompts, and its log messages about no call. In 2025-11-25 each goes as it is (validated against the schema), a log
-//! message only when the session wants its level; in 2026-07-28 each goes on the listen
-//! streams that asked for it and were granted it (never a log message); a client session
-//! cannot send them.
+//! `Host::remove_tool`), resources and prompts, and its log messages about no call. In
+//! 2025-11-25 each goes as it is (validated against the schema), a log message only when
+//! the session wants its level, a resource's update only to the sessions subscribed; in
+//! 2026-07-28 each goes on the listen streams that asked for it and were granted it (never
+//! a log message); a client session cannot send them.
 
 use serde_json::json;
-use taskwire_engine::{LogLevel, LogMessage, Notice, TaskSupport, UsageError};
+use taskwire_engine::{
+    Config, Event, LogLevel, LogMessage, Notice, SessionId, TaskSupport, UsageError,
+};
 use taskwire_harness::schema::{assert_valid, assert_valid_in, CORE_2026};
 use taskwire_harness::setup::{server_config, tool};
 use taskwire_harness::Probe;
 
 #[test]
 fn a_v2025_session_gets_each_notice_as_the_schema_has_it() {
-    let mut d = Probe::ready_server(server_config(), |_| {});
+    let mut d = Probe::ready_server(subscribable(), |_| {});
     let uri = "file:///notes.txt".to_owned();
+    d.call("resources/subscribe", json!({ "uri": uri }));
+    d.clear();
     for (notice, definition, params) in [
         (
             Notice::ResourceUpdated { uri: uri.clone() },
@@ -40,6 +45,89 @@ fn a_v2025_session_gets_each_notice_as_the_schema_has_it() {
         let read = Notice::from_notification(notice.method(), out[0].get("params"));
         assert_eq!(read, Some(notice), "read back as sent");
     }
+}
+
+/// A server config whose `resources` declares `subscribe`.
+fn subscribable() -> Config {
+    let mut config = server_config();
+    let resources = json!({ "subscribe": true });
+    config
+        .app_capabilities
+        .insert("resources".into(), resources);
+    config
+}
+
+/// With `resources.subscribe` declared the engine answers 2025-11-25 subscriptions (exactly
+/// `{}`; bad params -32602), reports each session's resources when they change, and sends a
+/// resource's update only to the sessions subscribed to it.
+#[test]
+fn a_v2025_resource_update_goes_only_to_the_sessions_subscribed() {
+    let mut d = Probe::ready_server(subscribable(), |_| {});
+    let (first, second) = (d.session, d.open("second"));
+    let (a, b) = ("file:///a", "file:///b");
+    let subscribe = |d: &mut Probe, session, method, uri: &str| {
+        let reply = d.call_on(session, method, json!({ "uri": uri }));
+        assert_eq!(reply["result"], json!({}), "{reply}");
+        assert_valid("EmptyResult", &reply["result"]);
+    };
+    let reported = |d: &mut Probe| -> Vec<(SessionId, Vec<String>)> {
+        let events = d.take_events().into_iter();
+        let reports = events.filter_map(|e| match e {
+            Event::ResourceSubscriptions { session, uris } => Some((session, uris)),
+            _ => None,
+        });
+        reports.collect()
+    };
+    d.clear();
+    subscribe(&mut d, first, "resources/subscribe", a);
+    subscribe(&mut d, first, "resources/subscribe", a);
+    subscribe(&mut d, second, "resources/subscribe", b);
+    let wanted = reported(&mut d);
+    let (a_only, b_only) = (vec![a.to_owned()], vec![b.to_owned()]);
+    assert_eq!(
+        wanted,
+        [(first, a_only.clone()), (second, b_only.clone())],
+        "a second subscription to `a` changes nothing"
+    );
+
+    d.clear();
+    for uri in [a, b] {
+        let update = Notice::ResourceUpdated { uri: uri.into() };
+        d.host.notify(d.now, first, &update).unwrap();
+        d.host.notify(d.now, second, &update).unwrap();
+    }
+    let sent = d.drain_addressed();
+    let sent: Vec<(SessionId, &str)> = sent
+        .iter()
+        .map(|(s, m)| (*s, m["params"]["uri"].as_str().unwrap()))
+        .collect();
+    assert_eq!(sent, [(first, a), (second, b)]);
+
+    subscribe(&mut d, first, "resources/unsubscribe", a);
+    subscribe(&mut d, first, "resources/unsubscribe", "file:///never");
+    assert_eq!(reported(&mut d), [(first, vec![])]);
+    d.clear();
+    let update = Notice::ResourceUpdated { uri: a.into() };
+    d.host.notify(d.now, first, &update).unwrap();
+    assert!(d.drain().is_empty(), "unsubscribed");
+
+    let bad = d.call_on(first, "resources/subscribe", json!({}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert_valid("JSONRPCErrorResponse", &bad);
+}
+
+/// Without `resources.subscribe` the engine keeps no subscriptions: the methods are the
+/// application's (here not served: -32601), and no update is sent.
+#[test]
+fn without_subscribe_declared_subscriptions_are_not_the_engines() {
+    let mut d = Probe::ready_server(server_config(), |_| {});
+    let refused = d.call("resources/subscribe", json!({ "uri": "file:///a" }));
+    assert_eq!(refused["error"]["code"], -32601, "{refused}");
+    let update = Notice::ResourceUpdated {
+        uri: "file:///a".into(),
+    };
+    d.host.notify(d.now, d.session, &update).unwrap();
+    assert!(d.drain().is_empty());
 }
 
 #[test]

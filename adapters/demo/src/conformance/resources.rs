@@ -1,6 +1,6 @@
 //! The core scenarios' resources (`resources-*`): two static ones, one to subscribe to, and
-//! a template whose `{id}` the content reflects. Subscriptions are acknowledged; no resource
-//! ever changes, so no update is sent.
+//! a template whose `{id}` the content reflects. Subscriptions are declared (the engine
+//! answers them); no resource ever changes, so no update is sent.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -19,8 +19,8 @@ struct UriParams {
     uri: String,
 }
 
-/// Adds `resources/list`, `resources/templates/list`, `resources/read` and the
-/// subscriptions, and declares them.
+/// Adds `resources/list`, `resources/templates/list` and `resources/read`, and declares
+/// them with subscriptions.
 pub(super) fn add(server: Server) -> Server {
     server
         .capability("resources", json!({ "subscribe": true }))
@@ -40,14 +40,6 @@ pub(super) fn add(server: Server) -> Server {
                     .with_data(json!({ "uri": uri }))
             })?;
             Ok(json!({ "contents": [contents] }))
-        })
-        .handle("resources/subscribe", |params| async move {
-            parse::<UriParams>(params)?;
-            Ok(json!({}))
-        })
-        .handle("resources/unsubscribe", |params| async move {
-            parse::<UriParams>(params)?;
-            Ok(json!({}))
         })
 }
 

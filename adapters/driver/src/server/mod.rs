@@ -139,8 +139,9 @@ impl Server {
 
     /// Answers requests for `method` (an exact name, or a prefix ending in `*`, e.g.
     /// `"resources/*"`) with `handler`: params in (`null` when none), result out. The engine
-    /// keeps the methods it owns (the handshake, `ping`, `tools/*`, `tasks/*`); anything else
-    /// unhandled is -32601. Both eras reach it (a 2026-07-28 answer gets `resultType`).
+    /// keeps the methods it owns (the handshake, `ping`, `tools/*`, `tasks/*`; resource
+    /// subscriptions when `resources` declares `subscribe`, see
+    /// [`Server::on_resource_subscriptions`]); anything else unhandled is -32601. Both eras reach it (a 2026-07-28 answer gets `resultType`).
     pub fn handle<F, Fut>(mut self, method: &str, handler: F) -> Self
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
@@ -152,7 +153,8 @@ impl Server {
     }
 
     /// Declares a capability the server serves through [`Server::handle`] (e.g.
-    /// `"resources"` with `{"subscribe": true}`), in `initialize` and `server/discover`.
+    /// `"resources"` with `{"subscribe": true}`, whose subscriptions the engine then keeps),
+    /// in `initialize` and `server/discover`.
     pub fn capability(mut self, key: &str, value: Value) -> Self {
         self.host.declare_capability(key, value);
         self
@@ -177,12 +179,13 @@ impl Server {
         Notifier(self.commands.0.clone())
     }
 
-    /// Tells `hook` every resource this server's 2026-07-28 clients want updates of (the
-    /// `resourceSubscriptions` their open listen streams were granted, over all sessions,
-    /// sorted), each time that set changes; send the updates with [`Notifier::notify`].
-    /// Streams are granted resources only when the server declares `resources` with
-    /// `{"subscribe": true}` ([`Server::capability`]). 2025-11-25 clients subscribe with
-    /// `resources/subscribe`, a request for [`Server::handle`].
+    /// Tells `hook` every resource this server's clients want updates of, over all sessions
+    /// and sorted, each time that set changes: those a 2025-11-25 client subscribed to
+    /// (`resources/subscribe`, answered by the engine) and a 2026-07-28 client's open listen
+    /// streams were granted (`resourceSubscriptions`); a client gone wants nothing more.
+    /// Clients subscribe only when the server declares `resources` with
+    /// `{"subscribe": true}` ([`Server::capability`]). Send the updates with
+    /// [`Notifier::notify`]: each reaches only the clients that want that resource.
     pub fn on_resource_subscriptions(
         mut self,
         hook: impl Fn(Vec<String>) + Send + Sync + 'static,

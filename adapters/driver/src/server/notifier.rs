@@ -15,9 +15,9 @@ pub struct Notifier(pub(super) Sender<Command<ServerCommand>>);
 impl Notifier {
     /// Sends `notice` to every client session that can take it: those past the 2025-11-25
     /// handshake (see [`Host::notify`](taskwire_engine::Host::notify); 2026-07-28 has such
-    /// notices only on listen streams), a log message to those that want its level. One
-    /// sent before the server serves waits for it; one
-    /// sent after it stopped is dropped.
+    /// notices only on listen streams), a log message to those that want its level, a
+    /// resource's update to those subscribed to it. One sent before the server serves waits
+    /// for it; one sent after it stopped is dropped.
     pub fn notify(&self, notice: Notice) {
         let _ = self.0.try_send(Command::App(ServerCommand::Notify(notice)));
     }

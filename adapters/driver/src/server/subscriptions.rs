@@ -1,5 +1,5 @@
-//! The resources a server's 2026-07-28 clients want updates of (their listen streams'
-//! `resourceSubscriptions`), and the application's hook told of them.
+//! The resources a server's clients want updates of (as the engine reports them per
+//! session), and the application's hook told of them.
 
 use std::collections::{BTreeSet, HashMap};
 

@@ -11,6 +11,7 @@
 //! - `receiver.rs`: `tasks/*`, status notifications, parked results, what calls send.
 //! - `requestor.rs`: our requests and their answers; `following.rs`: fetching the outcome
 //!   of a peer's task; `negotiation.rs`: whether a call of ours goes as a task.
+//! - `resources.rs`: resource subscriptions, when the application declares them.
 //! - `logging.rs`, `encode.rs` (tasks and outcomes as written), `types.rs` (wire shapes),
 //!   `state.rs` (what this era keeps on sessions and calls).
 
@@ -22,6 +23,7 @@ mod negotiation;
 pub(super) mod notices;
 mod receiver;
 mod requestor;
+mod resources;
 mod serving;
 mod state;
 mod tools;

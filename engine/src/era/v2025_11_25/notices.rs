@@ -1,7 +1,8 @@
 //! A server's notices in this era: each a notification on the session once its handshake is
-//! done, a log message only when the session wants its level.
+//! done, a log message only when the session wants its level, a resource's update only when
+//! the session subscribed to it.
 
-use super::logging;
+use super::{logging, resources};
 use crate::event::MessageKind;
 use crate::ids::SessionId;
 use crate::jsonrpc;
@@ -10,10 +11,13 @@ use crate::state::State;
 
 /// Sends `notice` on `session` (past its handshake).
 pub(in crate::era) fn send(st: &mut State, session: SessionId, notice: &Notice) {
-    if let Notice::Log(message) = notice {
-        if !logging::wants(st, session, message.level) {
-            return;
-        }
+    let wanted = match notice {
+        Notice::Log(message) => logging::wants(st, session, message.level),
+        Notice::ResourceUpdated { uri } => resources::subscribed(st, session, uri),
+        _ => true,
+    };
+    if !wanted {
+        return;
     }
     let line = jsonrpc::notification_line(notice.method(), notice.params());
     let kind = MessageKind::Notification {

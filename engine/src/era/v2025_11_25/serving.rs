@@ -3,7 +3,7 @@
 use serde_json::value::RawValue;
 
 use super::types::{version_has_tasks, Task};
-use super::{handshake, logging, receiver, tools};
+use super::{handshake, logging, receiver, resources, tools};
 use crate::ids::SessionId;
 use crate::jsonrpc::{self, Reject, RequestId, RpcError};
 use crate::model::{Era, Role};
@@ -54,6 +54,12 @@ fn serve_ready(
         (Role::Server, "tools/call") => tools::on_tools_call(st, session, id, params),
         (Role::Server, "logging/setLevel") if st.config.logging => {
             logging::on_set_level(st, session, id, params)
+        }
+        (Role::Server, "resources/subscribe" | "resources/unsubscribe")
+            if resources::kept_by_engine(st) =>
+        {
+            let subscribe = method == "resources/subscribe";
+            resources::on_subscribe(st, session, id, params, subscribe)
         }
         (_, "tasks/get") if hosts_tasks => receiver::on_tasks_get(st, session, id, params),
         (_, "tasks/result") if hosts_tasks => receiver::on_tasks_result(st, session, id, params),

@@ -20,6 +20,8 @@ pub(super) struct SessionState {
     pub log_level: Option<LogLevel>,
     /// What the peer's `tools/list` said about each tool's task support (client role).
     pub peer_tools: PeerTools,
+    /// The resources the peer subscribed to (`resources/subscribe`), in order.
+    pub resources: Vec<String>,
 }
 
 /// A call's state in this era.

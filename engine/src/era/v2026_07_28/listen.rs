@@ -48,13 +48,7 @@ impl Filter {
     /// `subscribe`.
     fn agreed(&self, st: &State) -> Notices {
         let config = &st.config;
-        let declares = |capability: &str, flag: &str| {
-            config
-                .app_capabilities
-                .get(capability)
-                .and_then(|c| c.get(flag))
-                == Some(&serde_json::Value::Bool(true))
-        };
+        let declares = |capability: &str, flag: &str| config.app_declares(capability, flag);
         let uris = self.resource_subscriptions.as_deref().unwrap_or_default();
         let mut subscriptions: Vec<String> = Vec::new();
         if declares("resources", "subscribe") {
