@@ -32,20 +32,23 @@ impl Subscriptions {
 
     /// The front's clients now want `uris`: asked behind in the background.
     pub fn wanted(&self, uris: Vec<String>) {
-        let subscriptions = self.clone();
-        self.runtime.spawn(Box::pin(async move {
-            let mut wanted = subscriptions.wanted.lock().await;
-            *wanted = uris;
-            subscriptions.ask(wanted.clone()).await;
-        }));
+        self.ask_in_background(Some(uris));
     }
 
     /// The server behind was started again: it is asked for every resource wanted, in the
     /// background.
     pub fn again(&self) {
+        self.ask_in_background(None);
+    }
+
+    /// Asks behind for every resource wanted (`now`, when given, first replaces it).
+    fn ask_in_background(&self, now: Option<Vec<String>>) {
         let subscriptions = self.clone();
         self.runtime.spawn(Box::pin(async move {
-            let wanted = subscriptions.wanted.lock().await;
+            let mut wanted = subscriptions.wanted.lock().await;
+            if let Some(now) = now {
+                *wanted = now;
+            }
             subscriptions.ask(wanted.clone()).await;
         }));
     }

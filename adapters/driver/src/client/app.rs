@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_channel::Sender;
 use futures::channel::oneshot;
 use serde_json::Value;
-use taskwire_engine::{Event, Notice, RequestId, Role, SessionId, TaskInfo};
+use taskwire_engine::{Era, Event, Notice, RequestId, Role, SessionId, TaskInfo};
 
 use super::waits::{refuse, Waits};
 use super::{Initialized, Notified, TaskCall};
@@ -200,7 +200,7 @@ impl App for ClientApp {
                 waits.info(host.cancel_task(now, session, &task), reply)
             }
             ClientCommand::ListenForResources { uris, reply } => {
-                let listens = host.protocol_version(session) == Some("2026-07-28");
+                let listens = host.protocol_version(session) == Some(Era::V2026_07_28.as_str());
                 let opened = match listens {
                     true => host.listen_for_notices(now, session, &uris).map(|_| true),
                     false => Ok(false),

@@ -44,7 +44,7 @@ pub(crate) struct ToolSet {
     pub requests: Handlers,
     /// The sessions open, for notices.
     pub sessions: HashSet<SessionId>,
-    /// The resources the sessions' listen streams want updates of.
+    /// The resources the sessions want updates of, as the engine reports them.
     pub subscriptions: Subscriptions,
 }
 

@@ -37,7 +37,9 @@ pub(super) fn on_subscribe(
         let had = s.resources.iter().position(|u| *u == uri);
         match (subscribe, had) {
             (true, None) => s.resources.push(uri),
-            (false, Some(at)) => drop(s.resources.remove(at)),
+            (false, Some(at)) => {
+                s.resources.remove(at);
+            }
             _ => {}
         }
         if subscribe != had.is_some() {
