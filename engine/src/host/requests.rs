@@ -189,9 +189,11 @@ impl Host {
     /// Gives up a request of ours still waiting for its answer (the id a request method
     /// returned; e.g. a plain `tools/call` whose caller went away): the peer is told to stop
     /// (`notifications/cancelled`), its late answer passes quietly, and no event reports
-    /// it. A 2026-07-28 call between MRTR rounds forgets the inputs it waits for. `false`
-    /// when nothing of it is pending: answered already, or a task call whose task exists
-    /// (cancel that with [`Host::cancel_task`]).
+    /// it. A call that went out again under another id (a 2025-11-25 task call refused and
+    /// sent plainly, a later 2026-07-28 MRTR round) is cancelled under that id; one between
+    /// MRTR rounds forgets the inputs it waits for. `false` when nothing of it is pending:
+    /// answered already, or a task call whose task exists (cancel that with
+    /// [`Host::cancel_task`]).
     pub fn cancel_request(
         &mut self,
         now: Millis,

@@ -1,13 +1,16 @@
 //! `Host::cancel_request`: the application gives up a request of its own (a plain
 //! `tools/call` whose caller went away). The server is told (`notifications/cancelled`, its
 //! tool stopped), the late answer passes quietly, and nothing is reported; in 2026-07-28 a
-//! call between MRTR rounds forgets its inputs, and a later round is cancelled by its own id.
+//! call between MRTR rounds forgets its inputs, and a later round is cancelled by its own id;
+//! in 2025-11-25 a task call refused with -32601 and sent again plainly is cancelled by the
+//! id it went again under.
 
 use serde_json::{json, Value};
 use taskwire_engine::{CallId, Event, RequestId, StopReason, TaskSupport};
+use taskwire_harness::msg::id_json;
 use taskwire_harness::setup::v2026_client_config;
 use taskwire_harness::setup::{client_config, server_config, text_result, tool};
-use taskwire_harness::{Pair, Side};
+use taskwire_harness::{Pair, Probe, Side};
 
 fn pair(client: taskwire_engine::Config) -> Pair {
     Pair::connected(client, server_config(), |s| {
@@ -146,4 +149,50 @@ fn a_v2026_call_in_its_second_round_is_cancelled_by_that_rounds_id() {
     assert_eq!(cancelled[0].json["params"]["requestId"], second_id);
     assert_stopped(&pair, second);
     assert!(responses(&pair).is_empty());
+}
+
+#[test]
+fn a_task_call_sent_again_plainly_is_cancelled_by_its_new_id() {
+    // A scripted 2025-11-25 server that lists its tool's support unreadably: the engine
+    // tries a task and, refused with -32601, sends the call again plainly.
+    let mut d = Probe::ready_client(
+        client_config(),
+        json!({ "protocolVersion": "2025-11-25",
+                "capabilities": { "tools": {}, "tasks": { "requests": { "tools": { "call": {} } } } },
+                "serverInfo": { "name": "scripted", "version": "1" } }),
+    );
+    let list = d.host.list_tools(d.now, d.session, None).unwrap();
+    d.drain();
+    d.reply(
+        &id_json(&list),
+        json!({ "tools": [{ "name": "job", "inputSchema": { "type": "object" },
+                            "execution": { "task_support": "optional" } }] }),
+    );
+    let request = d
+        .host
+        .call_tool_as_task(d.now, d.session, "job", json!({}), None)
+        .unwrap();
+    let first = d.drain();
+    assert!(first[0]["params"]["task"].is_object(), "{first:?}");
+    let refused = d.feed_json(json!({ "jsonrpc": "2.0", "id": id_json(&request),
+        "error": { "code": -32601, "message": "Method not found" } }));
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(refused[0]["params"].get("task").is_none(), "{refused:?}");
+    let again = refused[0]["id"].clone();
+    assert_ne!(again, id_json(&request));
+    d.take_events();
+
+    assert!(d.host.cancel_request(d.now, d.session, &request).unwrap());
+    let cancelled = d.drain();
+    assert_eq!(cancelled.len(), 1, "{cancelled:?}");
+    assert_eq!(cancelled[0]["method"], "notifications/cancelled");
+    assert_eq!(cancelled[0]["params"]["requestId"], again);
+    // The late plain answer passes quietly: the application gave the call up.
+    d.reply(&again, text_result("late"));
+    let events = d.take_events();
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Response { .. })),
+        "{events:?}"
+    );
+    assert!(!d.host.cancel_request(d.now, d.session, &request).unwrap());
 }

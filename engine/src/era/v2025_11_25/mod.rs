@@ -38,7 +38,7 @@ use crate::error::UsageError;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
-use crate::state::{Answer, Protocol, Purpose, State, GIVEN_UP};
+use crate::state::{Answer, Protocol, Purpose, State};
 
 /// This era's rules.
 pub(crate) struct V2025_11_25;
@@ -216,7 +216,7 @@ impl Protocol for V2025_11_25 {
     }
 
     fn cancel_request(&self, st: &mut State, session: SessionId, request: &RequestId) -> bool {
-        st.abandon_request(session, None, request, GIVEN_UP)
+        requestor::give_up(st, session, request)
     }
 
     fn list_tasks(
