@@ -130,11 +130,12 @@ async fn follow(
                     return Err(Error::Closed);
                 }
             }
-            TaskUpdate::Status(task) | TaskUpdate::Message(task) => {
-                if let Some(message) = task.status_message {
-                    ctx.set_status(message).await;
-                }
-            }
+            // Mirrored as it is behind, a message cleared there included (else a completed
+            // task in front would keep the last working step's message).
+            TaskUpdate::Status(task) | TaskUpdate::Message(task) => match task.status_message {
+                Some(message) => ctx.set_status(message).await,
+                None => ctx.clear_status().await,
+            },
             TaskUpdate::Progress(p) => ctx.progress(p.progress, p.total, p.message).await,
             TaskUpdate::Log(m) => {
                 // A front server that does not log drops it.

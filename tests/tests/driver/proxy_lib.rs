@@ -5,7 +5,7 @@
 //!   callable), and tells its clients with `notifications/tools/list_changed` (a 2025-11-25
 //!   client as it is, a 2026-07-28 client on the listen stream that asked for it);
 //! - a task cancelled behind by its own tool (`ToolContext::cancel_task`) ends cancelled in
-//!   front too, in both front eras;
+//!   front too, in both front eras; a status message cleared behind is cleared in front;
 //! - the resources front clients of both eras subscribe to are subscribed to behind (a
 //!   server of either era), each once while any front client wants it, and its updates
 //!   reach them.
@@ -158,6 +158,42 @@ fn a_task_cancelled_behind_ends_cancelled_in_front_in_both_eras() {
                 Some("cancelled behind"),
                 "{era:?}"
             );
+            client.close().await;
+        }
+    });
+}
+
+/// A task whose message it clears before it completes (`ToolContext::clear_status`).
+async fn clears_its_message(ctx: ToolContext, _: NoArgs) -> ToolOutcome {
+    ctx.set_status("step 1").await;
+    ctx.sleep(Duration::from_millis(100)).await;
+    ctx.clear_status().await;
+    Ok(CallToolResult::text("done"))
+}
+
+#[test]
+fn a_message_cleared_behind_is_cleared_in_front_in_every_pair_of_eras() {
+    let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
+    smol::block_on(async {
+        let eras = [Era::V2025_11_25, Era::V2026_07_28];
+        for pair in eras
+            .into_iter()
+            .flat_map(|behind| eras.map(|front| (behind, front)))
+        {
+            let job = Tool::new("job", TaskSupport::Optional);
+            let behind = Server::new(Config::new("behind", "0")).tool(job, clears_its_message);
+            let front = in_front(&runtime, behind, pair.0).await;
+            let only = ClientEra::Only(pair.1);
+            let client = in_process::connect_to(&runtime, &front, only, ClientBuilder::new);
+            client.initialize().await.unwrap();
+            let call = client.call_tool_as_task("job", json!({}), None).await;
+            let call = call.unwrap();
+            let task = call.task.clone().expect("a task in front");
+            let result = call.result().await.unwrap();
+            assert_eq!(result.all_text(), "done", "{pair:?}");
+            let shown = client.get_task(task.id.as_str()).await.unwrap();
+            assert_eq!(shown.status.to_string(), "completed", "{pair:?}");
+            assert_eq!(shown.status_message, None, "{pair:?} (behind, front)");
             client.close().await;
         }
     });

@@ -21,8 +21,11 @@ pub(crate) enum Command<X> {
     // ---- from running work (tool contexts, client handlers) --------------------------------
     /// The work of a call ended with this outcome (a `CallToolResult` object or an error).
     Finished { call: CallId, outcome: Outcome },
-    /// Set a task's status message.
-    TaskMessage { call: CallId, message: String },
+    /// Set (or with `None` clear) a task's status message.
+    TaskMessage {
+        call: CallId,
+        message: Option<String>,
+    },
     /// End a call's task as cancelled, with this status message (else the configured one).
     CancelTask {
         call: CallId,

@@ -495,7 +495,7 @@ impl<A: App> Driver<A> {
             }
             Command::TaskMessage { call, message } => {
                 // A finished or unknown call is a race with a cancel or expiry: nothing to do.
-                let _ = self.host.set_task_message(now, call, Some(message));
+                let _ = self.host.set_task_message(now, call, message);
             }
             Command::CancelTask {
                 call,

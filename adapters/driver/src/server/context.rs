@@ -94,8 +94,17 @@ impl ToolContext {
 
     /// Sets the task's status message (nothing for a plain call).
     pub async fn set_status(&self, message: impl Into<String>) {
+        self.status_message(Some(message.into())).await;
+    }
+
+    /// Clears the task's status message (nothing for a plain call): the task's next status
+    /// says nothing of it, e.g. when the work a tool relays ended without a message.
+    pub async fn clear_status(&self) {
+        self.status_message(None).await;
+    }
+
+    async fn status_message(&self, message: Option<String>) {
         if self.task.get().is_some() {
-            let message = message.into();
             self.send(Command::TaskMessage {
                 call: self.call,
                 message,
