@@ -196,7 +196,6 @@ pub(super) fn task_params(task: &str) -> TaskIdParams {
     }
 }
 
-/// Task-augmented requests need a negotiated version that has tasks.
 /// The application gave up its request `key`: a task call refused with -32601 and sent
 /// again plainly goes by the new id, which is the one cancelled. Whether it was pending.
 pub(super) fn give_up(st: &mut State, session: SessionId, key: &RequestId) -> bool {
@@ -214,6 +213,7 @@ pub(super) fn give_up(st: &mut State, session: SessionId, key: &RequestId) -> bo
     st.abandon_request(session, None, &on_wire, GIVEN_UP)
 }
 
+/// Task-augmented requests need a negotiated version that has tasks.
 fn check_tasks_negotiated(st: &State, session: SessionId) -> Result<(), UsageError> {
     match st.ready(session)?.version() {
         Some(v) if super::version_has_tasks(v) => Ok(()),
