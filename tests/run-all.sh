@@ -177,6 +177,9 @@ cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy -p taskwire-wasi --target wasm32-wasip1 -- -D warnings
 cargo clippy -p taskwire-engine --target wasm32-unknown-unknown -- -D warnings
 
+step "docs (every intra-doc link resolves)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+
 step "test build"
 cargo test --workspace --no-run
 

@@ -18,7 +18,7 @@
 //! - [`skip`]: tests switched off by `TASKWIRE_SKIP_INTEROP=1`, `TASKWIRE_SKIP_WASI=1` or
 //!   `TASKWIRE_SKIP_POSTGRES=1` report themselves, so that `tests/run-all.sh` counts them.
 //!
-//! [`bench`] is the end-to-end stdio benchmark behind the `bench` binary; [`scripted`] is the
+//! [`bench`](mod@bench) is the end-to-end stdio benchmark behind the `bench` binary; [`scripted`] is the
 //! engine-free server behind `scripted-server`, which the driver suite's `client_scripted`
 //! module runs our clients against.
 

@@ -3,7 +3,7 @@
 //! Python package through the runner scripts in `tests/wasi/`.
 //!
 //! Nothing here skips silently: a missing target or runtime fails the test with what to run.
-//! `TASKWIRE_SKIP_WASI=1` is the explicit opt-out, reported by [`skip`]. The peers (wasmtime's
+//! `TASKWIRE_SKIP_WASI=1` is the explicit opt-out, reported by [`skip()`]. The peers (wasmtime's
 //! venv, the SDK clients) come from [`crate::peers::ready`], which installs them if needed.
 
 use std::path::PathBuf;

@@ -27,9 +27,8 @@ pub enum Error {
     /// The peer answered, but not with what was asked for (a result missing what the
     /// protocol requires, or a type that does not fit). Says what was wrong.
     Malformed(String),
-    /// A type asked for as an elicitation form
-    /// ([`ToolContext::elicit_form`](crate::ToolContext::elicit_form)) cannot be one; nothing
-    /// was sent. Says which field and why.
+    /// A type asked for as an elicitation form (`ToolContext::elicit_form`, feature
+    /// `schemars`) cannot be one; nothing was sent. Says which field and why.
     NotAForm(String),
     /// The handshake failed: the server refused it, offered no protocol version we speak,
     /// answered unusably, or did not answer in time. The connection is closed.

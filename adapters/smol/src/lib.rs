@@ -26,7 +26,7 @@
 //! [`serve_stdio`] runs the driver, the stdio streams and the tools on one thread: stdin
 //! and stdout wait on smol's reactor when they are pipes or sockets (a file or a terminal
 //! goes through a helper thread instead). [`spawn_server`] starts a server as a child
-//! process and connects a [`Client`](taskwire_driver::Client) to it. [`Smol`] is the
+//! process and connects a [`Client`] to it. [`Smol`] is the
 //! [`Runtime`] for anything else.
 
 use std::future::Future;

@@ -28,7 +28,7 @@
 //! reactor when they are pipes or sockets (a file or a terminal goes through a helper
 //! thread instead); tools that wait are spawned with `tokio::spawn`. On a current-thread
 //! runtime everything shares one thread. [`spawn_server`] starts a server as a child process
-//! and connects a [`Client`](taskwire_driver::Client). [`Tokio`] is the [`Runtime`]. Call
+//! and connects a [`Client`]. [`Tokio`] is the [`Runtime`]. Call
 //! these from inside a tokio runtime.
 
 use std::future::Future;

@@ -165,12 +165,18 @@ impl ToolContext {
 
     /// Asks the client for input with `elicitation/create` (a task shows `input_required`
     /// meanwhile); returns the client's `ElicitResult`.
+    ///
+    /// A plain call of a 2026-07-28 client asks by MRTR: the call ends here (the tool's
+    /// future is dropped), the client calls again with the answers, and the tool runs from
+    /// the start. Each answer goes to the question asked at the same place (the first, the
+    /// second, …), so a tool should ask the same questions in the same order on every run.
     pub async fn elicit(&self, params: Value) -> Result<Value, Error> {
         self.ask_input("elicitation/create", params).await
     }
 
     /// Asks the client's model with `sampling/createMessage` (a task shows `input_required`
-    /// meanwhile); returns the `CreateMessageResult`.
+    /// meanwhile); returns the `CreateMessageResult`. A plain call of a 2026-07-28 client
+    /// asks by MRTR, as [`ToolContext::elicit`] says.
     pub async fn create_message(&self, params: Value) -> Result<Value, Error> {
         self.ask_input("sampling/createMessage", params).await
     }

@@ -76,7 +76,7 @@ impl Proxy {
     /// Task calls are relayed too, with `tasks/get`, `tasks/result`, `tasks/cancel`,
     /// `tasks/list`, the task notices and questions of the server behind, unless the front
     /// keeps tasks of its own: `stored` (its tasks are kept in a store, to outlive the
-    /// proxy) or tools offered as tasks by [`AsTask`](crate::AsTask). Relayed tasks are the
+    /// proxy) or tools offered as tasks by [`AsTask`]. Relayed tasks are the
     /// server behind's: its ids, its limits, its `tasks/list`.
     ///
     /// When the server behind's output ends, each relayed call gets -32603 and nothing more

@@ -1,5 +1,5 @@
 //! `tools/call echo`: sequential (rate, latency, server CPU and context switches per call) and
-//! with [`ECHO_WINDOW`](super::ECHO_WINDOW) calls in flight. Every reply must carry its
+//! with [`ECHO_WINDOW`] calls in flight. Every reply must carry its
 //! request's id and exactly its text back.
 
 use std::time::Instant;
