@@ -46,7 +46,7 @@ use output::Queue;
 pub(crate) use calls::Call;
 pub(crate) use following::{followed_task, Source};
 pub(crate) use lifecycle::Begin;
-pub(crate) use outbound::{progress_meta, CancelledParams, Purpose, GIVEN_UP};
+pub(crate) use outbound::{progress_meta, CancelledParams, Purpose};
 pub(crate) use protocol::Protocol;
 pub(crate) use sessions::{PeerRequest, Phase, Session};
 use tasks::IdHasher;

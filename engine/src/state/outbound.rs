@@ -25,7 +25,7 @@ pub(crate) struct CancelledParams {
 pub(crate) type Purpose = Box<dyn Any + Send>;
 
 /// The reason `notifications/cancelled` gives for a request the application gave up.
-pub(crate) const GIVEN_UP: &str = "Request cancelled by the client";
+const GIVEN_UP: &str = "Request cancelled by the client";
 
 /// How many abandoned request ids are remembered so that their late answers pass quietly.
 const ABANDONED_MEMORY: usize = 256;
@@ -143,6 +143,26 @@ impl State {
             self.abandoned(session, stream, id, reason);
         }
         pending
+    }
+
+    /// Gives up the application's request `key` (reason [`GIVEN_UP`]), or, when it went out
+    /// again under another id, the pending request an era sent for a purpose `resends`
+    /// says continues it. Returns whether it was pending.
+    pub(crate) fn give_up_request<A: 'static>(
+        &mut self,
+        session: SessionId,
+        key: &RequestId,
+        resends: impl Fn(&A) -> bool,
+    ) -> bool {
+        let again = |sent: &Sent| match sent {
+            Sent::Era(_, purpose) => purpose.downcast_ref::<A>().is_some_and(&resends),
+            Sent::App => false,
+        };
+        let on_wire = self
+            .session(session)
+            .and_then(|s| s.outbound.find(again))
+            .unwrap_or_else(|| key.clone());
+        self.abandon_request(session, None, &on_wire, GIVEN_UP)
     }
 
     /// A request no longer pending is given up: its timer goes, the peer is told to stop

@@ -39,6 +39,7 @@ use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
 use crate::state::{Answer, Protocol, Purpose, State};
+use state::Asked;
 
 /// This era's rules.
 pub(crate) struct V2025_11_25;
@@ -216,7 +217,12 @@ impl Protocol for V2025_11_25 {
     }
 
     fn cancel_request(&self, st: &mut State, session: SessionId, request: &RequestId) -> bool {
-        requestor::give_up(st, session, request)
+        // A task call refused with -32601 went again plainly, under a new id.
+        st.give_up_request(
+            session,
+            request,
+            |asked: &Asked| matches!(asked, Asked::PlainRetry { original } if original == request),
+        )
     }
 
     fn list_tasks(

@@ -20,7 +20,7 @@ use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::{Era, PlainReason};
 use crate::peer_error::PeerErrorKind;
-use crate::state::{progress_meta, Sent, Source, State, GIVEN_UP};
+use crate::state::{progress_meta, Sent, Source, State};
 
 /// `tools/call` arguments: an object, or `null` for none (then the member is left out).
 fn tool_arguments(arguments: &Value) -> Result<Option<&Value>, UsageError> {
@@ -194,23 +194,6 @@ pub(super) fn task_params(task: &str) -> TaskIdParams {
     TaskIdParams {
         task_id: task.to_owned(),
     }
-}
-
-/// The application gave up its request `key`: a task call refused with -32601 and sent
-/// again plainly goes by the new id, which is the one cancelled. Whether it was pending.
-pub(super) fn give_up(st: &mut State, session: SessionId, key: &RequestId) -> bool {
-    let retry_of_key = |sent: &Sent| match sent {
-        Sent::Era(Era::V2025_11_25, purpose) => matches!(
-            purpose.downcast_ref::<Asked>(),
-            Some(Asked::PlainRetry { original }) if original == key
-        ),
-        _ => false,
-    };
-    let on_wire = st
-        .session(session)
-        .and_then(|s| s.outbound.find(retry_of_key))
-        .unwrap_or_else(|| key.clone());
-    st.abandon_request(session, None, &on_wire, GIVEN_UP)
 }
 
 /// Task-augmented requests need a negotiated version that has tasks.

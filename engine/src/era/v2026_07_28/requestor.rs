@@ -15,7 +15,7 @@ use crate::event::{AppRequest, Event};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::{Era, Implementation, PlainReason};
-use crate::state::{progress_meta, Call, Phase, Sent, State, Timer, GIVEN_UP};
+use crate::state::{progress_meta, Call, Phase, Sent, State, Timer};
 
 /// MRTR rounds one call may take before it fails (a server that never stops asking).
 const MAX_ROUNDS: u8 = 16;
@@ -499,18 +499,11 @@ pub(super) fn give_up(st: &mut State, session: SessionId, key: &RequestId) -> bo
         }
         return true;
     }
-    let round_of_key = |sent: &Sent| match sent {
-        Sent::Era(Era::V2026_07_28, purpose) => matches!(
-            purpose.downcast_ref::<Asked>(),
-            Some(Asked::Call(call)) if call.original.as_ref() == Some(key)
-        ),
-        _ => false,
-    };
-    let on_wire = st
-        .session(session)
-        .and_then(|s| s.outbound.find(round_of_key))
-        .unwrap_or_else(|| key.clone());
-    st.abandon_request(session, None, &on_wire, GIVEN_UP)
+    st.give_up_request(
+        session,
+        key,
+        |asked: &Asked| matches!(asked, Asked::Call(call) if call.original.as_ref() == Some(key)),
+    )
 }
 
 /// A session closes: calls waiting for input fail.
