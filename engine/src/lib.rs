@@ -125,7 +125,7 @@ pub use error::{Quota, UsageError};
 pub use event::{
     AppRequest, Change, Event, JournalEntry, MessageKind, Output, StopReason, ToolCall, Transmit,
 };
-pub use host::Host;
+pub use host::{Footprint, Host};
 pub use ids::{CallId, InputId, Owner, SessionId, TaskId};
 pub use jsonrpc::{RequestId, RpcError};
 pub use log_level::LogLevel;

@@ -94,14 +94,10 @@ async fn progress_task(ctx: ToolContext, args: ProgressArgs, step: Duration) -> 
     let total = args.steps.unwrap_or(3).clamp(1, 20);
     for done in 1..=total {
         ctx.sleep(step).await;
+        // A 2026-07-28 task shows it as its status message (that era has no task progress).
         let message = format!("step {done} of {total}");
-        ctx.progress(
-            f64::from(done),
-            Some(f64::from(total)),
-            Some(message.clone()),
-        )
-        .await;
-        ctx.set_status(message).await;
+        ctx.progress(f64::from(done), Some(f64::from(total)), Some(message))
+            .await;
     }
     Ok(CallToolResult::text(format!("{total} steps done")))
 }

@@ -60,7 +60,9 @@ impl Host {
         self.state.answer(call, outcome)
     }
 
-    /// Sets a running task's status message (the peer is told). `None` clears it.
+    /// Sets a running task's status message (the peer is told). `None` clears it, and
+    /// lets a 2026-07-28 task's progress show as its message again (see
+    /// [`Host::notify_progress`]).
     pub fn set_task_message(
         &mut self,
         now: Millis,
@@ -70,10 +72,10 @@ impl Host {
         self.enter(now)?;
         let st = &mut self.state;
         let task = st.running_task(call)?;
-        if st.tasks.set_message(&task, st.now, message) {
-            st.journal_message(&task);
-            st.tell_followers(&task);
+        if let Some(state) = st.call_mut(call) {
+            state.own_message = message.is_some();
         }
+        st.change_message(&task, message);
         Ok(())
     }
 
@@ -101,8 +103,11 @@ impl Host {
     }
 
     /// Sends `notifications/progress` when the request asked for it (a `progressToken`);
-    /// nothing is sent without a token, nor for a task of the 2026-07-28 era (which has no
-    /// task progress; [`Host::set_task_message`] reaches its `tasks/get`).
+    /// nothing is sent without a token. A task of the 2026-07-28 era, which has no progress
+    /// notifications for tasks, shows it as its status message instead (what its
+    /// `tasks/get` and `notifications/tasks` say): `message` when given, else `"3 of 5"`
+    /// (`progress` of `total`) or `"3"`; unless the application set the task's message
+    /// itself with [`Host::set_task_message`], which then stands until it clears it.
     pub fn notify_progress(
         &mut self,
         now: Millis,

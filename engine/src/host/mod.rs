@@ -34,6 +34,23 @@ use crate::model::{Role, TaskSnapshot};
 use crate::state::{State, TaskIdSource};
 use crate::time::Millis;
 
+/// How much a [`Host`] holds now ([`Host::footprint`]): what grows with load and must come
+/// back down when the load goes. A host serving sessions that come and go holds, once they
+/// are gone, only their tasks until those expire.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Footprint {
+    /// Sessions open.
+    pub sessions: usize,
+    /// Owners known: those with a session open, a task held, or a recently expired task
+    /// remembered (so that asking for it says it expired). Others are forgotten.
+    pub owners: usize,
+    /// Hosted tasks, every status.
+    pub tasks: usize,
+    /// Calls in progress: hosted work and requests awaiting the application.
+    pub calls: usize,
+}
+
 /// Hosts tasks for any number of sessions (connections), in one thread, with no IO.
 ///
 /// See the [crate documentation](crate) for the run loop and an example.
@@ -109,6 +126,17 @@ impl Host {
     /// Number of hosted tasks (every status, until they expire or are removed).
     pub fn task_count(&self) -> usize {
         self.state.tasks.len()
+    }
+
+    /// How much the host holds now: sessions, owners, tasks and calls.
+    pub fn footprint(&self) -> Footprint {
+        let st = &self.state;
+        Footprint {
+            sessions: st.sessions.len(),
+            owners: st.tasks.owner_count(),
+            tasks: st.tasks.len(),
+            calls: st.calls.len(),
+        }
     }
 
     /// Number of hosted tasks `owner` holds.

@@ -70,10 +70,10 @@ impl Host {
     /// The call goes out plainly, with [`Event::RanPlainly`](crate::Event::RanPlainly) saying
     /// why and the answer as [`Event::Response`](crate::Event::Response), when the server
     /// did not declare task support, or (2025-11-25) the tool's last listed
-    /// `execution.taskSupport` (see [`Host::list_tools`]) is `"forbidden"` or absent. When
-    /// the listing could not be read (e.g. `task_support`), the task is tried and, if refused
-    /// with -32601, sent again plainly. A server that answers a task request plainly gives
-    /// `Event::Response` too.
+    /// `execution.taskSupport` (see [`Host::list_tools`]; `task_support` when that is absent)
+    /// is `"forbidden"` or absent. When the listing could not be read (an unknown value),
+    /// the task is tried and, if refused with -32601, sent again plainly. A server that
+    /// answers a task request plainly gives `Event::Response` too.
     ///
     /// On a 2026-07-28 session the request declares the tasks extension and the server
     /// decides (`ttl_ms` is not sent). A task's `inputRequests` reach the application as

@@ -9,4 +9,5 @@ mod tool;
 pub use notice::Notice;
 pub use peer::{Implementation, LogMessage, PlainReason, ProgressParams, Role};
 pub use task::{Era, InputKinds, Outcome, TaskInfo, TaskRequest, TaskSnapshot};
+pub(crate) use tool::listed_support;
 pub use tool::{TaskDecision, TaskSupport, Tool, ToolDef, ToolExecution};

@@ -29,12 +29,37 @@ impl TaskSupport {
 }
 
 /// `Tool.execution`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolExecution {
-    /// Task support; always written. Unknown spellings (e.g. `task_support`) are ignored.
-    #[serde(default)]
+    /// Task support; always written as `taskSupport`. Read from `taskSupport`, or from
+    /// `task_support` when that is absent (the Python SDK's servers write it so);
+    /// `Forbidden` when neither is there.
     pub task_support: TaskSupport,
+}
+
+/// The `execution.taskSupport` of a listed tool: `Some(None)` when it has none, `None` when
+/// it has one this cannot read (an unknown value).
+pub(crate) fn listed_support(execution: &Value) -> Option<Option<TaskSupport>> {
+    let named = |key| execution.get(key).filter(|v| !v.is_null());
+    match named("taskSupport").or_else(|| named("task_support")) {
+        None => Some(None),
+        Some(value) => value.as_str().and_then(TaskSupport::from_name).map(Some),
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolExecution {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let execution = Value::deserialize(deserializer)?;
+        match listed_support(&execution) {
+            Some(support) => Ok(ToolExecution {
+                task_support: support.unwrap_or_default(),
+            }),
+            None => Err(serde::de::Error::custom(format!(
+                "unknown taskSupport in execution {execution}"
+            ))),
+        }
+    }
 }
 
 /// A tool definition as `tools/list` lists it (2025-11-25 shape: `execution` always

@@ -47,6 +47,9 @@ pub(crate) struct Call {
     /// A task whose work runs on another host sharing the store ([`State::sync_task`]):
     /// nothing runs here, the call only gathers followers.
     pub shadow: bool,
+    /// The application set its task's status message itself (progress in an era that
+    /// shows it as the status message leaves that message alone).
+    pub own_message: bool,
     /// What the call's era keeps on it.
     pub slots: Slots,
 }
@@ -70,6 +73,7 @@ impl Call {
             input_kinds: InputKinds::default(),
             request: None,
             shadow: false,
+            own_message: false,
             slots: Slots::default(),
         }
     }
@@ -92,6 +96,7 @@ impl Call {
             input_kinds: InputKinds::default(),
             request: None,
             shadow: false,
+            own_message: false,
             slots: Slots::default(),
         }
     }

@@ -135,6 +135,15 @@ impl State {
         }
     }
 
+    /// Replaces a running task's status message (`None` clears it); the store and the
+    /// task's followers hear of a change.
+    pub fn change_message(&mut self, task: &TaskId, message: Option<String>) {
+        if self.tasks.set_message(task, self.now, message) {
+            self.journal_message(task);
+            self.tell_followers(task);
+        }
+    }
+
     /// Tells every session following a task about its change.
     pub fn tell_followers(&mut self, task: &TaskId) {
         for f in self.followers(task) {

@@ -98,7 +98,7 @@ impl Session {
 impl State {
     /// Opens a session for `owner`.
     pub fn open_session(&mut self, role: Role, owner: &Owner) -> SessionId {
-        let owner = self.tasks.owner(owner);
+        let owner = self.tasks.hold(owner);
         let session = Session::new(role, owner, self.config.limits.max_line_bytes);
         let (index, generation) = self.sessions.insert(session);
         SessionId { index, generation }
@@ -138,6 +138,7 @@ impl State {
         let Some(s) = self.sessions.remove(session.index, session.generation) else {
             return;
         };
+        self.tasks.release(s.owner);
         let mut requests: Vec<_> = s.requests.into_iter().collect();
         requests.sort_by(|a, b| a.0.cmp(&b.0));
         for (_, request) in requests {

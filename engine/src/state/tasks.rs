@@ -158,6 +158,10 @@ struct OwnerEntry {
     name: Owner,
     /// This owner's tasks (their slots) in listing order: creation time, then id.
     list: VecDeque<u32>,
+    /// Sessions acting for this owner, and tombstones naming it. An owner with none and no
+    /// task is forgotten (its index is used again), so that owners that come and go (one
+    /// per HTTP session) cost nothing once gone.
+    holds: u32,
 }
 
 /// A position in listing order.
@@ -171,6 +175,8 @@ pub(crate) struct TaskTable {
     ids: HashMap<TaskId, u32, BuildHasherDefault<IdHasher>>,
     owners: Vec<OwnerEntry>,
     owner_ids: HashMap<Owner, OwnerIdx>,
+    /// Indexes of forgotten owners, for the next new one.
+    free_owners: Vec<OwnerIdx>,
     expiry: BinaryHeap<Reverse<(Millis, u32, u32)>>,
     /// The most recently expired tasks, newest last, so that asking about one says it
     /// expired rather than that it never existed.
@@ -190,6 +196,7 @@ impl TaskTable {
             ids: HashMap::default(),
             owners: Vec::new(),
             owner_ids: HashMap::new(),
+            free_owners: Vec::new(),
             expiry: BinaryHeap::new(),
             tombstones: VecDeque::new(),
             max_tasks,
@@ -212,18 +219,63 @@ impl TaskTable {
         all.into_iter().map(|(_, id)| id.clone()).collect()
     }
 
-    /// The index of `owner`, registering it on first use.
+    /// The index of `owner`, registering it on first use. It stays registered while it
+    /// holds a task or a [`TaskTable::hold`]; a caller that registers it for a task it then
+    /// does not make calls [`TaskTable::forget_if_unused`].
     pub fn owner(&mut self, owner: &Owner) -> OwnerIdx {
         if let Some(&idx) = self.owner_ids.get(owner) {
             return idx;
         }
-        let idx = self.owners.len() as OwnerIdx;
-        self.owners.push(OwnerEntry {
+        let entry = OwnerEntry {
             name: owner.clone(),
             list: VecDeque::new(),
-        });
+            holds: 0,
+        };
+        let idx = match self.free_owners.pop() {
+            Some(idx) => {
+                self.owners[idx as usize] = entry;
+                idx
+            }
+            None => {
+                self.owners.push(entry);
+                (self.owners.len() - 1) as OwnerIdx
+            }
+        };
         self.owner_ids.insert(owner.clone(), idx);
         idx
+    }
+
+    /// Registers `owner` (see [`TaskTable::owner`]) for something that names it until
+    /// [`TaskTable::release`] (a session).
+    pub fn hold(&mut self, owner: &Owner) -> OwnerIdx {
+        let idx = self.owner(owner);
+        self.owners[idx as usize].holds += 1;
+        idx
+    }
+
+    /// Ends one [`TaskTable::hold`] of `owner`.
+    pub fn release(&mut self, owner: OwnerIdx) {
+        let entry = &mut self.owners[owner as usize];
+        entry.holds = entry.holds.saturating_sub(1);
+        self.forget_if_unused(owner);
+    }
+
+    /// Forgets `owner` when nothing names it any more: no task, no hold.
+    pub fn forget_if_unused(&mut self, owner: OwnerIdx) {
+        let entry = &self.owners[owner as usize];
+        let registered = self.owner_ids.get(&entry.name) == Some(&owner);
+        if !registered || entry.holds > 0 || !entry.list.is_empty() {
+            return;
+        }
+        let name = entry.name.clone();
+        self.owner_ids.remove(&name);
+        self.owners[owner as usize].list = VecDeque::new();
+        self.free_owners.push(owner);
+    }
+
+    /// Owners registered now (each holds a task or is held).
+    pub fn owner_count(&self) -> usize {
+        self.owner_ids.len()
     }
 
     pub fn owner_name(&self, owner: OwnerIdx) -> &Owner {
@@ -241,15 +293,21 @@ impl TaskTable {
         self.ids.contains_key(id)
     }
 
+    /// Stores a new task of `new.owner` (registered by [`TaskTable::owner`]; an owner
+    /// registered only for it is forgotten again when it is refused).
     pub fn create(&mut self, new: NewTask) -> Result<&Record, CreateError> {
-        if self.ids.contains_key(new.id.as_str()) {
-            return Err(CreateError::Duplicate);
-        }
-        if self.ids.len() >= self.max_tasks {
-            return Err(CreateError::Quota(Quota::Host(self.max_tasks)));
-        }
-        if self.owners[new.owner as usize].list.len() >= self.max_per_owner {
-            return Err(CreateError::Quota(Quota::Owner(self.max_per_owner)));
+        let refused = if self.ids.contains_key(new.id.as_str()) {
+            Some(CreateError::Duplicate)
+        } else if self.ids.len() >= self.max_tasks {
+            Some(CreateError::Quota(Quota::Host(self.max_tasks)))
+        } else if self.owners[new.owner as usize].list.len() >= self.max_per_owner {
+            Some(CreateError::Quota(Quota::Owner(self.max_per_owner)))
+        } else {
+            None
+        };
+        if let Some(refused) = refused {
+            self.forget_if_unused(new.owner);
+            return Err(refused);
         }
         let record = Record {
             id: new.id.clone(),
@@ -521,6 +579,7 @@ impl TaskTable {
         place.generation = place.generation.wrapping_add(1);
         self.free.push(slot);
         self.drop_stale_expiry();
+        self.forget_if_unused(owner);
         Some(record)
     }
 
@@ -570,10 +629,17 @@ impl TaskTable {
             return None;
         }
         self.expiry.pop();
-        let id = self.slot(slot).record.as_ref()?.id.clone();
+        let (id, owner) = {
+            let record = self.slot(slot).record.as_ref()?;
+            (record.id.clone(), record.owner)
+        };
+        // The tombstone names the owner: held before the removal may forget it.
+        self.owners[owner as usize].holds += 1;
         let record = self.remove(&id)?;
         if self.tombstones.len() == TOMBSTONES {
-            self.tombstones.pop_front();
+            if let Some((_, buried)) = self.tombstones.pop_front() {
+                self.release(buried);
+            }
         }
         self.tombstones.push_back((record.id.clone(), record.owner));
         Some(record)

@@ -166,7 +166,7 @@ fn a_task_call_sent_again_plainly_is_cancelled_by_its_new_id() {
     d.reply(
         &id_json(&list),
         json!({ "tools": [{ "name": "job", "inputSchema": { "type": "object" },
-                            "execution": { "task_support": "optional" } }] }),
+                            "execution": { "taskSupport": "sometimes" } }] }),
     );
     let request = d
         .host

@@ -128,14 +128,14 @@ fn opaque_task_ids_travel_unchanged() {
 }
 
 #[test]
-fn snake_case_task_support_is_read_as_the_spec_says_and_does_not_block_tasks() {
+fn snake_case_task_support_is_read_when_task_support_is_absent() {
     let listed = json!({ "name": "long_running_task", "inputSchema": { "type": "object", "properties": {} },
                          "execution": { "task_support": "optional" } });
     let tool: Tool = serde_json::from_value(listed.clone()).expect("accepted");
     assert_eq!(
         tool.execution.task_support,
-        TaskSupport::Forbidden,
-        "the spec's field is taskSupport; unknown spellings are ignored"
+        TaskSupport::Optional,
+        "the Python SDK writes task_support; it is read when taskSupport is absent"
     );
     let mut d = Probe::ready_client(client_config(), server_init());
     let list = d.host.list_tools(d.now, d.session, None).unwrap();
@@ -149,7 +149,7 @@ fn snake_case_task_support_is_read_as_the_spec_says_and_does_not_block_tasks() {
         matches!(&events[..], [Event::Response { outcome: Ok(v), .. }]
         if v["tools"][0]["execution"]["task_support"] == "optional")
     );
-    // The application may still ask for a task; the engine does not second-guess it.
+    // Listed optional: the call goes out as a task, with no plain fallback needed.
     let call = d
         .host
         .call_tool_as_task(

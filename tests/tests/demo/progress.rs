@@ -1,6 +1,7 @@
 //! `progress_task` (`task-server --extra-tools`) as our client sees it: a 2025-11-25 task's
 //! progress reports arrive among its updates, each with its total and message; a 2026-07-28
-//! task, which carries no progress, reports the same steps by status message.
+//! task, which carries no progress, shows the same reports as its status message (the tool
+//! only reports progress: the engine sets the message).
 
 use serde_json::json;
 use taskwire_demo::extra_tools::PROGRESS_TASK;
@@ -30,19 +31,38 @@ fn progress_of_a_task_in_both_eras(server: Rt, client: Rt) {
                 .filter(|u| u.starts_with("progress "))
                 .map(String::as_str)
                 .collect();
-            let want = match era {
-                Era::V2025_11_25 => vec![
-                    "progress 1/3: step 1 of 3",
-                    "progress 2/3: step 2 of 3",
-                    "progress 3/3: step 3 of 3",
-                ],
-                _ => vec![],
+            let shown: Vec<&str> = updates
+                .iter()
+                .filter(|u| u.starts_with("working: step"))
+                .map(String::as_str)
+                .collect();
+            let (want_progress, want_shown) = match era {
+                Era::V2025_11_25 => (
+                    vec![
+                        "progress 1/3: step 1 of 3",
+                        "progress 2/3: step 2 of 3",
+                        "progress 3/3: step 3 of 3",
+                    ],
+                    vec![],
+                ),
+                _ => (
+                    vec![],
+                    vec![
+                        "working: step 1 of 3",
+                        "working: step 2 of 3",
+                        "working: step 3 of 3",
+                    ],
+                ),
             };
-            assert_eq!(progress, want, "{era:?}: {updates:?}");
+            assert_eq!(progress, want_progress, "{era:?}: {updates:?}");
+            // 2026-07-28 is polled: a step may be missed between two polls.
             assert!(
-                updates.contains(&"working: step 2 of 3".to_owned()),
+                shown.iter().all(|s| want_shown.contains(s)) && shown.len() <= 3,
                 "{era:?}: {updates:?}"
             );
+            if era == Era::V2026_07_28 {
+                assert!(!shown.is_empty(), "{era:?}: {updates:?}");
+            }
             assert_eq!(
                 updates.last().map(String::as_str),
                 Some("result: 3 steps done"),

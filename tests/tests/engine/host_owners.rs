@@ -184,3 +184,41 @@ fn tasks_get_from_another_session_makes_it_a_follower() {
         assert_eq!(notes[0]["params"]["statusMessage"], "half way");
     }
 }
+
+/// Sessions of owners of their own (a 2025-11-25 HTTP session without authentication owns
+/// its tasks) that come and go leave nothing behind: once each is closed, and each task it
+/// made has expired, the host holds what it held before. (Issue 37: the owner table grew by
+/// one entry per session, forever.)
+#[test]
+fn owners_that_came_and_went_are_forgotten() {
+    let (mut d, _, _, _) = three_sessions();
+    let before = d.host.footprint();
+    let churn = |d: &mut Probe, n: usize, task: bool| {
+        for i in 0..n {
+            let session = d.open(&format!("session:{i}"));
+            let params = if task {
+                json!({ "name": "job", "arguments": {}, "task": { "ttl": 1_000 } })
+            } else {
+                json!({ "name": "job", "arguments": {} })
+            };
+            let (id, _) = d.send_on(session, "tools/call", params);
+            let (now, call) = (d.now, d.call_for(&id));
+            d.host.respond(now, call, Ok(text_result("done"))).unwrap();
+            d.host.close(now, session);
+            d.drain();
+            d.take_events();
+        }
+    };
+    churn(&mut d, 2_000, false);
+    assert_eq!(d.host.footprint(), before, "plain calls leave nothing");
+    churn(&mut d, 2_000, true);
+    assert_eq!(d.host.footprint().tasks, before.tasks + 2_000);
+    assert_eq!(d.host.footprint().sessions, before.sessions);
+    d.advance(1_001);
+    let after = d.host.footprint();
+    assert_eq!(after.tasks, before.tasks, "every task expired");
+    // Expired tasks are remembered (so asking says "expired"), 1,024 at most, each naming
+    // its owner; the owners of the others are forgotten.
+    assert_eq!(after.owners, before.owners + 1_024);
+    assert_eq!(after.calls, before.calls);
+}

@@ -193,7 +193,7 @@ fn task_client_tokio_to_seed_server() {
 }
 
 /// Our client API on smol against the seed's server: `"task":{}` gets a Task without `ttl`
-/// (read as unlimited); the snake_case `task_support` reads as forbidden; then `tasks/list`,
+/// (read as unlimited); the snake_case `task_support` reads as optional; then `tasks/list`,
 /// cancel while running, a second cancel, and unknown ids.
 #[test]
 fn client_api_to_seed_server_nottl_list_cancel_unknown() {
@@ -209,7 +209,7 @@ fn client_api_to_seed_server_nottl_list_cancel_unknown() {
             let init = client.initialize().await.unwrap();
             assert_eq!(init.server.version, "1.30.0");
             let tools = client.list_tools().await.unwrap();
-            assert_eq!(tools[0].execution.task_support, TaskSupport::Forbidden);
+            assert_eq!(tools[0].execution.task_support, TaskSupport::Optional);
 
             let call = client
                 .call_tool_as_task("long_running_task", json!({}), None)

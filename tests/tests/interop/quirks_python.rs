@@ -42,11 +42,11 @@ fn python_server_task_without_ttl_is_read_as_unlimited() {
     );
 }
 
-/// The seed writes `"execution":{"task_support":"optional"}`: the spec key is `taskSupport`, so
-/// our client reads the tool as forbidden (the default), yet a task call made anyway runs the
+/// The seed writes `"execution":{"task_support":"optional"}` (the spec key is `taskSupport`);
+/// our client reads it as optional when `taskSupport` is absent, and the task call runs the
 /// whole recorded flow (polls every 500 ms) to its result.
 #[test]
-fn python_server_task_support_key_reads_as_forbidden_yet_task_call_completes() {
+fn python_server_task_support_key_reads_as_optional_and_the_task_call_completes() {
     let log = fixture("tsclient-seedserver-task");
     let listed = log.answer(log.request("tools/list"))["result"]["tools"].clone();
     assert_eq!(
@@ -54,7 +54,7 @@ fn python_server_task_support_key_reads_as_forbidden_yet_task_call_completes() {
         json!({ "task_support": "optional" })
     );
     let tools: Vec<Tool> = serde_json::from_value(listed).unwrap();
-    assert_eq!(tools[0].execution.task_support, TaskSupport::Forbidden);
+    assert_eq!(tools[0].execution.task_support, TaskSupport::Optional);
 
     let mut d = client_for(&log);
     let mut replay = ServerReplay::new(log);

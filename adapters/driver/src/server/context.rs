@@ -130,6 +130,12 @@ impl ToolContext {
 
     /// Reports progress when the caller asked for it with a progress token (`total` when
     /// known). Non-finite numbers are dropped (JSON cannot carry them).
+    ///
+    /// A task of the 2026-07-28 era has no progress notifications, so there its status
+    /// message shows the progress instead: `message` when given, else `"3 of 5"` (or `"3"`
+    /// without a total), which every client sees in `tasks/get` (the driver's client as a
+    /// [`TaskUpdate::Message`](crate::TaskUpdate::Message)). A status the tool set itself
+    /// ([`ToolContext::set_status`]) stands over progress until [`ToolContext::clear_status`].
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         self.send(Command::Progress {
             call: self.call,

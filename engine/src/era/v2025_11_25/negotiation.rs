@@ -6,13 +6,13 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::types::declares;
-use crate::model::{PlainReason, TaskSupport};
+use crate::model::{listed_support, PlainReason, TaskSupport};
 
 /// A tool's task support as a server's `tools/list` wrote it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ToolSupport {
     Known(TaskSupport),
-    /// `execution` is there, but without a `taskSupport` we can read (e.g. `task_support`).
+    /// `execution` is there, but with a `taskSupport` we cannot read (an unknown value).
     Unreadable,
 }
 
@@ -40,12 +40,10 @@ impl PeerTools {
             let Some(name) = tool.get("name").and_then(Value::as_str) else {
                 continue;
             };
-            let support = match tool.get("execution") {
-                None | Some(Value::Null) => ToolSupport::Known(TaskSupport::Forbidden),
-                Some(execution) => execution
-                    .get("taskSupport")
-                    .and_then(|s| TaskSupport::from_name(s.as_str()?))
-                    .map_or(ToolSupport::Unreadable, ToolSupport::Known),
+            let support = match tool.get("execution").map(listed_support) {
+                None => ToolSupport::Known(TaskSupport::Forbidden),
+                Some(Some(listed)) => ToolSupport::Known(listed.unwrap_or_default()),
+                Some(None) => ToolSupport::Unreadable,
             };
             self.0.insert(name.to_owned(), support);
         }
@@ -85,6 +83,9 @@ mod tests {
             { "name": "opt", "execution": { "taskSupport": "optional" } },
             { "name": "req", "execution": { "taskSupport": "required" } },
             { "name": "snake", "execution": { "task_support": "optional" } },
+            { "name": "snake_req", "execution": { "taskSupport": null, "task_support": "required" } },
+            { "name": "both", "execution": { "taskSupport": "forbidden", "task_support": "required" } },
+            { "name": "empty", "execution": {} },
             { "name": "odd", "execution": { "taskSupport": "sometimes" } },
         ]}));
         let plan = |tool| catalog.plan(&caps, tool);
@@ -93,7 +94,10 @@ mod tests {
         assert_eq!(plan("forb"), Plan::Plain(PlainReason::ToolForbidsTasks));
         assert_eq!(plan("opt"), Plan::Task { fallback: false });
         assert_eq!(plan("req"), Plan::Task { fallback: false });
-        assert_eq!(plan("snake"), Plan::Task { fallback: true });
+        assert_eq!(plan("snake"), Plan::Task { fallback: false });
+        assert_eq!(plan("snake_req"), Plan::Task { fallback: false });
+        assert_eq!(plan("both"), Plan::Plain(PlainReason::ToolForbidsTasks));
+        assert_eq!(plan("empty"), Plan::Plain(PlainReason::ToolForbidsTasks));
         assert_eq!(plan("odd"), Plan::Task { fallback: true });
         assert_eq!(plan("unlisted"), Plan::Task { fallback: false });
         assert_eq!(

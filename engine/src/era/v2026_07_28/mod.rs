@@ -111,10 +111,19 @@ impl Protocol for V2026_07_28 {
         total: Option<f64>,
         message: Option<String>,
     ) {
-        // This era has no progress for tasks: the task's status message carries it.
-        if task.is_none() {
-            let stream = st.call_stream(call);
-            st.send_progress(call, stream, None, progress, total, message, None);
+        match task {
+            None => {
+                let stream = st.call_stream(call);
+                st.send_progress(call, stream, None, progress, total, message, None);
+            }
+            // This era has no progress for tasks: the task's status message carries it,
+            // unless the application set that message itself.
+            Some(task) => {
+                if st.call(call).is_some_and(|c| !c.own_message) {
+                    let text = message.unwrap_or_else(|| progress_text(progress, total));
+                    st.change_message(task, Some(text));
+                }
+            }
         }
     }
 
@@ -301,5 +310,20 @@ impl Protocol for V2026_07_28 {
 
     fn let_go(&self, st: &mut State, session: SessionId, task: &TaskId) {
         following::let_go(st, session, task);
+    }
+}
+
+/// `"3 of 5"`, or `"3"` without a total; whole numbers without a fraction.
+fn progress_text(progress: f64, total: Option<f64>) -> String {
+    let number = |n: f64| {
+        if n.fract() == 0.0 && n.abs() < 1e15 {
+            format!("{}", n as i64)
+        } else {
+            format!("{n}")
+        }
+    };
+    match total {
+        Some(total) => format!("{} of {}", number(progress), number(total)),
+        None => number(progress),
     }
 }

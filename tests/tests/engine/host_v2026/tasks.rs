@@ -229,11 +229,42 @@ fn the_app_decides_when_it_asks_to_and_its_task_is_v2026() {
     let out = m.drain();
     assert_valid_in(TASKS_2026, "CreateTaskResult", &out[0]["result"]);
     assert_eq!(out[0]["result"]["taskId"], task.as_str());
-    // The work of a 2026 task sends no progress (the era has none for tasks).
+    // The work of a 2026 task sends no progress (the era has none for tasks): its status
+    // message shows it, until the application sets a message of its own.
+    let shown = |m: &mut V2026| {
+        let got = m.declared("tasks/get", json!({ "taskId": task.as_str() }));
+        assert_valid_in(TASKS_2026, "GetTaskResult", result_of(&got));
+        result_of(&got)["statusMessage"].clone()
+    };
     m.host
         .notify_progress(m.now, offered.call, 1.0, Some(2.0), None)
         .unwrap();
     assert!(m.drain().is_empty());
+    assert_eq!(shown(&mut m), "1 of 2");
+    m.host
+        .notify_progress(m.now, offered.call, 1.5, None, None)
+        .unwrap();
+    assert_eq!(shown(&mut m), "1.5");
+    m.host
+        .notify_progress(m.now, offered.call, 2.0, Some(2.0), Some("copying".into()))
+        .unwrap();
+    assert_eq!(shown(&mut m), "copying");
+    m.host
+        .set_task_message(m.now, offered.call, Some("mine".into()))
+        .unwrap();
+    m.host
+        .notify_progress(m.now, offered.call, 3.0, Some(4.0), None)
+        .unwrap();
+    assert_eq!(
+        shown(&mut m),
+        "mine",
+        "the application's own message stands"
+    );
+    m.host.set_task_message(m.now, offered.call, None).unwrap();
+    m.host
+        .notify_progress(m.now, offered.call, 4.0, Some(4.0), None)
+        .unwrap();
+    assert_eq!(shown(&mut m), "4 of 4", "cleared: progress shows again");
     // Nor input: its request declared no elicitation.
     assert!(m
         .host
