@@ -107,7 +107,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario { name: "no-execution", execution: None, ..BASE },
     Scenario { name: "no-task-capability", tasks: false, ..BASE },
     // Support the client cannot read: a task is refused with -32601.
-    Scenario { name: "snake-case-support", execution: Some(r#"{"task_support":"optional"}"#),
+    Scenario { name: "unknown-support", execution: Some(r#"{"taskSupport":"sometimes"}"#),
         ..BASE },
     Scenario { name: "numeric-support", execution: Some(r#"{"taskSupport":1}"#), ..BASE },
     // pollInterval pacing; the task completes by time.
@@ -182,7 +182,7 @@ mod tests {
                 "forbidden",
                 "no-execution",
                 "no-task-capability",
-                "snake-case-support",
+                "unknown-support",
                 "numeric-support"
             ]
         );

@@ -243,14 +243,14 @@ fn no_task_capability_library() {
 }
 
 #[test]
-fn snake_case_support_falls_back_cli() {
-    plain_cli("snake-case-support", REFUSED, fallback_logged);
+fn unknown_support_falls_back_cli() {
+    plain_cli("unknown-support", REFUSED, fallback_logged);
 }
 
 #[test]
-fn snake_case_support_falls_back_library() {
+fn unknown_support_falls_back_library() {
     plain_library(
-        "snake-case-support",
+        "unknown-support",
         PlainReason::TaskRefused,
         fallback_logged,
     );
