@@ -1,7 +1,9 @@
 //! `--store SPEC`: the durable task store a server binary keeps its tasks in.
 //!
 //! - `sqlite:PATH`, `sqlite:PATH?synchronous=full` (or `=normal`, the default): a SQLite file
-//!   ([`taskwire_sqlite`]).
+//!   ([`taskwire_sqlite`]), held by this process alone; `lock_wait=MS` (default 5000) is how
+//!   long it waits at start while another process still holds the file, e.g.
+//!   `sqlite:PATH?synchronous=full&lock_wait=10000`.
 //! - `postgres://user@host:port/database` (or `postgresql://…`): a PostgreSQL database
 //!   ([`taskwire_postgres`]). Two more query parameters set how the process takes part among
 //!   replicas sharing the database: `replica=NAME` (default: the host name) and `lease=MS`
@@ -30,12 +32,13 @@ pub fn open(spec: &str) -> Result<Arc<dyn TaskStore>, OpenError> {
             .map_err(OpenError::Store)?;
         return Ok(Arc::new(store));
     }
-    let (path, sync) = taskwire_sqlite::parse_spec(spec).map_err(|_| {
+    let (path, options) = taskwire_sqlite::parse_spec(spec).map_err(|_| {
         OpenError::Spec(format!(
-            "--store takes sqlite:PATH[?synchronous=normal|full] or postgres://…, not {spec:?}"
+            "--store takes sqlite:PATH[?synchronous=normal|full][&lock_wait=MS] or \
+             postgres://…, not {spec:?}"
         ))
     })?;
-    let store = taskwire_sqlite::SqliteStore::open_with(path, sync).map_err(OpenError::Store)?;
+    let store = taskwire_sqlite::SqliteStore::open_with(path, options).map_err(OpenError::Store)?;
     Ok(Arc::new(store))
 }
 

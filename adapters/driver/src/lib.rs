@@ -56,7 +56,9 @@ pub use server::{
     serve_stdio, LiveTools, NoArgs, Notifier, Server, ServerHandle, ToolContext, ToolOutcome,
     STDIO_OWNER,
 };
-pub use store::{ask as ask_store_thread, Reply, StoreError, StoreJob, StoreNews, TaskStore};
+pub use store::{
+    ask as ask_store_thread, Refused, Reply, StoreError, StoreJob, StoreNews, TaskStore,
+};
 pub use tool_result::CallToolResult;
 
 /// serde_json, for building arguments and results.

@@ -25,9 +25,16 @@ pub trait TaskStore: Send + Sync + 'static {
     fn load(&self) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>>;
 
     /// Stores `entries` (in journal order, contiguous) as one write, completing once they
-    /// are durable. Entries are idempotent (a `Put` replaces, a `Message` sets, a `Delete` of
-    /// a missing task does nothing): a batch whose write failed is written again.
-    fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<(), StoreError>>;
+    /// are durable.
+    ///
+    /// An `Err` is a failure that may pass (the disk, a lock, a lost connection): nothing of
+    /// the batch counts as stored, and the driver writes it again (entries are idempotent: a
+    /// `Put` replaces, a `Message` sets, a `Delete` of a missing task does nothing). An entry
+    /// refused for a reason that writing it again cannot change (a constraint; a finished
+    /// task, which never changes, changed behind this process's back) is returned in the `Ok`
+    /// list instead, and every other entry is stored: the driver fails only the replies that
+    /// wait for a refused entry, and never writes it again.
+    fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<Vec<Refused>, StoreError>>;
 
     /// Task `id` as stored now, or `None`. A store shared by several processes (see
     /// [`TaskStore::watch`]) is asked this when a request names a task this process does not
@@ -68,7 +75,7 @@ impl TaskStore for Arc<dyn TaskStore> {
         (**self).load()
     }
 
-    fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<(), StoreError>> {
+    fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<Vec<Refused>, StoreError>> {
         (**self).write(entries)
     }
 
@@ -86,8 +93,8 @@ impl TaskStore for Arc<dyn TaskStore> {
 pub enum StoreJob {
     /// Every stored task.
     Load(Reply<Vec<TaskSnapshot>>),
-    /// Apply these entries in one transaction.
-    Write(Arc<[JournalEntry]>, Reply<()>),
+    /// Apply these entries in one transaction (see [`TaskStore::write`]).
+    Write(Arc<[JournalEntry]>, Reply<Vec<Refused>>),
 }
 
 /// Where a store's thread answers a [`StoreJob`].
@@ -113,7 +120,16 @@ pub fn ask<T: Send + 'static, J>(
     })
 }
 
-/// Why a store could not load or write.
+/// A journal entry a store refused for good (see [`TaskStore::write`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    /// The entry ([`JournalEntry::seq`]).
+    pub seq: u64,
+    /// Why, as the store says it (e.g. `a task in a terminal status does not change`).
+    pub reason: String,
+}
+
+/// Why a store could not load or write: a failure that may pass (see [`TaskStore::write`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoreError {
     message: String,

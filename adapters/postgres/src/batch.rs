@@ -5,9 +5,10 @@
 use std::collections::HashMap;
 
 use taskwire_driver::engine::{Change, JournalEntry, Millis, TaskSnapshot};
+use taskwire_driver::Refused;
 
 /// What a batch leaves of one task.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) enum Net<'a> {
     /// The whole task, with its latest status message and update time (a `Message` after the
     /// `Put` in the same batch overrides the snapshot's).
@@ -33,9 +34,55 @@ pub(crate) struct Statements<'a> {
     pub deletes: Vec<&'a str>,
 }
 
-/// The net change of every task `entries` touch. Fails on a change this store does not
-/// know (a newer engine's): writing part of a batch would lose the rest.
-pub(crate) fn reduce(entries: &[JournalEntry]) -> Result<Statements<'_>, String> {
+impl<'a> Statements<'a> {
+    /// Each task's change on its own.
+    pub fn one_by_one(&self) -> impl Iterator<Item = (&'a str, Statements<'a>)> + '_ {
+        let puts = self.puts.iter().map(|&(id, put)| {
+            let puts = vec![(id, put)];
+            (
+                id,
+                Statements {
+                    puts,
+                    ..Statements::default()
+                },
+            )
+        });
+        let messages = self.messages.iter().map(|&(id, message)| {
+            let messages = vec![(id, message)];
+            (
+                id,
+                Statements {
+                    messages,
+                    ..Statements::default()
+                },
+            )
+        });
+        let deletes = self.deletes.iter().map(|&id| {
+            (
+                id,
+                Statements {
+                    deletes: vec![id],
+                    ..Statements::default()
+                },
+            )
+        });
+        puts.chain(messages).chain(deletes)
+    }
+}
+
+/// The task a change is about.
+pub(crate) fn task_of(change: &Change) -> Option<&str> {
+    match change {
+        Change::Put(snapshot) => Some(snapshot.info.id.as_str()),
+        Change::Message { task, .. } | Change::Delete { task, .. } => Some(task.as_str()),
+        _ => None,
+    }
+}
+
+/// The net change of every task `entries` touch, and the entries refused for being changes
+/// this store does not know (a newer engine's).
+pub(crate) fn reduce(entries: &[JournalEntry]) -> (Statements<'_>, Vec<Refused>) {
+    let mut unknown = Vec::new();
     let mut net: HashMap<&str, Net<'_>> = HashMap::new();
     let mut order: Vec<&str> = Vec::new();
     for entry in entries {
@@ -64,9 +111,11 @@ pub(crate) fn reduce(entries: &[JournalEntry]) -> Result<Statements<'_>, String>
             }
             Change::Delete { task, .. } => (task.as_str(), Net::Delete),
             other => {
-                return Err(format!(
-                    "a journal entry this store does not know: {other:?}"
-                ))
+                unknown.push(Refused {
+                    seq: entry.seq,
+                    reason: format!("a journal entry this store does not know: {other:?}"),
+                });
+                continue;
             }
         };
         if net.insert(task, change).is_none() {
@@ -82,7 +131,7 @@ pub(crate) fn reduce(entries: &[JournalEntry]) -> Result<Statements<'_>, String>
             None => {}
         }
     }
-    Ok(statements)
+    (statements, unknown)
 }
 
 #[cfg(test)]
@@ -124,7 +173,8 @@ mod tests {
             entry(5, json!({"delete": {"task": "c", "reason": "removed"}})),
             message(6, "a", "newer"),
         ];
-        let s = reduce(&batch).unwrap();
+        let (s, unknown) = reduce(&batch);
+        assert!(unknown.is_empty());
         assert_eq!(s.deletes, ["c"]);
         assert!(
             matches!(

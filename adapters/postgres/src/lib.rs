@@ -19,6 +19,12 @@
 //! - The connection lives on a thread of its own (a tokio runtime there), so the driver may
 //!   run on any runtime. A connection that broke (the server restarted) is made again by the
 //!   next write; the write that found it broken fails, and the driver retries it.
+//! - A change to a task that is finished in the database (another replica finished it
+//!   first), or one PostgreSQL refuses for what it holds (a constraint, a value it cannot
+//!   store such as a NUL character, the trigger), is refused alone
+//!   ([`Refused`]): a batch holding one is written again task by
+//!   task, each under a savepoint, and the rest is stored. Only failures that may pass (the
+//!   connection, the server) fail the whole write, which the driver retries.
 //!
 //! - Several server processes (replicas) may share one database, each under a name of its
 //!   own ([`PostgresOptions::replica`]): any replica answers for any task (a task another
@@ -50,7 +56,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use taskwire_driver::engine::{JournalEntry, TaskSnapshot};
-use taskwire_driver::{ask_store_thread, BoxFuture, StoreError, StoreJob, StoreNews, TaskStore};
+use taskwire_driver::{
+    ask_store_thread, BoxFuture, Refused, StoreError, StoreJob, StoreNews, TaskStore,
+};
 use tokio::sync::mpsc;
 
 use news::{Fetch, Watch};
@@ -179,7 +187,7 @@ impl TaskStore for PostgresStore {
         )
     }
 
-    fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<(), StoreError>> {
+    fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<Vec<Refused>, StoreError>> {
         let write = |reply| StoreJob::Write(entries, reply);
         ask_store_thread(&self.name, |job| self.jobs.send(job).is_ok(), write)
     }

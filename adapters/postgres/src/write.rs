@@ -3,12 +3,21 @@
 //! a notification per 200 changed tasks for the other replicas, all prepared once per
 //! connection and sent together (pipelined), so that a batch costs three round trips
 //! (`BEGIN`, the statements, `COMMIT`) whatever its size.
+//!
+//! A change PostgreSQL refuses for what it holds (a constraint, a value it cannot store, the
+//! trigger) fails its whole statement: the batch is then written again one task at a time,
+//! each under a savepoint, so that only the changes of the task at fault are refused. A
+//! change to a task that is finished in the database (another replica finished it first) is
+//! left out by the upsert itself, and refused.
 
+use std::collections::{HashMap, HashSet};
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
 use taskwire_driver::engine::{JournalEntry, Millis};
-use tokio_postgres::{Client, Statement};
+use taskwire_driver::Refused;
+use tokio_postgres::{Client, Statement, Transaction};
 
 use crate::batch::{self, Net};
 use crate::news;
@@ -36,8 +45,9 @@ impl Statements {
         };
         Ok(Statements {
             // A finished task is left as it is (a replica that finished it first wins; the
-            // trigger refuses what gets past the guards). The runner of an unfinished task is
-            // the replica that stored it first (or took it over).
+            // trigger refuses what gets past the guards), unless it is written again as it is
+            // (a write retried after its commit was not heard). The runner of an unfinished
+            // task is the replica that stored it first (or took it over).
             upsert: prepare(format!(
                 "INSERT INTO taskwire_tasks (id, owner, status, message, updated_at, snapshot, runner)
                  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],
@@ -49,6 +59,9 @@ impl Statements {
                      runner = CASE WHEN excluded.runner IS NULL THEN NULL
                                    ELSE coalesce(taskwire_tasks.runner, excluded.runner) END
                  WHERE taskwire_tasks.status NOT IN {TERMINAL}
+                    OR (taskwire_tasks.status = excluded.status
+                        AND (taskwire_tasks.snapshot::jsonb -> 'outcome')
+                            IS NOT DISTINCT FROM (excluded.snapshot::jsonb -> 'outcome'))
                  RETURNING id"
             ))
             .await?,
@@ -65,18 +78,118 @@ impl Statements {
     }
 }
 
-/// A statement of the batch on its way: its rows, or its error saying what it stored.
-type Sent<'a> = Pin<Box<dyn Future<Output = Result<u64, String>> + 'a>>;
+/// Why a statement failed.
+enum Failure {
+    /// For what a change holds: writing it again fails again.
+    Refused(String),
+    /// For the connection or the server (lost, busy, shutting down): it may pass.
+    Passing(String),
+}
+
+impl Failure {
+    /// The failure of `error`, saying `what` was being done.
+    fn of(what: impl fmt::Display, error: &tokio_postgres::Error) -> Failure {
+        let why = format!("{what}: {}", detail(error));
+        // SQLSTATE classes: 22 data exception (a value the column cannot hold), 23 integrity
+        // constraint, 54 program limit (a row too big), P0 a PL/pgSQL RAISE (the trigger).
+        let class = error.code().map(|code| code.code().get(..2));
+        match class {
+            Some(Some("22" | "23" | "54" | "P0")) => Failure::Refused(why),
+            _ => Failure::Passing(why),
+        }
+    }
+}
+
+/// A statement of the batch on its way: its rows, or why it failed.
+type Sent<'a> = Pin<Box<dyn Future<Output = Result<u64, Failure>> + 'a>>;
 
 /// The batch's net changes in one transaction; `replica` runs the unfinished tasks it stores
-/// first.
+/// first. The entries refused for good come back; an `Err` may pass.
 pub(crate) async fn write(
     client: &mut Client,
     statements: &Statements,
     entries: &[JournalEntry],
     replica: &str,
-) -> Result<(), String> {
-    let net = batch::reduce(entries)?;
+) -> Result<Vec<Refused>, String> {
+    let (net, mut refused) = batch::reduce(entries);
+    let passing = |e: tokio_postgres::Error| detail(&e);
+    let transaction = client.transaction().await.map_err(passing)?;
+    let tasks = net.puts.iter().chain(&net.messages).map(|(id, _)| *id);
+    let changed: Vec<&str> = tasks.collect();
+    let finished = match send(&transaction, statements, &net, replica, &changed).await {
+        Ok(finished) => {
+            transaction.commit().await.map_err(passing)?;
+            finished
+        }
+        Err(Failure::Passing(why)) => return Err(why),
+        Err(Failure::Refused(why)) => {
+            tracing::warn!(%why, "a change of the batch was refused; writing it task by task");
+            transaction.rollback().await.map_err(passing)?;
+            one_by_one(client, statements, &net, replica).await?
+        }
+    };
+    refused.extend(entries.iter().filter_map(|entry| {
+        let task = batch::task_of(&entry.change)?;
+        let reason = finished.get(task)?;
+        Some(Refused {
+            seq: entry.seq,
+            reason: reason.clone(),
+        })
+    }));
+    Ok(refused)
+}
+
+/// The batch again, each task's change under a savepoint of its own: the tasks refused, and
+/// why.
+async fn one_by_one<'a>(
+    client: &mut Client,
+    statements: &Statements,
+    net: &batch::Statements<'a>,
+    replica: &str,
+) -> Result<HashMap<&'a str, String>, String> {
+    let passing = |e: tokio_postgres::Error| detail(&e);
+    let mut transaction = client.transaction().await.map_err(passing)?;
+    let mut refused = HashMap::new();
+    let mut stored = Vec::new();
+    for (task, alone) in net.one_by_one() {
+        let savepoint = transaction.savepoint("change").await.map_err(passing)?;
+        match send(&savepoint, statements, &alone, replica, &[]).await {
+            Ok(finished) => {
+                savepoint.commit().await.map_err(passing)?;
+                refused.extend(finished);
+                if alone.deletes.is_empty() {
+                    stored.push(task);
+                }
+            }
+            Err(Failure::Refused(why)) => {
+                savepoint.rollback().await.map_err(passing)?;
+                refused.insert(task, why);
+            }
+            Err(Failure::Passing(why)) => return Err(why),
+        }
+    }
+    for payload in stored
+        .chunks(NOTIFY_TASKS)
+        .map(|ids| news::payload(replica, ids))
+    {
+        transaction
+            .execute(&statements.notify, &[&news::CHANNEL, &payload])
+            .await
+            .map_err(|e| format!("telling the other replicas: {}", detail(&e)))?;
+    }
+    transaction.commit().await.map_err(passing)?;
+    Ok(refused)
+}
+
+/// Sends the statements of `net` and the notifications naming `changed` on `tx`, together:
+/// the tasks whose change was left out because they are finished in the database, and why.
+async fn send<'a>(
+    tx: &Transaction<'_>,
+    statements: &Statements,
+    net: &batch::Statements<'a>,
+    replica: &str,
+    changed: &[&str],
+) -> Result<HashMap<&'a str, String>, Failure> {
     let mut columns = PutColumns::default();
     for (id, put) in &net.puts {
         if let Net::Put {
@@ -90,9 +203,9 @@ pub(crate) async fn write(
             columns.status.push(snapshot.info.status.to_string());
             columns.message.push(*message);
             columns.at.push(millis(*at));
-            columns
-                .snapshot
-                .push(serde_json::to_string(snapshot).map_err(|e| e.to_string())?);
+            let json = serde_json::to_string(snapshot)
+                .map_err(|e| Failure::Refused(format!("task {id}: cannot serialize: {e}")))?;
+            columns.snapshot.push(json);
             let finished = snapshot.info.status.is_terminal();
             columns.runner.push((!finished).then_some(replica));
         }
@@ -105,68 +218,85 @@ pub(crate) async fn write(
             ats.push(millis(*at));
         }
     }
-    let changed: Vec<&str> = columns.id.iter().chain(&ids).copied().collect();
     let payloads: Vec<String> = changed
         .chunks(NOTIFY_TASKS)
         .map(|ids| news::payload(replica, ids))
         .collect();
 
-    let transaction = client.transaction().await.map_err(|e| e.to_string())?;
+    let put = &columns;
+    let upsert = async move {
+        if put.id.is_empty() {
+            return Ok(Vec::new());
+        }
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] = [
+            &put.id,
+            &put.owner,
+            &put.status,
+            &put.message,
+            &put.at,
+            &put.snapshot,
+            &put.runner,
+        ];
+        tx.query(&statements.upsert, &params)
+            .await
+            .map_err(|e| Failure::of(format_args!("storing {} tasks", put.id.len()), &e))
+    };
     let mut sent: Vec<Sent<'_>> = Vec::new();
-    if !columns.id.is_empty() {
-        let (tx, put) = (&transaction, &columns);
-        sent.push(Box::pin(async move {
-            let stored = tx
-                .query(
-                    &statements.upsert,
-                    &[
-                        &put.id,
-                        &put.owner,
-                        &put.status,
-                        &put.message,
-                        &put.at,
-                        &put.snapshot,
-                        &put.runner,
-                    ],
-                )
-                .await
-                .map_err(|e| format!("storing {} tasks: {}", put.id.len(), detail(&e)))?;
-            if stored.len() < put.id.len() {
-                tracing::warn!(
-                    refused = put.id.len() - stored.len(),
-                    "changes to tasks another replica had finished were not stored; its outcome stands"
-                );
-            }
-            Ok(stored.len() as u64)
-        }));
-    }
     if !ids.is_empty() {
-        let (tx, ids, messages, ats) = (&transaction, &ids, &messages, &ats);
+        let (ids, messages, ats) = (&ids, &messages, &ats);
         sent.push(Box::pin(async move {
             tx.execute(&statements.message, &[ids, messages, ats])
                 .await
-                .map_err(|e| format!("storing {} status messages: {}", ids.len(), detail(&e)))
+                .map_err(|e| Failure::of(format_args!("storing {} status messages", ids.len()), &e))
         }));
     }
     if !net.deletes.is_empty() {
-        let (tx, deletes) = (&transaction, &net.deletes);
+        let deletes = &net.deletes;
         sent.push(Box::pin(async move {
             tx.execute(&statements.delete, &[deletes])
                 .await
-                .map_err(|e| format!("deleting {} tasks: {}", deletes.len(), detail(&e)))
+                .map_err(|e| Failure::of(format_args!("deleting {} tasks", deletes.len()), &e))
         }));
     }
     for payload in &payloads {
-        let tx = &transaction;
         sent.push(Box::pin(async move {
             tx.execute(&statements.notify, &[&news::CHANNEL, payload])
                 .await
-                .map_err(|e| format!("telling the other replicas: {}", detail(&e)))
+                .map_err(|e| Failure::of("telling the other replicas", &e))
         }));
     }
     // Polled together, the statements go out in this order without waiting for each other.
-    futures::future::try_join_all(sent).await?;
-    transaction.commit().await.map_err(|e| detail(&e))
+    // After one fails, the next ones fail for that (the transaction is aborted): a refusal
+    // among the failures is the cause.
+    let (rows, done) = futures::future::join(upsert, futures::future::join_all(sent)).await;
+    let mut failures = Vec::new();
+    let rows = rows.unwrap_or_else(|failure| {
+        failures.push(failure);
+        Vec::new()
+    });
+    failures.extend(done.into_iter().filter_map(Result::err));
+    if !failures.is_empty() {
+        let cause = failures
+            .iter()
+            .position(|f| matches!(f, Failure::Refused(_)))
+            .unwrap_or(0);
+        return Err(failures.swap_remove(cause));
+    }
+    let stored: HashSet<&str> = rows.iter().map(|row| row.get(0)).collect();
+    let finished = net
+        .puts
+        .iter()
+        .map(|&(id, _)| id)
+        .filter(|id| !stored.contains(id))
+        .map(|id| {
+            let why = format!(
+                "task {id} is finished in the database (another process finished it first), \
+                 and a finished task does not change"
+            );
+            (id, why)
+        })
+        .collect();
+    Ok(finished)
 }
 
 /// The columns of the upsert, one entry per task.

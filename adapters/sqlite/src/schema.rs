@@ -39,7 +39,8 @@ END;
 ";
 
 /// Opens the file at `path` (creating it with the schema when new), in WAL mode, checking
-/// that it is a database of our schema version and that no other process holds it.
+/// that it is a database of our schema version and that no other program holds it locked
+/// (another taskwire store is kept out before, by `lock.rs`).
 pub(crate) fn open(path: &Path, sync: Synchronous) -> Result<Connection, String> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
@@ -127,12 +128,13 @@ fn synchronous(sync: Synchronous) -> &'static str {
     }
 }
 
-/// What went wrong opening the file: it is locked by another process, or `otherwise`.
+/// What went wrong opening the file: another program holds SQLite's lock on it, or
+/// `otherwise`.
 fn explain(error: rusqlite::Error, otherwise: &str) -> String {
     use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
     match error.sqlite_error_code() {
         Some(DatabaseBusy | DatabaseLocked) => {
-            format!("locked by another process (waited {BUSY_TIMEOUT:?}): {error}")
+            format!("locked by another program (waited {BUSY_TIMEOUT:?}): {error}")
         }
         _ => format!("{otherwise}: {error}"),
     }
@@ -226,11 +228,12 @@ mod tests {
     }
 
     #[test]
-    fn a_file_locked_by_another_process_is_refused() {
+    fn a_database_another_program_holds_locked_is_refused() {
         let path = fresh("locked");
         drop(open(&path, Synchronous::Normal).unwrap());
-        // Another connection holds the database exclusively (outside WAL: no reader may
-        // enter either).
+        // Another program's connection holds the database exclusively (outside WAL: no
+        // reader may enter either). A second taskwire store never gets this far: see
+        // `lock.rs`.
         let holder = Connection::open(&path).unwrap();
         holder
             .execute_batch(

@@ -163,4 +163,15 @@ impl Host {
         self.state.fail_journal(seq, error);
         self.state.advance(now);
     }
+
+    /// The store wrote the journal entries up to `seq`, except those in `refused` (in
+    /// journal order), which it refused for good (a constraint, a finished task changed
+    /// elsewhere) and will never hold: each reply waiting for a refused entry is sent as the
+    /// error given with it (say which store refused what, e.g. with [`RpcError::internal`]),
+    /// as with [`Host::fail_journal`]; every other message waiting goes out as it is. Only
+    /// with [`Durability::Confirmed`].
+    pub fn refuse_journal(&mut self, now: Millis, seq: u64, refused: &[(u64, RpcError)]) {
+        self.state.refuse_journal(seq, refused);
+        self.state.advance(now);
+    }
 }

@@ -160,7 +160,18 @@ impl State {
     /// store may still write them later; nothing waits for that any more.
     pub fn fail_journal(&mut self, seq: u64, error: &RpcError) {
         self.journal.confirm(seq);
-        self.release_held_failing(self.journal.confirmed(), Some(error));
+        self.release_held_failing(self.journal.confirmed(), |_| Some(error));
+    }
+
+    /// The store wrote the entries up to `seq` except `refused` (in journal order, each with
+    /// the error of the replies revealing it), which it will never hold: the messages waiting
+    /// go out, each reply revealing a refused entry as its error.
+    pub fn refuse_journal(&mut self, seq: u64, refused: &[(u64, RpcError)]) {
+        self.journal.confirm(seq);
+        self.release_held_failing(self.journal.confirmed(), |entry| {
+            let at = refused.binary_search_by_key(&entry, |(seq, _)| *seq).ok()?;
+            Some(&refused[at].1)
+        });
     }
 
     /// Everything stored about a hosted task.

@@ -112,14 +112,18 @@ impl State {
 
     /// Releases the held messages whose journal entries are now stored, session by session.
     pub(super) fn release_held(&mut self, confirmed: u64) {
-        self.release_held_failing(confirmed, None);
+        self.release_held_failing(confirmed, |_| None);
     }
 
-    /// Releases the held messages that wait for entries up to `upto`. When those entries
-    /// could not be stored (`failed`), a reply that reveals one becomes that error, and a
+    /// Releases the held messages that wait for entries up to `upto`. A reply that reveals
+    /// an entry that could not be stored (`failed` gives its error) becomes that error, and a
     /// task whose `CreateTaskResult` became an error is removed (its work stops with
     /// [`StopReason::Removed`]): nobody learnt its id.
-    pub(super) fn release_held_failing(&mut self, upto: u64, failed: Option<&RpcError>) {
+    pub(super) fn release_held_failing<'e>(
+        &mut self,
+        upto: u64,
+        failed: impl Fn(u64) -> Option<&'e RpcError>,
+    ) {
         let mut uncreated = Vec::new();
         let holding: Vec<SessionId> = self.out.holding.iter().copied().collect();
         for session in holding {
@@ -132,7 +136,7 @@ impl State {
                     break;
                 };
                 let mut transmit = held.transmit;
-                if let (Some(error), Some(_)) = (failed, held.reveals) {
+                if let Some(error) = held.reveals.and_then(&failed) {
                     if let MessageKind::Reply {
                         to: Some(id),
                         error: None,

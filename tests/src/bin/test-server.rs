@@ -23,7 +23,9 @@ use taskwire_demo::store::OpenError;
 use taskwire_demo::tools::ServerOptions;
 use taskwire_driver::engine::{Change, JournalEntry, TaskSnapshot};
 use taskwire_driver::engine::{RpcError, TaskSupport, Tool};
-use taskwire_driver::{BoxFuture, NoArgs, Server, StoreError, TaskStore, ToolContext, ToolOutcome};
+use taskwire_driver::{
+    BoxFuture, NoArgs, Refused, Server, StoreError, TaskStore, ToolContext, ToolOutcome,
+};
 
 /// The panicking tool's status message, set before it panics.
 const PANIC_STATUS: &str = "about to panic";
@@ -120,7 +122,7 @@ impl TaskStore for CrashingStore {
         self.inner.load()
     }
 
-    fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<(), StoreError>> {
+    fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<Vec<Refused>, StoreError>> {
         let made = {
             let mut made = self.made.lock().expect("not poisoned");
             for entry in entries.iter() {

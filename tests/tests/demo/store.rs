@@ -3,12 +3,14 @@
 //! SIGKILL (one task done, one running) and started again on the same file answers a new
 //! client, in either era: the finished task's outcome exactly as before (same result, same
 //! `createdAt` and `ttl`), the running one `failed`, saying its work was lost. A file that is
-//! no task store is refused at start with a message naming it, and left as it was. A server
-//! that crashes right after the database commits a write, before any reply waiting for it
-//! goes out, loses nothing it acknowledged.
+//! no task store is refused at start with a message naming it, and left as it was. A second
+//! server on a SQLite file another one holds exits at once, saying so, and the first serves
+//! on; one started while the file is still held waits for it. A server that crashes right
+//! after the database commits a write, before any reply waiting for it goes out, loses
+//! nothing it acknowledged.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 use taskwire_driver::engine::{ClientEra, Era, TaskStatus};
@@ -142,6 +144,79 @@ fn a_file_that_is_no_task_store_is_refused_at_start_and_left_alone() {
         junk,
         "left as it was"
     );
+}
+
+#[test]
+fn a_second_server_on_a_sqlite_file_exits_saying_another_holds_it_and_the_first_serves_on() {
+    let path = database("held");
+    let store = format!("sqlite:{}", path.display());
+    let rt = Rt::Smol;
+    rt.block_on(LIMIT, async {
+        let server = procs::task_server();
+        let args = ["--store".to_owned(), store.clone()];
+        let (client, _first) = rt.spawn(&server, &args);
+        client.initialize().await.expect("initialize");
+
+        let started = Instant::now();
+        let second = std::process::Command::new(&server)
+            .args(["--store", &format!("{store}?lock_wait=500")])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("task-server runs");
+        assert_eq!(second.status.code(), Some(1), "{second:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "within seconds: {:?}",
+            started.elapsed()
+        );
+        let stderr = String::from_utf8_lossy(&second.stderr);
+        assert!(
+            stderr.contains(&store)
+                && stderr.contains("another process")
+                && stderr.contains("holds this file"),
+            "names the file and says another process holds it: {stderr}"
+        );
+
+        let call = client
+            .call_tool_as_task("long_running_task", json!({}), Some(60_000))
+            .await
+            .expect("the first server still makes tasks");
+        call.result().await.expect("and finishes them");
+    });
+}
+
+#[test]
+fn a_server_started_while_its_sqlite_file_is_held_waits_for_it() {
+    let path = database("waited");
+    // The file's holder: a store in this process, let go of after a while (as a server
+    // shutting down would).
+    let holder = taskwire_sqlite::SqliteStore::open(&path).expect("opens");
+    let hold = Duration::from_millis(1500);
+    let rt = Rt::Smol;
+    rt.block_on(LIMIT, async {
+        let args = ["--store".to_owned(), format!("sqlite:{}", path.display())];
+        let started = Instant::now();
+        let (client, _server) = rt.spawn(&procs::task_server(), &args);
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(hold);
+            drop(holder);
+        });
+        client
+            .initialize()
+            .await
+            .expect("it serves once the file is free");
+        assert!(
+            started.elapsed() >= hold,
+            "it waited for the file: {:?}",
+            started.elapsed()
+        );
+        release.join().unwrap();
+        let call = client
+            .call_tool_as_task("long_running_task", json!({}), Some(60_000))
+            .await
+            .expect("a task");
+        call.result().await.expect("its result");
+    });
 }
 
 /// Five tasks, one after another, each read to its result, on `test-server`, which aborts

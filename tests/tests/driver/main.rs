@@ -17,6 +17,7 @@ mod links;
 mod messages;
 mod postgres;
 mod proxy_lib;
+mod refused;
 mod replicas;
 mod requests;
 mod restart;

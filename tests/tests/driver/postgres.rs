@@ -1,10 +1,11 @@
 //! `taskwire-postgres` against a real PostgreSQL server (`tests/postgres.sh`), each test on a
 //! database of its own: the tables made on first use, a database of another schema version or
 //! with foreign `taskwire_*` tables refused and left alone, a terminal task immutable in the
-//! database too (a late change of it from another replica is not stored, and fails nothing
-//! else in its batch), and a connection lost under a running server made again by the next write,
-//! losing nothing acknowledged. A server that cannot be reached fails the store's opening,
-//! naming it.
+//! database too (a late change of it from another replica is refused, and fails nothing else
+//! in its batch), a change PostgreSQL cannot store refused alone in the middle of a batch of
+//! 1,000 good ones, and a connection lost under a running server made again by the next
+//! write, losing nothing acknowledged. A server that cannot be reached fails the store's
+//! opening, naming it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -84,8 +85,19 @@ fn a_terminal_task_keeps_its_status_and_outcome() {
 
 /// A journal entry putting task `id` in `status` with `outcome`.
 fn put(seq: u64, id: &str, status: &str, outcome: Value) -> taskwire_driver::engine::JournalEntry {
+    put_saying(seq, id, status, outcome, None)
+}
+
+/// [`put`] with a status message.
+fn put_saying(
+    seq: u64,
+    id: &str,
+    status: &str,
+    outcome: Value,
+    message: Option<&str>,
+) -> taskwire_driver::engine::JournalEntry {
     serde_json::from_value(json!({"seq": seq, "change": {"put": {
-        "info": {"id": id, "status": status, "status_message": null, "created_at": 1,
+        "info": {"id": id, "status": status, "status_message": message, "created_at": 1,
                  "last_updated_at": seq, "ttl_ms": null, "poll_interval_ms": null},
         "owner": "o", "era": "2025-11-25",
         "input_kinds": {"elicitation": false, "sampling": false, "roots": false},
@@ -94,7 +106,7 @@ fn put(seq: u64, id: &str, status: &str, outcome: Value) -> taskwire_driver::eng
 }
 
 #[test]
-fn a_change_to_a_task_finished_elsewhere_is_not_stored_and_fails_nothing() {
+fn a_change_to_a_task_finished_elsewhere_is_refused_and_fails_nothing_else() {
     let Some(url) = fresh_database("finished_first") else {
         return;
     };
@@ -107,13 +119,25 @@ fn a_change_to_a_task_finished_elsewhere_is_not_stored_and_fails_nothing() {
             .expect("stored");
         // Another replica's cancel of `t`, late, in a batch with a new task.
         let late = json!({"error": {"code": -32602, "message": "Task was cancelled"}});
-        store
+        let refused = store
             .write(Arc::from(vec![
                 put(2, "t", "cancelled", late),
                 put(3, "u", "working", Value::Null),
             ]))
             .await
             .expect("the batch is written");
+        let seqs: Vec<u64> = refused.iter().map(|r| r.seq).collect();
+        assert_eq!(seqs, [2], "{refused:?}");
+        assert!(
+            refused[0].reason.contains("task t is finished"),
+            "{refused:?}"
+        );
+        // Written again as it is (a write retried after its commit was not heard): stored.
+        let again = store
+            .write(Arc::from(vec![put(4, "t", "completed", done.clone())]))
+            .await
+            .expect("written");
+        assert!(again.is_empty(), "{again:?}");
         let stored = store.load().await.expect("load");
         let t = stored
             .iter()
@@ -125,6 +149,39 @@ fn a_change_to_a_task_finished_elsewhere_is_not_stored_and_fails_nothing() {
     let runner = "DO $$ BEGIN IF (SELECT runner FROM taskwire_tasks WHERE id = 'u') IS NULL \
                   THEN RAISE 'no runner'; END IF; END $$";
     try_sql(&url, runner).expect("the new task names its runner");
+}
+
+#[test]
+fn a_change_postgres_cannot_store_is_refused_alone_among_a_thousand() {
+    let Some(url) = fresh_database("poisoned") else {
+        return;
+    };
+    let store = PostgresStore::connect(&url).expect("connects");
+    // PostgreSQL's text holds no NUL character: the change is refused whatever is tried.
+    let mut batch = vec![put(1, "first", "working", Value::Null)];
+    batch.push(put_saying(
+        2,
+        "poisoned",
+        "working",
+        Value::Null,
+        Some("half\0way"),
+    ));
+    batch.extend((3..1003).map(|seq| put(seq, &format!("t{seq}"), "working", Value::Null)));
+    smol::block_on(async {
+        let refused = store
+            .write(Arc::from(batch))
+            .await
+            .expect("the batch is written");
+        let seqs: Vec<u64> = refused.iter().map(|r| r.seq).collect();
+        assert_eq!(seqs, [2], "{refused:?}");
+        assert!(
+            refused[0].reason.contains("0x00"),
+            "PostgreSQL's word: {refused:?}"
+        );
+        let stored = store.load().await.expect("load");
+        assert_eq!(stored.len(), 1001, "every other task is stored");
+        assert!(stored.iter().all(|t| t.info.id.as_str() != "poisoned"));
+    });
 }
 
 #[test]

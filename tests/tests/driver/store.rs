@@ -12,8 +12,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use taskwire_driver::engine::{Change, JournalEntry, TaskSnapshot};
 use taskwire_driver::{
-    BoxFuture, CallToolResult, Config, MessageSession, Runtime, Server, ServerHandle, StoreError,
-    TaskStore, TaskSupport, Tool, ToolContext,
+    BoxFuture, CallToolResult, Config, MessageSession, Refused, Runtime, Server, ServerHandle,
+    StoreError, TaskStore, TaskSupport, Tool, ToolContext,
 };
 
 use crate::links::{initialize, reply, send};
@@ -45,7 +45,7 @@ impl TaskStore for TestStore {
         Box::pin(async move { Ok(tasks) })
     }
 
-    fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<(), StoreError>> {
+    fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<Vec<Refused>, StoreError>> {
         let (held, gate) = (self.held.clone(), self.gate.clone());
         Box::pin(async move {
             if let Some(gate) = gate {
@@ -73,7 +73,7 @@ impl TaskStore for TestStore {
                     other => panic!("unknown change {other:?}"),
                 }
             }
-            Ok(())
+            Ok(Vec::new())
         })
     }
 }

@@ -11,7 +11,7 @@ use taskwire_engine::{CallId, JournalEntry, LogLevel, Owner, SessionId, TaskId, 
 use super::Outcome;
 use crate::error::Error;
 use crate::runtime::{Reader, Writer};
-use crate::store::StoreError;
+use crate::store::{Refused, StoreError};
 
 /// Where an answer goes.
 pub(crate) type Reply<T> = oneshot::Sender<Result<T, Error>>;
@@ -72,7 +72,7 @@ pub(crate) enum Command<X> {
     /// A write of `batch` to the store returned.
     Stored {
         batch: Arc<[JournalEntry]>,
-        result: Result<(), StoreError>,
+        result: Result<Vec<Refused>, StoreError>,
     },
     /// The wait after a failed write is over: write again.
     StoreRetry,

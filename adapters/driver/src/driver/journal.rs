@@ -1,5 +1,6 @@
 //! The driver's side of a durable store: the journal entries waiting for a write, the one
-//! write in flight, retries after a failure, and the load before the first turn.
+//! write in flight, retries after a failure, entries refused for good, and the load before
+//! the first turn.
 
 use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
@@ -7,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_channel::Receiver;
-use taskwire_engine::{JournalEntry, SessionId, TaskSnapshot};
+use taskwire_engine::{Change, JournalEntry, RpcError, SessionId, TaskSnapshot};
 
 use crate::runtime::BoxFuture;
-use crate::store::{StoreError, StoreNews, TaskStore};
+use crate::store::{Refused, StoreError, StoreNews, TaskStore};
 
 /// The first wait before writing again after a failed write; it doubles up to
 /// [`RETRY_MAX`].
@@ -79,5 +80,48 @@ impl StoreLink {
     /// for it).
     pub fn idle(&self) -> bool {
         (self.pending.is_empty() && !self.writing) || self.failures > 0
+    }
+}
+
+/// The error of the replies waiting for each entry of `batch` that the store `name` refused
+/// for good, in journal order; each refusal is logged, naming its task.
+pub(crate) fn refusals(
+    name: &str,
+    batch: &[JournalEntry],
+    refused: &[Refused],
+) -> Vec<(u64, RpcError)> {
+    let mut errors: Vec<(u64, RpcError)> = refused
+        .iter()
+        .map(|r| {
+            let task = batch
+                .binary_search_by_key(&r.seq, |e| e.seq)
+                .ok()
+                .and_then(|at| task_of(&batch[at].change));
+            tracing::error!(
+                store = name,
+                task,
+                seq = r.seq,
+                reason = %r.reason,
+                "the task store refused a change for good; the replies that depend on it fail, \
+                 and it is not written again"
+            );
+            let error = RpcError::internal(format!(
+                "The task store {name} refused the change this answer depends on ({}); it is \
+                 not stored, and will not be.",
+                r.reason
+            ));
+            (r.seq, error)
+        })
+        .collect();
+    errors.sort_by_key(|(seq, _)| *seq);
+    errors
+}
+
+/// The task a change is about.
+fn task_of(change: &Change) -> Option<&str> {
+    match change {
+        Change::Put(task) => Some(task.info.id.as_str()),
+        Change::Message { task, .. } | Change::Delete { task, .. } => Some(task.as_str()),
+        _ => None,
     }
 }

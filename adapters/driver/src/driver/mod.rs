@@ -211,21 +211,28 @@ impl<A: App> Driver<A> {
         }));
     }
 
-    /// A write returned: what waited for it goes out, or it is written again later.
+    /// A write returned: what waited for it goes out (a reply waiting for an entry the store
+    /// refused for good as an error), or it is written again later.
     fn stored(
         &mut self,
         batch: &[taskwire_engine::JournalEntry],
-        result: Result<(), crate::StoreError>,
+        result: Result<Vec<crate::store::Refused>, crate::StoreError>,
     ) {
         let Some(link) = self.store.as_mut() else {
             return;
         };
         match result {
-            Ok(()) => {
+            Ok(refused) => {
                 link.writing = false;
                 link.failures = 0;
-                if let Some(last) = batch.last() {
+                let Some(last) = batch.last() else {
+                    return;
+                };
+                if refused.is_empty() {
                     self.host.confirm(now(), last.seq);
+                } else {
+                    let errors = journal::refusals(link.store.name(), batch, &refused);
+                    self.host.refuse_journal(now(), last.seq, &errors);
                 }
             }
             Err(error) => {
