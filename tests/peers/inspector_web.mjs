@@ -215,6 +215,12 @@ async function main() {
   const first = await step(`run ${REQUIRED_TOOL} as a task`, async () => {
     summary.required = await selectTool(REQUIRED_TOOL);
     await shot('required-tool');
+    // Behind `taskwire proxy` the tool is listed optional (a plain call of it runs as a task
+    // behind): switch "Run as task" on, as the Inspector does by itself for a required tool.
+    const { checked, disabled } = summary.required.runAsTask;
+    if (!checked && !disabled) {
+      await toolPanel(REQUIRED_TOOL).getByRole('switch', { name: 'Run as task' }).check();
+    }
     await toolPanel(REQUIRED_TOOL).getByRole('button', { name: 'Execute Tool' }).click();
     return watchCard((cards) => cards[0], (c) => c.status !== 'working' && c.status !== 'input_required', 'the task did not end');
   });

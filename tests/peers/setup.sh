@@ -2,7 +2,12 @@
 # Installs the pinned official MCP peers used by taskwire's interop tests.
 #
 #   $TARGET/peers/venv   Python venv: requirements.txt (mcp==1.30.0, wasmtime==50.0.1, exact transitive pins)
-#   $TARGET/peers/node   npm folder: package.json + package-lock.json from this directory, `npm ci`
+#   $TARGET/peers/fastmcp3, fastmcp4  one Python venv each: fastmcp3-requirements.txt
+#                        (fastmcp[tasks]==3.4.11), fastmcp4-requirements.txt (fastmcp[tasks]==4.1.4,
+#                        mcp 2.3.0), exact transitive pins
+#   $TARGET/peers/node   npm folder: package.json + package-lock.json from this directory, `npm install`
+#                        (the TypeScript SDK 1.32.2, server-everything, the Inspector, the SDK v2
+#                        client 2.3.1 with @modelcontextprotocol/ext-tasks 0.2.2)
 #                        (with playwright-core, which drives the system Chromium: `chromium` must be
 #                        on PATH; Debian: apt-get install chromium)
 #   $TARGET/peers/rmcp   cargo target dir of ./rmcp (rmcp 3.11.0 echo server, task server and task client; Cargo.lock, --locked)
@@ -72,6 +77,33 @@ else
   echo "$py_key" > "$py_stamp"
 fi
 
+# ---------------------------------------------------------------- FastMCP 3 and 4 (Python)
+# One venv each: FastMCP 4 needs mcp 2.3.0, the venv above pins mcp 1.30.0, and FastMCP 3's
+# resolved set differs from it too. The smoke check imports what the peer scripts use.
+fastmcp_venv() {
+  local major="$1" version="$2"
+  local dir="$peers/fastmcp$major" reqs="$here/fastmcp$major-requirements.txt"
+  local key stamp smoke
+  key="$( { cat "$reqs"; "$PYTHON" -c 'import sys; print(sys.version)'; } | sha256sum | cut -d' ' -f1)"
+  stamp="$dir/.taskwire-peers-stamp"
+  smoke="import importlib.metadata as m, docket; from fastmcp import FastMCP, Client; from fastmcp.dependencies import Progress; assert m.version('fastmcp') == '$version'"
+  if [ "$major" -ge 4 ]; then smoke="$smoke; import fastmcp_tasks"; fi
+  if [ "$FORCE" != 1 ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ] \
+     && "$dir/bin/python" -c "$smoke" 2>/dev/null; then
+    log "fastmcp $version venv up to date ($dir)"
+    return
+  fi
+  log "installing fastmcp[tasks]==$version into $dir"
+  rm -rf "$dir"
+  "$PYTHON" -m venv "$dir" || die "python -m venv $dir failed (Debian: apt-get install python3-venv)"
+  "$dir/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$reqs" \
+    || die "pip install -r $reqs failed (is PyPI reachable?)"
+  "$dir/bin/python" -c "$smoke" || die "fastmcp $version installed but the smoke import failed"
+  echo "$key" > "$stamp"
+}
+fastmcp_venv 3 3.4.11
+fastmcp_venv 4 4.1.4
+
 # ---------------------------------------------------------------- Node
 node_key="$( { cat "$here/package.json" "$here/package-lock.json"; node --version; } | sha256sum | cut -d' ' -f1)"
 node_stamp="$nodedir/.taskwire-peers-stamp"
@@ -84,6 +116,7 @@ node_smoke() {
       if (got !== ver) throw new Error(`${name}: want ${ver}, have ${got}`);
     }
     await import("@modelcontextprotocol/sdk/experimental/tasks");
+    await import("@modelcontextprotocol/ext-tasks/client");
     await import("playwright-core");
   ') && [ -x "$nodedir/node_modules/.bin/inspector" ] && [ -x "$nodedir/node_modules/.bin/mcp-server-everything" ]
 }
@@ -210,7 +243,8 @@ elapsed=$(( $(date +%s) - start ))
 cat <<EOF
 peers ready in ${elapsed}s
   PEERS_PYTHON=$venv/bin/python      (mcp 1.30.0, wasmtime 50.0.1)
-  PEERS_NODE_DIR=$nodedir          (node_modules: sdk 1.32.2, server-everything 2026.8.31, inspector 2.12.0)
+  fastmcp:           $peers/fastmcp3/bin/python, $peers/fastmcp4/bin/python   (fastmcp[tasks] 3.4.11, 4.1.4)
+  PEERS_NODE_DIR=$nodedir          (node_modules: sdk 1.32.2, server-everything 2026.8.31, inspector 2.12.0, client 2.3.1 + ext-tasks 0.2.2)
   server-everything: $nodedir/node_modules/.bin/mcp-server-everything stdio
   inspector cli:     $nodedir/node_modules/.bin/inspector --cli <server cmd...> --method tools/list
   inspector web:     node $here/inspector_web.mjs   (playwright-core 1.65.1, $(command -v chromium))
@@ -221,4 +255,5 @@ peers ready in ${elapsed}s
                      $turbo_task_client [--cancel] -- SERVER_CMD [ARGS...]
   conformance:       $conf_dir/node_modules/.bin/node $conf_dir/node_modules/conformance-{stable,next}/dist/index.js   (0.1.16, 0.2.0-alpha.12; Node 22.23.3)
   peer scripts:      $here/{py_client.py,ts_client.mjs,ts_server.mjs,bench_server.mjs,bench_server.py,tap.py}
+                     $here/{fastmcp_server.py,fastmcp_client.py,ext_tasks_client.mjs}
 EOF

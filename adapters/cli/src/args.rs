@@ -117,7 +117,8 @@ pub struct CallArgs {
     /// Calls plainly, without a task.
     #[arg(long)]
     pub plain: bool,
-    /// Prints the task's id as soon as the task exists, and exits 0: the task goes on
+    /// Prints the task's id as soon as the task exists, alone on stdout (the other lines go
+    /// to stderr: `ID=$(taskwire call … --detach)`), and exits 0: the task goes on
     /// (`taskwire wait TASK_ID` follows it again).
     #[arg(long, conflicts_with = "plain")]
     pub detach: bool,

@@ -79,7 +79,7 @@ pub async fn wait(args: WaitArgs, display: Display) -> Exit {
     };
     match connected.client.follow_task(&args.task_id).await {
         Ok(call) => follow(&connected, call, Origin::Earlier, &display).await,
-        Err(e) => crate::failed(&e, &display),
+        Err(e) => crate::failed_on(&args.task_id, &e, &display),
     }
 }
 
@@ -193,7 +193,7 @@ fn cancel(client: Client, id: String, display: Display) {
         if let Err(e) = client.cancel_task(&id).await {
             display.event(
                 json!({ "event": "cancel-failed", "error": crate::display::error_json(&e) }),
-                || format!("the cancel failed: {e}"),
+                || format!("the cancel failed: {}", crate::display::say(&e)),
             );
         }
     });

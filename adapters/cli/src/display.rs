@@ -22,6 +22,9 @@ pub struct Display(Arc<Inner>);
 
 struct Inner {
     json: bool,
+    /// Event lines go to stderr, leaving stdout to the one thing asked for (`call --detach`:
+    /// the task id).
+    events_on_stderr: bool,
     /// A terminal on stdout: a live line and colours (unless NO_COLOR).
     live: bool,
     start: Instant,
@@ -29,13 +32,15 @@ struct Inner {
 }
 
 impl Display {
-    /// JSON lines with `json`; else lines, live on a terminal.
-    pub fn new(json: bool) -> Self {
+    /// JSON lines with `json`; else lines, live on a terminal, on stderr with
+    /// `events_on_stderr`.
+    pub fn new(json: bool, events_on_stderr: bool) -> Self {
         let terminal = io::stdout().is_terminal();
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         console::set_colors_enabled(terminal && !json && !no_color);
         Display(Arc::new(Inner {
             json,
+            events_on_stderr,
             live: terminal && !json,
             start: Instant::now(),
             bar: Mutex::new(None),
@@ -60,6 +65,9 @@ impl Display {
         );
         match self.0.bar.lock().unwrap().as_ref() {
             Some(bar) => bar.println(line),
+            None if self.0.events_on_stderr => {
+                let _ = writeln!(io::stderr().lock(), "{line}");
+            }
             None => write_line(&line),
         }
     }
@@ -150,7 +158,7 @@ impl Display {
         }
         match outcome {
             Ok(result) => self.result(result),
-            Err(e) => self.event(Value::Null, || format!("{status}: {}", style(e).red())),
+            Err(e) => self.event(Value::Null, || format!("{status}: {}", style(say(e)).red())),
         }
     }
 
@@ -192,7 +200,7 @@ impl Display {
 
     /// An error that ends a command before any outcome (a connection, a request).
     pub fn error(&self, error: &Error, exit: u8) {
-        self.fatal(error_json(error), &error.to_string(), exit);
+        self.fatal(error_json(error), &say(error), exit);
     }
 
     /// What ended a command before any outcome: `error` as JSON, or `message` on stderr.
@@ -218,7 +226,33 @@ pub fn error_json(error: &Error) -> Value {
         _ => "other",
     };
     let rpc = RpcError::from(error.clone());
-    json!({ "kind": kind, "code": rpc.code, "message": error.to_string() })
+    json!({ "kind": kind, "code": rpc.code, "message": say(error) })
+}
+
+/// An error in words, with what to do on this command line when the server says the client
+/// lacks a capability (-32021) (the library's own advice names its API).
+pub fn say(error: &Error) -> String {
+    let missing = error.required_capabilities();
+    let Some(rpc) = error.rpc().filter(|_| !missing.is_empty()) else {
+        return error.to_string();
+    };
+    let mut said = rpc.to_string();
+    for capability in missing {
+        let add = match capability.as_str() {
+            "io.modelcontextprotocol/tasks" => {
+                "the tool runs only as a task: call it without --plain".to_owned()
+            }
+            "sampling" => {
+                "the tool asks the client's model: answer with --sampling-cmd CMD".to_owned()
+            }
+            "elicitation" => {
+                "the tool asks questions this client did not offer to answer".to_owned()
+            }
+            other => format!("taskwire does not offer {other:?}"),
+        };
+        said = format!("{said}; {add}");
+    }
+    said
 }
 
 fn spinner_style() -> ProgressStyle {

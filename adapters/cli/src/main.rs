@@ -42,7 +42,9 @@ fn main() -> ExitCode {
             return Exit::Connection.into();
         }
     };
-    let display = Display::new(cli.json);
+    // `ID=$(taskwire call … --detach)` takes the id alone.
+    let detached = matches!(&cli.command, Command::Call(call) if call.detach);
+    let display = Display::new(cli.json, detached);
     let exit = runtime.block_on(async move {
         match cli.command {
             Command::Tools { server } => tools::run(server, display).await,
@@ -83,5 +85,24 @@ fn unreached(unreached: Unreached, display: &Display) -> Exit {
 fn failed(error: &Error, display: &Display) -> Exit {
     let exit = Exit::of_error(error);
     display.error(error, exit as u8);
+    exit
+}
+
+/// A request about the task `task` that failed: said as [`failed`] does, naming the task
+/// (quoted, so that stray spaces or lines in it show) when the server does not know it.
+fn failed_on(task: &str, error: &Error, display: &Display) -> Exit {
+    let exit = Exit::of_error(error);
+    if exit != Exit::Lost {
+        return failed(error, display);
+    }
+    let message = format!(
+        "the server does not know the task {task:?} (it expired, or the id is not one of \
+         its tasks): {}",
+        display::say(error)
+    );
+    let mut json = display::error_json(error);
+    json["taskId"] = task.into();
+    json["message"] = message.clone().into();
+    display.fatal(json, &message, exit as u8);
     exit
 }

@@ -47,19 +47,19 @@ pub async fn run(command: TasksCommand, display: Display) -> Exit {
                 show(&display, &info);
                 Exit::of_status(info.status)
             }
-            Err(e) => crate::failed(&e, &display),
+            Err(e) => crate::failed_on(task, &e, &display),
         },
         TasksCommand::Cancel { .. } => match client.cancel_task(task).await {
             Ok(info) => {
                 show(&display, &info);
                 Exit::of_status(info.status)
             }
-            Err(e) => crate::failed(&e, &display),
+            Err(e) => crate::failed_on(task, &e, &display),
         },
         TasksCommand::Result { .. } => {
             let (outcome, status) = match client.follow_task(task).await {
                 Ok(call) => outcome_of(call).await,
-                Err(e) => (Err(e), None),
+                Err(e) => return crate::failed_on(task, &e, &display),
             };
             let exit = Exit::of_outcome(&outcome, status);
             display.outcome(&outcome, exit.word(), exit as u8);

@@ -4,8 +4,16 @@
 
 use std::fmt;
 
+use serde_json::{json, Value};
+use taskwire_engine::era::v2026_07_28::EXTENSION as TASKS_EXTENSION;
 use taskwire_engine::jsonrpc::code;
 use taskwire_engine::{RpcError, UsageError};
+
+/// `MissingRequiredClientCapability` (2026-07-28): the request needs a client capability it
+/// did not declare; `data.requiredCapabilities` names it.
+const MISSING_CAPABILITY: i64 = -32021;
+/// The client capabilities a tool may ask for mid-call.
+const ASKED_CAPABILITIES: [&str; 3] = ["elicitation", "sampling", "roots"];
 
 /// Why a request of the application's, or a command of a tool's, got no result.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,6 +52,30 @@ impl Error {
         }
     }
 
+    /// The client capabilities the server said the request needs and this client did not
+    /// declare (-32021 `data.requiredCapabilities`): `"elicitation"`, `"sampling"`,
+    /// `"roots"`, or an extension's name (`"io.modelcontextprotocol/tasks"`: the tool runs
+    /// only as a task). Empty for any other error. The error's text says what to do.
+    pub fn required_capabilities(&self) -> Vec<String> {
+        let Some(e) = self.rpc().filter(|e| e.code == MISSING_CAPABILITY) else {
+            return Vec::new();
+        };
+        let required = e.data.as_ref().map(|d| &d["requiredCapabilities"]);
+        let Some(Value::Object(required)) = required else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        for (name, value) in required {
+            match (name.as_str(), value) {
+                ("extensions", Value::Object(extensions)) => {
+                    names.extend(extensions.keys().cloned())
+                }
+                _ => names.push(name.clone()),
+            }
+        }
+        names
+    }
+
     /// An error outcome as the engine reports it, with the two it makes itself (the
     /// connection closed, a request timed out) told apart from the peer's.
     pub(crate) fn from_outcome(e: RpcError) -> Self {
@@ -76,7 +108,9 @@ impl From<UsageError> for Error {
 }
 
 /// For a tool that passes an error on to its client with `?`: a closed connection is
-/// -32000, a timeout -32001, a refused command or a malformed answer an internal error
+/// -32000, a timeout -32001, a question (elicitation, sampling, roots) the client did not
+/// declare it answers -32021 naming the capability in `data.requiredCapabilities` (as
+/// 2026-07-28 has it), another refused command or a malformed answer an internal error
 /// (-32603) saying what happened.
 impl From<Error> for RpcError {
     fn from(e: Error) -> Self {
@@ -84,6 +118,16 @@ impl From<Error> for RpcError {
             Error::Rpc(e) | Error::Negotiation(e) => e,
             Error::Timeout(what) => RpcError::new(code::REQUEST_TIMEOUT, what),
             Error::Closed => RpcError::new(code::CONNECTION_CLOSED, CLOSED),
+            Error::Usage(UsageError::NotNegotiated(capability))
+                if ASKED_CAPABILITIES.contains(&capability) =>
+            {
+                let message = format!(
+                    "Missing required client capability: the tool asks the client for \
+                     {capability}, which it did not declare"
+                );
+                RpcError::new(MISSING_CAPABILITY, message)
+                    .with_data(json!({ "requiredCapabilities": { capability: {} } }))
+            }
             Error::Usage(_) | Error::Malformed(_) | Error::NotAForm(_) => {
                 RpcError::internal(e.to_string())
             }
@@ -94,7 +138,13 @@ impl From<Error> for RpcError {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Rpc(e) => write!(f, "{e}"),
+            Error::Rpc(e) => {
+                write!(f, "{e}")?;
+                for capability in self.required_capabilities() {
+                    write!(f, "; {}", what_to_add(&capability))?;
+                }
+                Ok(())
+            }
             Error::Usage(e) => write!(f, "refused: {e}"),
             Error::Timeout(what) => write!(f, "timed out: {what}"),
             Error::Closed => f.write_str("the connection closed before the answer came"),
@@ -112,5 +162,72 @@ impl std::error::Error for Error {
             Error::Usage(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+/// `T` out of `input`; an error names the field at fault (`url: invalid type: integer `5`,
+/// expected a string`; `items[2].id: …`), without serde_json's line and column.
+pub(crate) fn decode<'de, T, D>(input: D) -> Result<T, String>
+where
+    T: serde::Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+    D::Error: fmt::Display,
+{
+    serde_path_to_error::deserialize(input).map_err(|e| {
+        let why = e.inner().to_string();
+        let why = why.split(" at line ").next().unwrap_or(&why);
+        match e.path().to_string().as_str() {
+            "." => why.to_owned(),
+            path => format!("{path}: {why}"),
+        }
+    })
+}
+
+/// What a client that lacks `capability` does to have it.
+fn what_to_add(capability: &str) -> String {
+    let add = match capability {
+        TASKS_EXTENSION => "the tool runs only as a task: call it with Client::call_tool_as_task",
+        "elicitation" => "answer the server's questions with ClientBuilder::on_elicitation",
+        "sampling" => "answer the server's sampling requests with ClientBuilder::on_sampling",
+        "roots" => "answer the server's roots/list with ClientBuilder::on_roots",
+        other => return format!("the client must declare {other:?}"),
+    };
+    add.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_capability_says_what_to_add() {
+        let tasks = RpcError::new(MISSING_CAPABILITY, "Missing required client capability")
+            .with_data(
+                json!({ "requiredCapabilities": { "extensions": { TASKS_EXTENSION: {} } } }),
+            );
+        let tasks = Error::Rpc(tasks);
+        assert_eq!(tasks.required_capabilities(), [TASKS_EXTENSION]);
+        assert_eq!(
+            tasks.to_string(),
+            "Missing required client capability (-32021); the tool runs only as a task: call \
+             it with Client::call_tool_as_task"
+        );
+        for (capability, add) in [
+            ("elicitation", "ClientBuilder::on_elicitation"),
+            ("sampling", "ClientBuilder::on_sampling"),
+            ("roots", "ClientBuilder::on_roots"),
+        ] {
+            let sent = RpcError::from(Error::Usage(UsageError::NotNegotiated(capability)));
+            assert_eq!(sent.code, MISSING_CAPABILITY);
+            assert!(sent.message.contains(capability), "{}", sent.message);
+            let heard = Error::Rpc(sent);
+            assert_eq!(heard.required_capabilities(), [capability]);
+            assert!(heard.to_string().contains(add), "{heard}");
+        }
+        let other = RpcError::from(Error::Usage(UsageError::NotNegotiated("tasks")));
+        assert_eq!(other.code, code::INTERNAL_ERROR);
+        let plain = Error::Rpc(RpcError::new(MISSING_CAPABILITY, "no data"));
+        assert!(plain.required_capabilities().is_empty());
+        assert_eq!(plain.to_string(), "no data (-32021)");
     }
 }

@@ -17,6 +17,13 @@
 //! - A runtime adapter implements [`Runtime`] (spawn, a timer, stdio, child processes, the
 //!   termination signal): `taskwire-smol`, `taskwire-tokio` and `taskwire-wasi` are that and
 //!   little else.
+//! - The engine's types that this API takes or hands out are re-exported here, so a program
+//!   needs no `taskwire-engine` dependency of its own: configuration ([`Config`], with
+//!   [`ClientEra`] and [`Era`], [`TaskConfig`], [`PollConfig`], [`Limits`], [`Durability`]),
+//!   tasks ([`TaskInfo`], [`TaskStatus`], [`TaskId`], [`Millis`], [`PlainReason`]), tools
+//!   ([`Tool`], [`TaskSupport`]), errors ([`RpcError`] and its [`code`]s, [`UsageError`]),
+//!   and what stores and transports handle ([`TaskSnapshot`], [`JournalEntry`],
+//!   [`MessageKind`], [`Owner`], [`SessionId`]). The whole engine is [`engine`].
 //!
 //! A tool that finishes without waiting completes inline, in the driver's turn; one that
 //! waits runs as a spawned future and reports back over a channel. Each turn takes a
@@ -65,9 +72,13 @@ pub use tool_result::CallToolResult;
 pub use serde_json;
 /// The engine, whole.
 pub use taskwire_engine as engine;
-/// What a tool handler needs most from the engine.
+// The engine's types that this crate's API takes or hands out, each with the engine's own
+// documentation (a doc comment here would be prepended to every one of them).
 pub use taskwire_engine::{
-    jsonrpc::code, Config, LogLevel, LogMessage, Notice, RpcError, TaskSupport, Tool,
+    jsonrpc::code, ClientEra, ClientFeatures, Config, Durability, Era, Host, Implementation,
+    JournalEntry, Limits, LogLevel, LogMessage, MessageKind, Millis, Notice, Owner, PlainReason,
+    PollConfig, RpcError, SessionId, TaskConfig, TaskId, TaskInfo, TaskSnapshot, TaskStatus,
+    TaskSupport, Tool, ToolExecution, UsageError,
 };
 
 /// The JSON Schema of `T`, for a tool's `inputSchema` or `outputSchema` (feature `schemars`).

@@ -150,7 +150,8 @@ impl CallToolResult {
             .structured_content
             .as_ref()
             .ok_or_else(|| Error::malformed("the tool result has no structuredContent"))?;
-        T::deserialize(value).map_err(|e| Error::malformed(format!("structuredContent: {e}")))
+        crate::error::decode(value)
+            .map_err(|why| Error::malformed(format!("structuredContent: {why}")))
     }
 
     /// The result as the JSON object that goes on the wire; -32603 when its

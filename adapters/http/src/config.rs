@@ -29,8 +29,16 @@ pub struct HttpConfig {
     pub allowed_hosts: AllowedHosts,
     /// The largest request body, in bytes (larger ones get `413`). Default 4 MiB.
     pub max_body_bytes: usize,
-    /// 2025-11-25 sessions open at once; one more `initialize` gets `503`. Default 10,000.
+    /// 2025-11-25 sessions open at once. When they are all open, an `initialize` closes the
+    /// session unused longest that has no request in flight and no stream open (its client
+    /// gets `404` next and initializes again); when every session is busy it gets `503`.
+    /// Default 10,000.
     pub max_sessions: usize,
+    /// 2025-11-25 sessions one authenticated owner ([`HttpConfig::authenticate`]) has open at
+    /// once; one more `initialize` gets `429` (the owner ends sessions with `DELETE`, or
+    /// waits for idle ones to close). Anonymous sessions are bounded by
+    /// [`HttpConfig::max_sessions`] alone. Default 100.
+    pub max_sessions_per_owner: usize,
     /// A session's requests awaiting their answer at once; one more gets `429`. Default 64.
     pub max_requests_per_session: usize,
     /// What one authenticated owner ([`HttpConfig::authenticate`]) has open at once over
@@ -54,6 +62,20 @@ pub struct HttpConfig {
     /// event has an id; a priming event with the reconnection delay opens each stream).
     /// `None` (the default) keeps streams open until their reply.
     pub poll_after: Option<Duration>,
+    /// How long a request's body may take to arrive, from the end of its headers; a slower
+    /// one gets `408` and its connection closes. Default 30 s.
+    pub body_read_timeout: Duration,
+    /// How long a connection may take to send a request's headers, counted from when the
+    /// server waits for them, so this also ends a keep-alive connection idle this long; a
+    /// slower one is closed. Applied by [`serve`](crate::serve) and
+    /// [`serve_router`](crate::serve_router), not by a server of your own that mounts
+    /// [`router`](crate::router). Default 10 s.
+    pub header_read_timeout: Duration,
+    /// Connections served at once; further ones wait, unaccepted, in the listener's backlog
+    /// until one closes. Keep it below the process's open-file limit (`ulimit -n`, often
+    /// 1024), leaving room for the store and logs. Applied by [`serve`](crate::serve) and
+    /// [`serve_router`](crate::serve_router). Default 1,000.
+    pub max_connections: usize,
     /// Names the owner of each request's tasks; `None` (the default) accepts everyone: a
     /// 2025-11-25 session then owns its tasks, and stateless 2026-07-28 requests share one
     /// anonymous owner.
@@ -66,12 +88,16 @@ impl Default for HttpConfig {
             allowed_hosts: AllowedHosts::Localhost,
             max_body_bytes: 4 * 1024 * 1024,
             max_sessions: 10_000,
+            max_sessions_per_owner: 100,
             max_requests_per_session: 64,
             max_requests_per_owner: 256,
             session_idle_timeout: Duration::from_secs(30 * 60),
             stream_capacity: 256,
             stream_after: Duration::from_secs(1),
             poll_after: None,
+            body_read_timeout: Duration::from_secs(30),
+            header_read_timeout: Duration::from_secs(10),
+            max_connections: 1_000,
             authenticate: None,
         }
     }
@@ -83,12 +109,16 @@ impl std::fmt::Debug for HttpConfig {
             .field("allowed_hosts", &self.allowed_hosts)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_sessions", &self.max_sessions)
+            .field("max_sessions_per_owner", &self.max_sessions_per_owner)
             .field("max_requests_per_session", &self.max_requests_per_session)
             .field("max_requests_per_owner", &self.max_requests_per_owner)
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("stream_capacity", &self.stream_capacity)
             .field("stream_after", &self.stream_after)
             .field("poll_after", &self.poll_after)
+            .field("body_read_timeout", &self.body_read_timeout)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .field("max_connections", &self.max_connections)
             .field("authenticate", &self.authenticate.is_some())
             .finish()
     }

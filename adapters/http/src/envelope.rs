@@ -1,7 +1,8 @@
 //! The few fields of an incoming message the transport reads itself: its id and method (to
 //! wait for the reply and to choose the era) and what the 2026-07-28 routing headers must
-//! match. The engine reads the message again, whole; a body this cannot read goes to the
-//! engine as it is, which answers it with the precise JSON-RPC error.
+//! match. The engine reads the message again, whole; a body this cannot read, or a JSON
+//! object that is no JSON-RPC message (no method, no result, no error), goes to the engine
+//! as it is, which answers it with the precise JSON-RPC error.
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -19,6 +20,10 @@ struct Raw<'a> {
     method: Option<String>,
     #[serde(default, borrow)]
     params: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    error: Option<&'a RawValue>,
 }
 
 #[derive(Default, Deserialize)]
@@ -57,6 +62,10 @@ impl Envelope {
     /// The envelope of `body`; `None` when it is no single JSON-RPC message this can read.
     pub fn read(body: &[u8]) -> Option<Envelope> {
         let raw: Raw<'_> = serde_json::from_slice(body).ok()?;
+        if raw.method.is_none() && raw.result.is_none() && raw.error.is_none() {
+            // Neither a request, a notification nor a response: the engine's -32600.
+            return None;
+        }
         // Params that are not an object are the engine's to refuse.
         let params: Params = raw
             .params
@@ -82,6 +91,20 @@ impl Envelope {
         self.method.as_ref().and(self.id.as_ref())
     }
 
+    /// Whether it is a request of the per-request era (2026-07-28 on): its `_meta` names its
+    /// protocol version.
+    pub fn is_per_request(&self) -> bool {
+        self.protocol_version.is_some()
+    }
+
+    /// Whether `Mcp-Name` names a task (`tasks/get`, `tasks/update`, `tasks/cancel`).
+    pub fn names_a_task(&self) -> bool {
+        matches!(
+            self.method.as_deref(),
+            Some("tasks/get" | "tasks/update" | "tasks/cancel")
+        )
+    }
+
     /// Whether `Mcp-Name` is required for this method.
     pub fn names_something(&self) -> bool {
         matches!(
@@ -96,6 +119,24 @@ impl Envelope {
             )
         )
     }
+}
+
+/// `params.arguments` of a `tools/call` body (`null` when it has none).
+pub(crate) fn arguments(body: &[u8]) -> Value {
+    #[derive(Deserialize)]
+    struct Call {
+        #[serde(default)]
+        params: Option<Arguments>,
+    }
+    #[derive(Deserialize)]
+    struct Arguments {
+        #[serde(default)]
+        arguments: Value,
+    }
+    serde_json::from_slice::<Call>(body)
+        .ok()
+        .and_then(|call| call.params)
+        .map_or(Value::Null, |params| params.arguments)
 }
 
 /// The `_meta` key [`Envelope::protocol_version`] comes from, for error messages.
@@ -125,6 +166,11 @@ mod tests {
             .expect("an envelope");
         assert_eq!(odd.request_id(), Some(&RequestId::String("a".into())));
         assert!(Envelope::read(b"[1,2]").is_none());
+        // A JSON object that is no JSON-RPC message; responses still are.
+        assert!(Envelope::read(br#"{"foo":1}"#).is_none());
+        assert!(Envelope::read(br#"{"jsonrpc":"2.0","id":4}"#).is_none());
+        let response = Envelope::read(br#"{"jsonrpc":"2.0","id":4,"result":{}}"#);
+        assert_eq!(response.expect("a response").request_id(), None);
         assert!(Envelope::read(b"not json").is_none());
     }
 }

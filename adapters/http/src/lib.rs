@@ -17,7 +17,8 @@
 //! admitted first: `Host` and `Origin` are checked (DNS-rebinding protection), bodies are
 //! limited, and [`HttpConfig::authenticate`] may name the owner.
 //!
-//! Mount [`router`] in your own axum app, or run [`serve`]. [`HttpClient`] connects a
+//! Mount [`router`] in your own axum app (and serve it with [`serve_router`] for the
+//! connection limits), or run [`serve`]. [`HttpClient`] connects a
 //! [`taskwire_driver::Client`] to any Streamable HTTP endpoint, in either era.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -26,12 +27,17 @@ mod client;
 mod config;
 mod envelope;
 mod guard;
+mod header_value;
+mod listen;
 mod owners;
 mod response;
+mod routing;
 mod service;
 mod sessions;
 mod stateless;
+mod tool_params;
 
 pub use client::HttpClient;
 pub use config::{AllowedHosts, Authenticate, HttpConfig};
+pub use listen::serve_router;
 pub use service::{router, serve};

@@ -6,16 +6,18 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
+use taskwire_driver::engine::Era;
 use taskwire_driver::{Server, ServerHandle};
 
 use crate::config::HttpConfig;
 use crate::envelope::Envelope;
 use crate::guard::{admit, header_str};
+use crate::listen::serve_router;
 use crate::owners::{held_until_sent, too_many, OwnerLoad};
 use crate::response::{accepts_sse, error, json_message, stopped};
 use crate::sessions::{self, Sessions, SESSION_HEADER};
@@ -68,7 +70,10 @@ impl Shared {
 /// The MCP endpoint at `path` over the running server `handle`: mount it in your own axum
 /// app (`Router::merge`), or let [`serve`] run it. Both protocol eras at once: a POST with
 /// `initialize` opens a 2025-11-25 session (`Mcp-Session-Id`), a POST with 2026-07-28
-/// per-request `_meta` is served statelessly.
+/// per-request `_meta` is served statelessly. The router applies the limits of each request
+/// (sizes, body timeout, sessions, requests in flight); the connection limits
+/// ([`HttpConfig::max_connections`], [`HttpConfig::header_read_timeout`]) are the server's:
+/// serve your app with [`serve_router`] to have them, or set your own server's.
 pub fn router(path: &str, handle: ServerHandle, config: HttpConfig) -> Router {
     let limit = config.max_body_bytes;
     let shared = Arc::new(Shared {
@@ -93,15 +98,14 @@ pub async fn serve(
     config: HttpConfig,
 ) -> io::Result<()> {
     let handle = server.start(Arc::new(taskwire_tokio::Tokio));
-    let app = router("/mcp", handle.clone(), config);
+    let app = router("/mcp", handle.clone(), config.clone());
     tracing::info!(address = %listener.local_addr()?, "serving MCP over Streamable HTTP at /mcp");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            stop_requested().await;
-            tracing::info!("stopping: closing every session");
-            handle.shutdown().await;
-        })
-        .await
+    let stop = async move {
+        stop_requested().await;
+        tracing::info!("stopping: closing every session");
+        handle.shutdown().await;
+    };
+    serve_router(listener, app, &config, stop).await
 }
 
 /// Ctrl-C, or SIGTERM where there are signals.
@@ -119,10 +123,15 @@ async fn stop_requested() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
-async fn post_mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn post_mcp(State(shared): State<Arc<Shared>>, mut request: Request) -> Response {
+    let headers = std::mem::take(request.headers_mut());
     let owner = match admit(&headers, &shared.config) {
         Ok(owner) => owner,
         Err(refused) => return refused.into_response(),
+    };
+    let body = match read_body(request, shared.config.body_read_timeout).await {
+        Ok(body) => body,
+        Err(refused) => return refused,
     };
     shared.sweep();
     let counted = owner.clone();
@@ -131,7 +140,29 @@ async fn post_mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
         .await
 }
 
+/// The body of `request` (its size limited by [`DefaultBodyLimit`]), or `408` when it does not
+/// arrive within `timeout`.
+async fn read_body(request: Request, timeout: Duration) -> Result<Bytes, Response> {
+    match tokio::time::timeout(timeout, Bytes::from_request(request, &())).await {
+        Ok(Ok(body)) => Ok(body),
+        Ok(Err(rejected)) => Err(rejected.into_response()),
+        Err(_) => {
+            tracing::warn!(
+                ?timeout,
+                "refused a request whose body did not arrive within HttpConfig::body_read_timeout"
+            );
+            Err(error(
+                StatusCode::REQUEST_TIMEOUT,
+                -32600,
+                "Request Timeout: the body did not arrive within HttpConfig::body_read_timeout",
+            ))
+        }
+    }
+}
+
 /// A POST, admitted: in the session it names, a new session for `initialize`, or stateless.
+/// A 2026-07-28 request is served statelessly even when it carries an `Mcp-Session-Id`: the
+/// transport says to ignore one.
 async fn serve_post(
     shared: &Arc<Shared>,
     owner: Option<String>,
@@ -140,6 +171,10 @@ async fn serve_post(
 ) -> Response {
     let envelope = Envelope::read(&body);
     match header_str(headers, SESSION_HEADER) {
+        Some(id) if per_request(envelope.as_ref(), headers) => {
+            tracing::debug!(session = %id, "ignored the Mcp-Session-Id of a 2026-07-28 request");
+            stateless::post(shared, owner, headers, body, envelope).await
+        }
         Some(id) => {
             let Some(session) = shared.sessions.get(id).filter(|s| s.admits(&owner)) else {
                 return session_not_found();
@@ -156,16 +191,24 @@ async fn serve_post(
             sessions::post(shared, owner, headers, body, envelope, Some(session)).await
         }
         None => {
+            // A 2026-07-28 `initialize` is no handshake: the engine answers it (-32601).
             let initialize = envelope
                 .as_ref()
                 .is_some_and(|e| e.method.as_deref() == Some("initialize"));
-            if initialize {
+            if initialize && !per_request(envelope.as_ref(), headers) {
                 sessions::post(shared, owner, headers, body, envelope, None).await
             } else {
                 stateless::post(shared, owner, headers, body, envelope).await
             }
         }
     }
+}
+
+/// Whether a POST is of the per-request era: its `_meta` or its `MCP-Protocol-Version`
+/// header names a version of it.
+fn per_request(envelope: Option<&Envelope>, headers: &HeaderMap) -> bool {
+    let era = header_str(headers, "mcp-protocol-version").and_then(Era::from_name);
+    envelope.is_some_and(Envelope::is_per_request) || era.is_some_and(|era| era != Era::V2025_11_25)
 }
 
 async fn get_mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {

@@ -1,25 +1,24 @@
 //! 2026-07-28 over HTTP: every POST is one request, served by an engine session that lives
 //! as long as its response (one short-lived session per request: it carries nothing over,
 //! and opening and closing one costs only its own work). The routing headers are checked
-//! against the body first, and a JSON-RPC error maps to the HTTP status the spec gives.
+//! against the body first (a tool's call also its `Mcp-Param-*` headers, against the marks
+//! of the tool's input schema), and a JSON-RPC error maps to the HTTP status the spec gives.
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
 use taskwire_driver::engine::MessageKind;
 
-use crate::envelope::{version_key, Envelope};
-use crate::guard::header_str;
+use crate::envelope::{self, Envelope};
 use crate::response::{accepts_sse, error_for, stopped, Answer, Frame};
+use crate::routing::{self, HEADER_MISMATCH};
 use crate::service::{unreadable, Shared};
-use futures::StreamExt;
+use crate::tool_params;
 
 /// The owner of stateless requests' tasks when the server does not authenticate: everyone
 /// who can reach the server shares it (there is no session to tell them apart).
 pub(crate) const ANONYMOUS: &str = "anonymous";
-
-/// `HeaderMismatch` (HTTP only).
-const HEADER_MISMATCH: i64 = -32020;
 
 /// Serves one stateless POST.
 pub(crate) async fn post(
@@ -33,21 +32,31 @@ pub(crate) async fn post(
         // The engine's precise error about a body the transport could not read.
         return unreadable(shared, body).await;
     };
-    if let Err(why) = check_headers(headers, &envelope) {
+    let mismatch = |why: String| {
         tracing::debug!(%why, "refused a request whose routing headers do not match");
-        return error_for(
+        error_for(
             StatusCode::BAD_REQUEST,
             envelope.id.as_ref(),
             HEADER_MISMATCH,
             &format!("Header mismatch: {why}"),
-        );
+        )
+    };
+    if let Err(why) = routing::check(headers, &envelope) {
+        return mismatch(why);
     }
     let owner = owner.unwrap_or_else(|| ANONYMOUS.to_owned());
-    let Ok(session) = shared
-        .handle
-        .open(owner, shared.config.stream_capacity)
-        .await
-    else {
+    let open = shared.handle.open(owner, shared.config.stream_capacity);
+    let (session, called) = futures::join!(open, called_tool(shared, &envelope));
+    if let Some(tool) = called {
+        let marks = tool_params::marks(&tool.input_schema);
+        if !marks.is_empty() {
+            let arguments = envelope::arguments(&body);
+            if let Err(why) = tool_params::check(headers, &marks, &arguments) {
+                return mismatch(why);
+            }
+        }
+    }
+    let Ok(session) = session else {
         return stopped();
     };
     if session.send(body.to_vec()).is_err() {
@@ -71,6 +80,16 @@ pub(crate) async fn post(
     answer.respond(session, drop).await.unwrap_or_else(stopped)
 }
 
+/// The tool a `tools/call` request names, as listed now (for its `x-mcp-header` marks).
+async fn called_tool(shared: &Shared, envelope: &Envelope) -> Option<taskwire_driver::Tool> {
+    match (envelope.method.as_deref(), &envelope.name) {
+        (Some("tools/call"), Some(name)) if envelope.request_id().is_some() => {
+            shared.handle.tool(name).await
+        }
+        _ => None,
+    }
+}
+
 /// The HTTP status of a reply: the spec's for its error code, `200` for a result.
 fn status(kind: &MessageKind) -> StatusCode {
     match kind {
@@ -84,45 +103,4 @@ fn status(kind: &MessageKind) -> StatusCode {
         },
         _ => StatusCode::OK,
     }
-}
-
-/// `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` against the body of a request.
-fn check_headers(headers: &HeaderMap, envelope: &Envelope) -> Result<(), String> {
-    let (Some(method), Some(_)) = (envelope.method.as_deref(), envelope.request_id()) else {
-        return Ok(());
-    };
-    match (
-        header_str(headers, "mcp-protocol-version"),
-        envelope.protocol_version.as_deref(),
-    ) {
-        (Some(header), Some(body)) if header != body => {
-            return Err(format!(
-                "MCP-Protocol-Version is {header:?} but _meta[{:?}] is {body:?}",
-                version_key()
-            ))
-        }
-        (None, _) => return Err("the MCP-Protocol-Version header is missing".into()),
-        _ => {}
-    }
-    match header_str(headers, "mcp-method") {
-        None => return Err("the Mcp-Method header is missing".into()),
-        Some(header) if header != method => {
-            return Err(format!(
-                "Mcp-Method is {header:?} but the method is {method:?}"
-            ))
-        }
-        Some(_) => {}
-    }
-    if envelope.names_something() {
-        match (header_str(headers, "mcp-name"), envelope.name.as_deref()) {
-            (None, _) => return Err(format!("the Mcp-Name header is missing for {method}")),
-            (Some(header), Some(name)) if header != name => {
-                return Err(format!(
-                    "Mcp-Name is {header:?} but the body names {name:?}"
-                ))
-            }
-            _ => {}
-        }
-    }
-    Ok(())
 }

@@ -10,7 +10,8 @@ use serde_json::Value;
 use taskwire_driver::engine::TaskSupport;
 use taskwire_driver::{Client, Error, LiveTools, Notice, Notifier, Server, Tool};
 
-use crate::forward::Behind;
+use crate::forward::{Behind, Forward};
+use crate::required::{requires_task, RequiredTools};
 use crate::subscriptions::Subscriptions;
 use crate::AsTask;
 
@@ -23,6 +24,8 @@ pub(crate) struct Front {
     live: LiveTools,
     /// The front declares `tools.listChanged`: its clients are told of changes.
     announce: bool,
+    /// The tools behind that require a task, as last listed.
+    required: RequiredTools,
     listing: Arc<Mutex<Listing>>,
     /// The resources the front's clients want updates of.
     pub subscriptions: Subscriptions,
@@ -39,13 +42,15 @@ struct Listing {
 
 impl Front {
     /// `server` with each tool `client` lists, forwarded to `behind`; and the front that
-    /// keeps them so (telling its clients of changes when it `announce`s them).
+    /// keeps them so (telling its clients of changes when it `announce`s them, and `required`
+    /// which of them require a task).
     pub async fn serve(
         mut server: Server,
         client: &Client,
         behind: Behind,
         as_task: AsTask,
         announce: bool,
+        required: RequiredTools,
     ) -> Result<(Server, Front), Error> {
         let subscriptions = Subscriptions::new(behind.backend.clone(), behind.runtime.clone());
         let front = Front {
@@ -55,14 +60,16 @@ impl Front {
             notifier: server.notifier(),
             live: server.live_tools(),
             announce,
+            required,
             listing: Arc::default(),
         };
         let tools = client.list_tools().await?;
+        front.required.listed(&tools);
         front.lock().served.clone_from(&tools);
         for tool in tools {
-            let (tool, behind, name) = front.offered(tool);
+            let (tool, forward) = front.offered(tool);
             server = server.tool(tool, move |ctx, arguments: Value| {
-                behind.clone().call(ctx, name.clone(), arguments)
+                forward.clone().call(ctx, arguments)
             });
         }
         Ok((server, front))
@@ -80,16 +87,23 @@ impl Front {
     }
 
     /// `tool` as offered in front (a task where the server behind decides per call, or
-    /// where `--as-task` names it), and what forwards its calls.
-    fn offered(&self, mut tool: Tool) -> (Tool, Behind, String) {
+    /// where `--as-task` names it; a tool that requires a task behind is `optional` in front,
+    /// its plain calls run as tasks there), and what forwards its calls.
+    fn offered(&self, mut tool: Tool) -> (Tool, Forward) {
+        let task_only = requires_task(&tool);
         let support = &mut tool.execution.task_support;
-        if *support == TaskSupport::Forbidden
-            && (self.behind.decides || self.as_task.covers(&tool.name))
+        if task_only
+            || *support == TaskSupport::Forbidden
+                && (self.behind.decides || self.as_task.covers(&tool.name))
         {
             *support = TaskSupport::Optional;
         }
-        let name = tool.name.clone();
-        (tool, self.behind.clone(), name)
+        let forward = Forward {
+            behind: self.behind.clone(),
+            tool: tool.name.clone(),
+            task_only,
+        };
+        (tool, forward)
     }
 
     /// The server behind was started again: its tools are listed, and the resources
@@ -133,6 +147,7 @@ impl Front {
                 return;
             }
         };
+        self.required.listed(&tools);
         let gone: Vec<String> = {
             let mut listing = self.lock();
             if listing.served == tools {
@@ -153,9 +168,9 @@ impl Front {
         }
         let count = tools.len();
         for tool in tools {
-            let (tool, behind, name) = self.offered(tool);
+            let (tool, forward) = self.offered(tool);
             self.live.add(tool, move |ctx, arguments: Value| {
-                behind.clone().call(ctx, name.clone(), arguments)
+                forward.clone().call(ctx, arguments)
             });
         }
         if self.announce {

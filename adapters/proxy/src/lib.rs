@@ -9,11 +9,16 @@
 //!   (`elicitation/create`, `sampling/createMessage`: 2025-11-25 requests or 2026-07-28
 //!   `inputRequests`) are put to the front client in the front client's era and the answers
 //!   go back, its outcome is the front task's, and a front `tasks/cancel` cancels it behind;
-//! - a plain front call is a plain call behind a 2025-11-25 server; behind a 2026-07-28
-//!   server, which decides per call, it is offered as a task and, if the server makes one,
-//!   followed to its outcome, which answers the front call; with stdio on both sides and
-//!   2025-11-25 on both, [`Proxy::relay`] carries plain calls straight through (ids renamed,
-//!   with their progress, questions and cancels), past both drivers;
+//! - a plain front call is a plain call behind a 2025-11-25 server, unless the tool there
+//!   requires a task (`taskSupport: required`; `optional` in front); behind a 2026-07-28
+//!   server, which decides per call, it is offered as a task. When a task is made behind,
+//!   it is followed to its outcome, which answers the front call: its status messages and
+//!   progress reach the front call as progress (when it gave a `progressToken`), its
+//!   questions are put to the front client in its era, and a front `notifications/cancelled`
+//!   cancels it. This is how clients that make no task calls (most hosts) use tools that
+//!   require tasks. With stdio on both sides and 2025-11-25 on both, [`Proxy::relay`] carries
+//!   the other plain calls straight through (ids renamed, with their progress, questions and
+//!   cancels), past both drivers;
 //! - a tool named by [`AsTask`] (or, behind a 2026-07-28 server, which decides per call, any
 //!   tool) is offered as a task in front even when the server behind runs it plainly: the
 //!   plain call behind is the front task's work;
@@ -51,7 +56,9 @@ mod backend;
 mod forward;
 mod front;
 mod passthrough;
+mod progress;
 mod relay;
+mod required;
 mod routes;
 mod subscriptions;
 
@@ -64,6 +71,7 @@ use taskwire_driver::{Client, ClientBuilder, Error, Initialized, Runtime, Server
 use backend::{restarter, Backend, Restarter};
 use forward::Behind;
 use front::Front;
+use required::RequiredTools;
 use routes::Routes;
 
 pub use relay::{Relay, Relayed};
@@ -99,6 +107,9 @@ pub struct Proxy {
     runtime: Arc<dyn Runtime>,
     as_task: AsTask,
     routes: Routes,
+    /// The tools behind that require a task (the relay leaves their plain calls to the
+    /// proxy's client, which runs them as tasks).
+    required: RequiredTools,
     /// The front, once its server exists (the notifications behind go to it).
     front: Arc<OnceLock<Front>>,
     client: Config,
@@ -113,6 +124,7 @@ impl Proxy {
             runtime,
             as_task,
             routes: Routes::default(),
+            required: RequiredTools::default(),
             front: Arc::default(),
             client,
             restart: None,
@@ -190,7 +202,9 @@ impl Proxy {
         let as_task = self.as_task.clone();
         let announce = config.tools_list_changed;
         let server = Server::new(config);
-        let (server, front) = Front::serve(server, &client, behind, as_task, announce).await?;
+        let required = self.required.clone();
+        let (server, front) =
+            Front::serve(server, &client, behind, as_task, announce, required).await?;
         let server = passthrough::serve(server, &backend, &front, &opened.capabilities);
         let _ = self.front.set(front);
         Ok(server)

@@ -19,6 +19,11 @@ impl Host {
         self.state.tools.remove(name)
     }
 
+    /// The tool `name` as `tools/list` lists it now.
+    pub fn tool(&self, name: &str) -> Option<&crate::model::Tool> {
+        self.state.tools.get(name)
+    }
+
     /// When set, calls to unregistered tool names reach the application (as if their
     /// task support were "optional") instead of getting -32602.
     pub fn accept_unknown_tools(&mut self, accept: bool) {

@@ -38,6 +38,11 @@ impl ToolRegistry {
         true
     }
 
+    /// The tool `name`, as listed.
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.by_name.get(name).map(|&i| &self.defs[i].tool)
+    }
+
     /// One `tools/list` page from `cursor` (`tools:<index>`), and the next page's cursor.
     pub fn page(
         &self,

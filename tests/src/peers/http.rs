@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use super::Argv;
+use super::demo::binary;
+use super::{Argv, Peers};
 
 /// How long a server may take to listen (Python imports and uvicorn take the longest).
 const LISTEN_WITHIN: Duration = Duration::from_secs(20);
@@ -71,6 +72,21 @@ impl HttpServer {
             std::thread::sleep(Duration::from_millis(20));
         }
         server
+    }
+
+    /// Our `task-server --http 127.0.0.1:PORT ARGS` (`RUST_LOG=info`), its stderr in
+    /// `<target>/tmp/interop/<test>.task-server.log`.
+    pub fn task_server(peers: &Peers, test: &str, args: &[&str]) -> HttpServer {
+        let log = peers.scratch(&format!("{test}.task-server.log"));
+        HttpServer::start(
+            |port| {
+                Argv::new(binary("task-server"))
+                    .args(&["--http", &format!("127.0.0.1:{port}")])
+                    .args(args)
+                    .env("RUST_LOG", "info")
+            },
+            Some(&log),
+        )
     }
 
     /// Its process id.

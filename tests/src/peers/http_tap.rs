@@ -54,6 +54,14 @@ impl Exchange {
     }
 }
 
+/// The exchanges whose request has JSON-RPC method `method`, in order.
+pub fn with_method<'a>(exchanges: &'a [Exchange], method: &str) -> Vec<&'a Exchange> {
+    exchanges
+        .iter()
+        .filter(|x| x.rpc_method() == Some(method))
+        .collect()
+}
+
 /// What the proxy saw, in order: the messages as a [`Log`] (a request when it arrived, its
 /// answer's messages when the answer ended), and the exchanges as they ended.
 #[derive(Default)]

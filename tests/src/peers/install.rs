@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime};
 
+use super::fastmcp::FastMcp;
 use super::run::run;
 use super::{Argv, Peers, SKIP_ENV};
 
@@ -79,7 +80,13 @@ fn install() -> Result<Peers, String> {
         ));
     }
     let peers = Peers::locate();
-    for path in [&peers.python, &peers.seed.join("task_server.py")] {
+    let needed = [
+        peers.python.clone(),
+        peers.seed.join("task_server.py"),
+        peers.fastmcp_python(FastMcp::V3),
+        peers.fastmcp_python(FastMcp::V4),
+    ];
+    for path in &needed {
         if !path.exists() {
             return Err(format!(
                 "setup.sh succeeded but {} is missing\n{setup}",

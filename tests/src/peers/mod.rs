@@ -6,7 +6,8 @@
 //! - [`Peers`]: command lines for each peer (Python seed server and SDK client, the TypeScript
 //!   client and server scripts, each also over Streamable HTTP, the seed server over HTTP
 //!   (`py_http_server.py`), server-everything, the Inspector CLI, the `tap.py` recorder, and
-//!   the benchmark's servers: `bench_server.{mjs,py}` and the rmcp echo server).
+//!   the benchmark's servers: `bench_server.{mjs,py}` and the rmcp echo server); the FastMCP 3
+//!   and 4 task server and client ([`fastmcp`]) and the ext-tasks requester ([`ext_tasks`]).
 //! - [`run()`]: runs a peer process with a deadline (the whole process group is killed when it
 //!   passes) and parses the JSON lines it prints.
 //! - [`wire`]: reads recorded traffic (`tap.py` logs and `tests/fixtures/recorded/*.jsonl`) and
@@ -22,6 +23,8 @@
 //! (recorded traffic, one test per tolerated quirk).
 
 pub mod demo;
+pub mod ext_tasks;
+pub mod fastmcp;
 pub mod fed;
 pub mod http;
 pub mod http_tap;

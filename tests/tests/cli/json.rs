@@ -91,8 +91,8 @@ fn plain_calls_and_tool_errors() {
 fn detach_prints_the_task_and_tasks_result_reads_a_kept_one() {
     let run = against_ours(&["call", "long_running_task", "--detach"], &[]);
     assert_eq!(run.code, Some(0), "{run}");
-    let id = run.stdout.lines().last().unwrap_or_default();
-    assert!(run.stdout.contains(&format!("task created: {id}")), "{run}");
+    let id = run.stdout.trim_end();
+    assert!(run.stderr.contains(&format!("task created: {id}")), "{run}");
 
     // Each command starts its own server: the demo's pre-made task is there to read.
     let run = against_ours(&["tasks", "result", "demo-task"], &[]);

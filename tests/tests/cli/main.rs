@@ -6,10 +6,12 @@
 //! keys), also on the seed, TypeScript SDK and rmcp 3.11 servers and server-everything's
 //! research task and elicitation task; `wait` and `tasks result` following a task made
 //! earlier, in both eras; `proxy` between the eras, with `--as-task` and a cancel carried
-//! behind; every binary's `--help` and `--version`.
+//! behind; every binary's `--help` and `--version`; what a newcomer meets (`--detach`'s id
+//! alone on stdout, errors that say what to do).
 //!
 //! `cargo test -p taskwire-tests --test cli [FILTER]`.
 
+mod errors;
 mod help;
 mod json;
 mod peers;

@@ -2,12 +2,15 @@
 //! validated against that side's schema: the MCP Inspector 2.12 CLI (2025-11-25) calling
 //! rmcp 3.11's task server (2026-07-28) through it, the task made behind; the seed client's
 //! calls (Python SDK, 2025-11-25) running a task on that server; rmcp 3.11's client
-//! (2026-07-28) running a task on the seed's Python server (2025-11-25) through it, with
-//! `--as-task`; the TypeScript SDK 1.32.2 client running server-everything's
-//! `trigger-long-running-operation` as a task with `--as-task`, and cancelling another (the
-//! plain call behind is cancelled with `notifications/cancelled`); server-everything's
-//! resource updates reaching a subscribed client in front, and its log messages about no
-//! call (the proxy asks it for every level; the front filters per client).
+//! (2026-07-28) running a task on the seed's Python server (2025-11-25) through it (the
+//! seed's `task_support` read as `taskSupport`); the TypeScript SDK 1.32.2 client running
+//! server-everything's `trigger-long-running-operation` as a task with `--as-task`, and
+//! cancelling another (the plain call behind is cancelled with `notifications/cancelled`);
+//! server-everything's resource updates reaching a subscribed client in front, and its log
+//! messages about no call (the proxy asks it for every level; the front filters per client);
+//! server-everything's `simulate-research-query`, which requires a task, called plainly in
+//! front by the TypeScript SDK client (2025-11-25) and by our client (2026-07-28), its
+//! question answered in each client's era.
 
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -133,8 +136,8 @@ fn the_seed_clients_calls_run_a_task_on_rmcps_server_through_the_proxy() {
 fn rmcps_client_runs_a_task_on_the_seed_server_through_the_proxy() {
     let test = "rmcps_client_runs_a_task_on_the_seed_server_through_the_proxy";
     let Some(p) = peers::ready(test) else { return };
-    let args = ["--as-task", "long_running_task"];
-    let (proxy, front, behind) = tapped_proxy(p, test, &args, &p.seed_server());
+    // The seed lists `task_support`, read as `taskSupport`: no `--as-task` is needed.
+    let (proxy, front, behind) = tapped_proxy(p, test, &[], &p.seed_server());
     let out = run(&p.rmcp_task_client(&[], &proxy), LIMIT);
     assert_ok(&out);
     assert_eq!(
@@ -204,6 +207,86 @@ fn the_typescript_client_runs_everythings_slow_tool_as_a_task_and_cancels_anothe
         cancelled[0]["params"]["reason"],
         json!("Request cancelled by the client")
     );
+}
+
+/// server-everything's research tool requires a task (`taskSupport: required`) and, for an
+/// ambiguous topic, asks which one is meant while its task is `input_required`. Through the
+/// proxy it is `optional`, so a client that makes no task calls calls it plainly: the task
+/// runs behind, made by the proxy's client, and the question reaches the front client in its
+/// era (a 2025-11-25 `elicitation/create`; for 2026-07-28, MRTR: the call is made again with
+/// the answer, and so is the task behind, the first one cancelled).
+#[test]
+fn everythings_research_tool_which_requires_a_task_is_called_plainly_through_the_proxy() {
+    let test = "everythings_research_tool_which_requires_a_task";
+    let Some(p) = peers::ready(test) else { return };
+    let tool = "simulate-research-query";
+    let topic = r#"{"topic": "python", "ambiguous": true}"#;
+
+    let (proxy, front, behind) = tapped_proxy(p, test, &[], &p.everything());
+    let out = run(
+        &p.ts_client("plain", &["--tool", tool, "--args", topic], &proxy),
+        LIMIT,
+    );
+    assert_ok(&out);
+    assert_eq!(out.event("tools")["taskSupport"][tool], "optional", "{out}");
+    let asked = out.event("server_request");
+    assert_eq!(asked["method"], "elicitation/create", "{out}");
+    // The TypeScript client picks the first interpretation offered.
+    let text = out.event("result")["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(text.contains("python (programming)"), "{out}");
+    let (front, behind) = checked(&front, &behind);
+    assert!(front.request("tools/call")["params"].get("task").is_none());
+    let call = behind.request("tools/call");
+    assert!(call["params"]["task"].is_object(), "a task behind: {call}");
+    assert_eq!(behind.with_method("elicitation/create").len(), 1);
+
+    let newer = format!("{test}-2026");
+    let (proxy, front, behind) = tapped_proxy(p, &newer, &[], &p.everything());
+    let answers = p.scratch(&format!("{newer}-answers.json"));
+    let answer = r#"{"action": "accept", "content": {"interpretation": "snake"}}"#;
+    std::fs::write(&answers, answer).unwrap();
+    let call = Argv::new(procs::taskwire())
+        .args(&["--json", "call", "--plain", "--era", "2026-07-28", tool])
+        .args(&[
+            "--arg",
+            "topic=python",
+            "--arg",
+            "ambiguous=true",
+            "--answers",
+        ])
+        .arg(&answers)
+        .arg("--")
+        .extend(&proxy);
+    let out = run(&call, LIMIT);
+    assert_ok(&out);
+    let events = out.json_lines();
+    let inputs: Vec<&Value> = events.iter().filter(|e| e["event"] == "input").collect();
+    assert_eq!(inputs.len(), 1, "asked once in front: {out}");
+    let message = inputs[0]["params"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("python"), "{out}");
+    let outcome = events.last().cloned().unwrap_or_default();
+    let text = outcome["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("python (snake)"), "{out}");
+    let (_, behind) = checked(&front, &behind);
+    let calls = behind.with_method("tools/call");
+    assert_eq!(
+        calls.len(),
+        2,
+        "made again behind with the answer: {calls:?}"
+    );
+    assert!(
+        calls.iter().all(|c| c["params"]["task"].is_object()),
+        "{calls:?}"
+    );
+    let first = behind.answer(calls[0])["result"]["task"]["taskId"].clone();
+    let cancels = behind.with_method("tasks/cancel");
+    assert_eq!(cancels.len(), 1, "{cancels:?}");
+    assert_eq!(cancels[0]["params"]["taskId"], first);
 }
 
 #[test]

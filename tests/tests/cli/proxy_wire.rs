@@ -7,11 +7,14 @@
 //! made again behind (MRTR in front), the first call given up. Calls with both sides in
 //! 2025-11-25 are relayed (`taskwire_proxy::Relay`): under ids of the relay's own behind, with
 //! their progress, questions and cancels; task calls too, their tasks the server's behind,
-//! unless the front keeps tasks of its own (`--store`).
+//! unless the front keeps tasks of its own (`--store`). A plain call of a tool that requires
+//! a task behind is left to the proxy's client, which runs it as a task there: the call hears
+//! the task's status messages as progress, and a front cancel cancels the task.
 
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
+use taskwire_demo::tools::{DONE_MESSAGE, REQUIRED_TOOL, RESULT_TEXT, STEPS};
 use taskwire_driver::engine::era::v2025_11_25::RELATED_TASK;
 use taskwire_driver::engine::{ClientEra, Era, TaskStatus};
 use taskwire_driver::{CallToolResult, ClientBuilder, Config};
@@ -188,7 +191,8 @@ fn plain_calls_in_one_era_are_relayed_with_their_progress_questions_and_cancels(
     let Some(p) = peers::ready(test) else {
         return;
     };
-    let (mut front, front_log, behind_log, _) = one_era(p, test, "100");
+    let (mut front, front_log, behind_log, _) =
+        one_era(p, test, &["--step-ms", "100", "--extra-tools"]);
     let limit = std::time::Duration::from_secs(20);
 
     let call = |id: Value, tool: &str, meta: Value| {
@@ -269,15 +273,15 @@ fn plain_calls_in_one_era_are_relayed_with_their_progress_questions_and_cancels(
     );
 }
 
-/// `taskwire proxy --era 2025-11-25` before `task-server --extra-tools --step-ms STEP_MS`,
-/// both sides tapped, on plain pipes after the handshake; the front and behind logs' paths,
-/// and the server's command line.
-fn one_era(p: &Peers, test: &str, step_ms: &str) -> (Raw, PathBuf, PathBuf, Argv) {
+/// `taskwire proxy --era 2025-11-25` before `task-server SERVER_ARGS…`, both sides tapped, on
+/// plain pipes after the handshake; the front and behind logs' paths, and the server's
+/// command line.
+fn one_era(p: &Peers, test: &str, server_args: &[&str]) -> (Raw, PathBuf, PathBuf, Argv) {
     let (front_log, behind_log) = (
         p.scratch(&format!("{test}-front.jsonl")),
         p.scratch(&format!("{test}-behind.jsonl")),
     );
-    let server = Argv::new(procs::task_server()).args(&["--step-ms", step_ms, "--extra-tools"]);
+    let server = Argv::new(procs::task_server()).args(server_args);
     let proxy = Argv::new(procs::taskwire())
         .args(&["proxy", "--era", "2025-11-25", "--"])
         .extend(&p.tap(&behind_log, &server));
@@ -306,7 +310,8 @@ fn tasks_in_one_era_are_the_servers_behind_relayed_unless_the_front_stores_its_o
     let Some(p) = peers::ready(test) else {
         return;
     };
-    let (mut front, front_log, behind_log, server) = one_era(p, test, "50");
+    let (mut front, front_log, behind_log, server) =
+        one_era(p, test, &["--step-ms", "50", "--extra-tools"]);
     let limit = std::time::Duration::from_secs(20);
     let request = |id: u64, method: &str, params: Value| procs::request(id, method, params);
     let task_of = |front: &mut Raw, id: u64, tool: &str| {
@@ -414,4 +419,100 @@ fn tasks_in_one_era_are_the_servers_behind_relayed_unless_the_front_stores_its_o
         own.as_str(),
         "two tasks"
     );
+}
+
+/// Both sides in 2025-11-25, and a tool behind that requires a task (`task-server
+/// --required-tool`): the front lists it `optional`, and each plain call of it runs as a task
+/// behind, made by the proxy's client (the relay leaves such calls to it): the task's status
+/// messages reach the call as progress under its token (a call without one hears none), its
+/// result answers the call, and a front `notifications/cancelled` cancels the task behind
+/// (the cancelled call gets no answer). Both taps validate.
+#[test]
+fn a_plain_call_of_a_tool_that_requires_a_task_runs_as_one_behind_with_progress_and_cancel() {
+    let test = "a_plain_call_of_a_tool_that_requires_a_task";
+    let Some(p) = peers::ready(test) else {
+        return;
+    };
+    let server_args = ["--step-ms", "300", "--required-tool"];
+    let (mut front, front_log, behind_log, _) = one_era(p, test, &server_args);
+    let limit = std::time::Duration::from_secs(20);
+    front
+        .send(&procs::request(1, "tools/list", json!({})))
+        .unwrap();
+    let listed = front.expect(limit, "tools/list", |m| m["id"] == 1);
+    let required = (listed["result"]["tools"].as_array().unwrap().iter())
+        .find(|t| t["name"] == REQUIRED_TOOL)
+        .unwrap_or_else(|| panic!("no {REQUIRED_TOOL}: {listed}"));
+    assert_eq!(required["execution"]["taskSupport"], "optional");
+
+    let call = |id: u64, meta: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": REQUIRED_TOOL, "arguments": {}, "_meta": meta}})
+    };
+    front
+        .send(&call(2, json!({"progressToken": "p-2"})))
+        .unwrap();
+    front.send(&call(3, json!({}))).unwrap();
+    for id in [2, 3] {
+        let done = front.expect(limit, "the tool's answer", |m| m["id"] == id);
+        assert_eq!(done["result"]["content"][0]["text"], RESULT_TEXT, "{done}");
+    }
+
+    front
+        .send(&call(4, json!({"progressToken": "p-4"})))
+        .unwrap();
+    front.expect(limit, "a first report", |m| {
+        m["params"]["progressToken"] == "p-4"
+    });
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 4, "reason": "enough"}});
+    front.send(&cancel).unwrap();
+    // Long enough for the task behind to have ended, were it not cancelled.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    front.send(&procs::request(5, "ping", json!({}))).unwrap();
+    front.expect(limit, "the ping's answer", |m| {
+        assert_ne!(m["id"], 4, "a cancelled call is not answered: {m}");
+        m["id"] == 5
+    });
+    front.close_stdin();
+    assert!(front.wait(limit).is_some(), "the proxy ends with its input");
+
+    let (front, behind) = (Log::read(&front_log), Log::read(&behind_log));
+    front.check_conformance(Side::Server);
+    behind.check_conformance(Side::Client);
+    let progress = front.with_method("notifications/progress");
+    let reported = |token: &str| -> Vec<(f64, String)> {
+        (progress.iter())
+            .filter(|p| p["params"]["progressToken"] == token)
+            .map(|p| {
+                let params = &p["params"];
+                assert_eq!(params.get("total"), None, "no total: {params}");
+                let message = params["message"].as_str().unwrap_or_default();
+                (params["progress"].as_f64().unwrap(), message.to_owned())
+            })
+            .collect()
+    };
+    let expected: Vec<(f64, String)> = (STEPS.iter().chain([&DONE_MESSAGE]))
+        .zip(1..)
+        .map(|(message, n)| (f64::from(n), message.to_string()))
+        .collect();
+    assert_eq!(reported("p-2"), expected);
+    assert_eq!(
+        reported("p-2").len() + reported("p-4").len(),
+        progress.len(),
+        "the call without a token hears none: {progress:?}"
+    );
+
+    // Behind, the proxy's client made three tasks, and cancelled the last.
+    let made: Vec<&Value> = behind.with_method("tools/call");
+    assert_eq!(made.len(), 3, "{made:?}");
+    for call in &made {
+        assert!(call["id"].is_number(), "the proxy's client's: {call}");
+        assert!(call["params"]["task"].is_object(), "a task call: {call}");
+    }
+    let last = behind.answer(made[2])["result"]["task"]["taskId"].clone();
+    let cancels = behind.with_method("tasks/cancel");
+    assert_eq!(cancels.len(), 1, "{cancels:?}");
+    assert_eq!(cancels[0]["params"]["taskId"], last);
+    assert_eq!(behind.answer(cancels[0])["result"]["status"], "cancelled");
 }

@@ -249,11 +249,7 @@ fn unknown_support_falls_back_cli() {
 
 #[test]
 fn unknown_support_falls_back_library() {
-    plain_library(
-        "unknown-support",
-        PlainReason::TaskRefused,
-        fallback_logged,
-    );
+    plain_library("unknown-support", PlainReason::TaskRefused, fallback_logged);
 }
 
 #[test]

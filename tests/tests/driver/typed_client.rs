@@ -1,7 +1,9 @@
 //! The client API as a user reads it, in both eras against one in-process server: the same
 //! typed result for the same tool, structured content decoded into a struct, a tool error
 //! told from a protocol error, progress and log messages among a task call's updates where
-//! the era carries them, and status updates saying what changed.
+//! the era carries them, and status updates saying what changed; errors that say what to do
+//! (the field of a wrong argument, the handler a question needs, a tool that runs only as
+//! a task).
 
 use crate::in_process;
 use std::sync::Arc;
@@ -38,10 +40,23 @@ enum Speed {
     Express,
 }
 
+/// What `fetch` takes.
+#[derive(Deserialize)]
+struct Fetch {
+    url: String,
+    #[serde(default)]
+    retry: Option<Retry>,
+}
+
+#[derive(Deserialize)]
+struct Retry {
+    delays_ms: Vec<u64>,
+}
+
 /// `steps` (a task when asked) and `steps_plain` (never a task): each of three steps
 /// reports progress, logs and sets the status message; the result is a [`Report`].
 /// `ship` asks for a [`Shipping`] form with the `message` it is given. `broken` is a tool
-/// error.
+/// error. `fetch` reads its arguments as a [`Fetch`]; `only_task` runs only as a task.
 fn server() -> Server {
     let steps = |ctx: taskwire_driver::ToolContext, _: serde_json::Value| async move {
         for step in 1..=3u32 {
@@ -79,6 +94,20 @@ fn server() -> Server {
         .tool(
             Tool::new("broken", TaskSupport::Optional),
             |_, _: serde_json::Value| async move { Ok(CallToolResult::error("it broke")) },
+        )
+        .tool(
+            Tool::new("fetch", TaskSupport::Forbidden),
+            |_, args: Fetch| async move {
+                let delays = args.retry.map(|r| r.delays_ms).unwrap_or_default();
+                Ok(CallToolResult::text(format!(
+                    "{} after {delays:?}",
+                    args.url
+                )))
+            },
+        )
+        .tool(
+            Tool::new("only_task", TaskSupport::Required),
+            |_, _: serde_json::Value| async move { Ok(CallToolResult::text("done")) },
         )
 }
 
@@ -361,4 +390,105 @@ fn a_typed_form_is_asked_checked_and_decoded_in_both_eras() {
             );
         });
     }
+}
+
+#[test]
+fn arguments_or_structured_content_of_the_wrong_type_name_the_field() {
+    for era in [Era::V2025_11_25, Era::V2026_07_28] {
+        with_client(era, async |client| {
+            let refused = async |args| match client.call_tool("fetch", args).await {
+                Err(Error::Rpc(e)) if e.code == -32602 => e.message,
+                other => panic!("{era:?}: -32602 expected, not {other:?}"),
+            };
+            assert_eq!(
+                refused(json!({ "url": 5 })).await,
+                "Invalid arguments for tool fetch: url: invalid type: integer `5`, expected a \
+                 string"
+            );
+            assert_eq!(
+                refused(json!({ "url": "u", "retry": { "delays_ms": [10, "x"] } })).await,
+                "Invalid arguments for tool fetch: retry.delays_ms[1]: invalid type: string \
+                 \"x\", expected u64"
+            );
+            let fetched = client
+                .call_tool(
+                    "fetch",
+                    json!({ "url": "u", "retry": { "delays_ms": [10] } }),
+                )
+                .await;
+            assert_eq!(fetched.expect("a result").all_text(), "u after [10]");
+            // Nothing to name when the whole is wrong.
+            assert_eq!(
+                refused(json!({})).await,
+                "Invalid arguments for tool fetch: missing field `url`"
+            );
+            #[derive(Debug, Deserialize)]
+            #[allow(dead_code)]
+            struct Misread {
+                steps: String,
+            }
+            let steps = client
+                .call_tool("steps", json!({}))
+                .await
+                .expect("a result");
+            let misread = steps.structured::<Misread>();
+            assert!(
+                matches!(&misread, Err(Error::Malformed(why))
+                    if why == "structuredContent: steps: invalid type: integer `3`, expected a string"),
+                "{era:?}: {misread:?}"
+            );
+        });
+    }
+}
+
+#[test]
+fn a_tool_that_asks_a_client_without_a_handler_says_to_add_one_in_both_eras() {
+    for era in [Era::V2025_11_25, Era::V2026_07_28] {
+        with_client(era, async |client| {
+            let says_what_to_add = |outcome: Result<CallToolResult, Error>| {
+                let Err(e) = outcome else {
+                    panic!("{era:?}: an error expected, not {outcome:?}");
+                };
+                assert_eq!(e.rpc().map(|e| e.code), Some(-32021), "{era:?}: {e:?}");
+                assert_eq!(e.required_capabilities(), ["elicitation"], "{era:?}");
+                assert!(
+                    e.to_string().ends_with(
+                        "; answer the server's questions with ClientBuilder::on_elicitation"
+                    ),
+                    "{era:?}: {e}"
+                );
+            };
+            let asked = json!({ "message": "accept" });
+            says_what_to_add(client.call_tool("ship", asked.clone()).await);
+            // As a task, the task ends with that error.
+            let call = client
+                .call_tool_as_task("ship", asked, None)
+                .await
+                .expect("a task");
+            assert!(call.task.is_some(), "{era:?}: {call:?}");
+            says_what_to_add(call.result().await);
+        });
+    }
+}
+
+#[test]
+fn a_plain_2026_call_of_a_tool_that_runs_only_as_a_task_says_how_to_call_it() {
+    with_client(Era::V2026_07_28, async |client| {
+        let plain = client.call_tool("only_task", json!({})).await;
+        let Err(e) = plain else {
+            panic!("-32021 expected, not {plain:?}");
+        };
+        assert_eq!(e.rpc().map(|e| e.code), Some(-32021), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "Missing required client capability (-32021); the tool runs only as a task: call it \
+             with Client::call_tool_as_task"
+        );
+        let call = client
+            .call_tool_as_task("only_task", json!({}), None)
+            .await
+            .expect("a task");
+        assert!(call.task.is_some(), "{call:?}");
+        assert_eq!(call.result().await.expect("its result").all_text(), "done");
+    });
 }

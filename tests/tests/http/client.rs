@@ -1,13 +1,17 @@
 //! Our client over Streamable HTTP (`taskwire_http::HttpClient`, `task-client --url`) against
 //! our server, in each era: the seed flow to its result, input asked mid-task and answered
-//! by the client's handler, a cancel.
+//! by the client's handler, a cancel; a refused connection said as such; names and task ids
+//! that are no plain header text sent as `=?base64?…?=`.
 
 use std::time::Duration;
 
-use serde_json::json;
-use taskwire_driver::engine::{ClientEra, Config, Era, TaskStatus};
-use taskwire_driver::{Client, ClientBuilder, ElicitationAnswer, TaskUpdate};
-use taskwire_http::HttpClient;
+use serde_json::{json, Value};
+use taskwire_driver::{
+    CallToolResult, Client, ClientBuilder, ClientEra, Config, ElicitationAnswer, Era, Error,
+    Server, TaskStatus, TaskSupport, TaskUpdate, Tool,
+};
+use taskwire_http::{HttpClient, HttpConfig};
+use taskwire_tests::peers::http::free_port;
 use taskwire_tests::peers::{self, Argv};
 
 use crate::common::TestServer;
@@ -116,15 +120,49 @@ fn a_task_is_cancelled_over_http_in_each_era() {
 }
 
 #[test]
-fn an_unreachable_endpoint_fails_the_call_instead_of_hanging() {
+fn an_unreachable_endpoint_fails_the_call_at_once_saying_why() {
     let server = TestServer::start();
     server.run(async {
-        let client = HttpClient::new("http://127.0.0.1:9/mcp")
-            .connect(ClientBuilder::new(Config::new("t", "1")));
+        let url = format!("http://127.0.0.1:{}/mcp", free_port());
+        let client = HttpClient::new(&url).connect(ClientBuilder::new(Config::new("t", "1")));
         let failed = tokio::time::timeout(Duration::from_secs(20), client.initialize())
             .await
             .expect("an answer, not a hang");
-        assert!(failed.is_err());
+        let Err(Error::Negotiation(e)) = &failed else {
+            panic!("a failed handshake expected, not {failed:?}");
+        };
+        assert_eq!(e.code, -32000, "{e}");
+        assert!(
+            e.message.starts_with(&format!(
+                "connection refused: nothing accepts connections at {url}"
+            )),
+            "{e}"
+        );
+    });
+}
+
+#[test]
+fn names_and_task_ids_that_are_no_plain_header_text_go_in_base64_in_2026_07_28() {
+    let tool = Tool::new("prüfen", TaskSupport::Optional);
+    let server = Server::new(Config::new("names", "1")).tool(tool, |_, _: Value| async {
+        Ok(CallToolResult::text("geprüft"))
+    });
+    let server = TestServer::serving(server, "127.0.0.1:0", HttpConfig::default());
+    server.run(async {
+        let client = client(&server, Era::V2026_07_28);
+        client.initialize().await.expect("initialize");
+        client.list_tools().await.expect("tools/list");
+        let checked = client.call_tool("prüfen", json!({})).await;
+        assert_eq!(checked.expect("its result").all_text(), "geprüft");
+        // Sent as they are (the server decodes its Mcp-Name): a task it does not know.
+        for id in ["bad\nid", " padded", "日本", "=?base64?SGk=?="] {
+            let unknown = client.get_task(id).await;
+            assert!(
+                matches!(&unknown, Err(Error::Rpc(e)) if e.code == -32602),
+                "{id:?}: {unknown:?}"
+            );
+        }
+        client.close().await;
     });
 }
 

@@ -186,6 +186,13 @@ impl TestServer {
         request
     }
 
+    /// The server's `host:port`, for raw TCP connections.
+    pub fn address(&self) -> &str {
+        self.url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp")
+    }
+
     /// A GET of `session`'s stream.
     pub async fn get_stream(&self, session: &str) -> Response {
         self.http
@@ -220,6 +227,12 @@ impl Post<'_> {
     pub fn set(mut self, name: &'static str, value: &str) -> Self {
         self.headers
             .insert(name, HeaderValue::from_str(value).expect("a header value"));
+        self
+    }
+
+    /// Leaves header `name` out.
+    pub fn unset(mut self, name: &'static str) -> Self {
+        self.headers.remove(name);
         self
     }
 

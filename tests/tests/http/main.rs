@@ -2,7 +2,8 @@
 //! in process, driven by a real HTTP client (reqwest) the way MCP clients use it, and by our
 //! own client over HTTP (`client`): 2025-11-25
 //! sessions (`sessions`), 2026-07-28 stateless requests (`stateless`), what every request
-//! passes first and the faults a network brings (`guard`, `faults`), many sessions at once
+//! passes first and the faults a network brings (`guard`, `faults`), floods that would lock
+//! others out (`floods`), many sessions at once
 //! (`load`), the README's mounting example (`example`), and the HTTP benchmark's smoke run
 //! (`bench_smoke`).
 //!
@@ -14,6 +15,7 @@ mod bench_smoke;
 mod client;
 mod example;
 mod faults;
+mod floods;
 mod guard;
 mod load;
 mod replicas;

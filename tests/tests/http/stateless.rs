@@ -181,3 +181,280 @@ fn a_notification_is_accepted_with_202() {
         assert_eq!(response.status(), StatusCode::ACCEPTED);
     });
 }
+
+/// The first JSON-RPC error code of a response, if any.
+async fn error_code(response: reqwest::Response) -> Value {
+    messages(response).await[0]["error"]["code"].clone()
+}
+
+/// FastMCP's 4.x client polls without `Mcp-Name` on `tasks/get`, `tasks/update` and
+/// `tasks/cancel`: the body names the task, so they are served; a wrong name still is not.
+#[test]
+fn task_requests_without_mcp_name_are_served_and_a_wrong_name_is_refused() {
+    let server = TestServer::start();
+    server.run(async {
+        let created = server
+            .stateless(
+                1,
+                "tools/call",
+                // It waits for its elicitation's answer, as a task in `input_required`.
+                json!({"name": "confirm_task", "arguments": {}, "_meta": {
+                    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {},
+                        "extensions": {"io.modelcontextprotocol/tasks": {}}}}}),
+            )
+            .send()
+            .await;
+        let task = messages(created).await[0]["result"]["taskId"].clone();
+        assert!(task.is_string(), "a task");
+        let got = server
+            .stateless(2, "tasks/get", json!({"taskId": task}))
+            .unset("mcp-name")
+            .send()
+            .await;
+        assert_eq!(got.status(), StatusCode::OK);
+        assert!(messages(got).await[0]["result"]["status"].is_string());
+        let wrong = server
+            .stateless(4, "tasks/get", json!({"taskId": task}))
+            .set("mcp-name", "another-task")
+            .send()
+            .await;
+        assert_eq!(wrong.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(error_code(wrong).await, -32020);
+        let cancelled = server
+            .stateless(5, "tasks/cancel", json!({"taskId": task}))
+            .unset("mcp-name")
+            .send()
+            .await;
+        assert_eq!(cancelled.status(), StatusCode::OK);
+        let cancelled = messages(cancelled).await.remove(0);
+        assert!(cancelled["result"].is_object(), "{cancelled}");
+        let got = server
+            .stateless(6, "tasks/get", json!({"taskId": task}))
+            .send()
+            .await;
+        assert_eq!(messages(got).await[0]["result"]["status"], "cancelled");
+        // The engine answers (the task is over), not the header check.
+        let updated = server
+            .stateless(
+                3,
+                "tasks/update",
+                json!({"taskId": task, "inputResponses": {}}),
+            )
+            .unset("mcp-name")
+            .send()
+            .await;
+        let code = error_code(updated).await;
+        assert!(code != -32020, "{code}");
+        // Other methods still need it.
+        let call = server
+            .stateless(
+                7,
+                "tools/call",
+                json!({"name": "long_running_task", "arguments": {}}),
+            )
+            .unset("mcp-name")
+            .send()
+            .await;
+        assert_eq!(error_code(call).await, -32020);
+    });
+}
+
+/// `Mcp-Name` in the `=?base64?…?=` form is decoded before it is compared with the body.
+#[test]
+fn a_base64_mcp_name_is_decoded_before_it_is_compared() {
+    let server = TestServer::start();
+    server.run(async {
+        let call = |id: u64, name: &str| {
+            server
+                .stateless(
+                    id,
+                    "tools/call",
+                    json!({"name": "long_running_task", "arguments": {}}),
+                )
+                .set("mcp-name", name)
+        };
+        // "long_running_task", then "long_running_tasks", then broken Base64.
+        let same = call(1, "=?base64?bG9uZ19ydW5uaW5nX3Rhc2s=?=").send().await;
+        assert_eq!(same.status(), StatusCode::OK);
+        assert_eq!(messages(same).await[0]["result"]["resultType"], "task");
+        let other = call(2, "=?base64?bG9uZ19ydW5uaW5nX3Rhc2tz?=").send().await;
+        assert_eq!(other.status(), StatusCode::BAD_REQUEST);
+        let body = messages(other).await.remove(0);
+        assert_eq!(body["error"]["code"], -32020);
+        assert!(body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("long_running_tasks")));
+        let broken = call(3, "=?base64?bG9uZ19ydW5uaW5nX3Rhc2s?=").send().await;
+        assert_eq!(error_code(broken).await, -32020);
+    });
+}
+
+/// A tool whose input schema marks `region` (a string) and `zone.level` (an integer) with
+/// `x-mcp-header`; it answers with its arguments.
+fn routed_server() -> TestServer {
+    use taskwire_driver::{CallToolResult, Config, Server, TaskSupport, Tool};
+    let routed = Tool::new("routed", TaskSupport::Forbidden).with_input_schema(json!({
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "zone": {"type": "object", "properties": {
+                "level": {"type": "integer", "x-mcp-header": "Level"}}},
+            "query": {"type": "string"}
+        }
+    }));
+    let server = Server::new(Config::new("routed", "1"))
+        .tool(routed, |_, args: Value| async move {
+            Ok(CallToolResult::text(args.to_string()))
+        });
+    TestServer::serving(server, "127.0.0.1:0", taskwire_http::HttpConfig::default())
+}
+
+/// SEP-2243: a tool's call carries its marked arguments in `Mcp-Param-*` headers, which the
+/// server checks against the body, decoded; a missing, different or broken one is `-32020`.
+#[test]
+fn mcp_param_headers_are_checked_against_the_arguments_decoded() {
+    let server = routed_server();
+    server.run(async {
+        let arguments = json!({"region": "eu west", "zone": {"level": 3}, "query": "q"});
+        let call = |id: u64| {
+            server.stateless(
+                id,
+                "tools/call",
+                json!({"name": "routed", "arguments": arguments}),
+            )
+        };
+        let plain = call(1)
+            .set("mcp-param-region", "eu west")
+            .set("mcp-param-level", "3")
+            .send()
+            .await;
+        assert_eq!(plain.status(), StatusCode::OK);
+        let encoded = call(2)
+            .set("mcp-param-region", "=?base64?ZXUgd2VzdA==?=")
+            .set("mcp-param-level", "3.0")
+            .send()
+            .await;
+        assert_eq!(encoded.status(), StatusCode::OK);
+        let text = messages(encoded).await[0]["result"]["content"][0]["text"].clone();
+        assert!(
+            text.as_str().is_some_and(|t| t.contains("eu west")),
+            "{text}"
+        );
+        let refused = [
+            (
+                call(3).set("mcp-param-level", "3"),
+                "Mcp-Param-Region header is missing",
+            ),
+            (
+                call(4)
+                    .set("mcp-param-region", "eu west")
+                    .set("mcp-param-level", "4"),
+                "Mcp-Param-Level is \"4\"",
+            ),
+            (
+                call(5)
+                    .set("mcp-param-region", "=?base64?ZXUgZWFzdA==?=")
+                    .set("mcp-param-level", "3"),
+                "Mcp-Param-Region is \"eu east\"",
+            ),
+            (
+                call(6)
+                    .set("mcp-param-region", "=?base64?ZXUgd2VzdA?=")
+                    .set("mcp-param-level", "3"),
+                "does not decode",
+            ),
+        ];
+        for (request, says) in refused {
+            let response = request.send().await;
+            assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{says}");
+            let body = messages(response).await.remove(0);
+            assert_eq!(body["error"]["code"], -32020, "{body}");
+            let message = body["error"]["message"].as_str().unwrap_or_default();
+            assert!(message.contains(says), "{message}");
+        }
+        // An argument left out needs no header.
+        let partial = server
+            .stateless(
+                7,
+                "tools/call",
+                json!({"name": "routed", "arguments": {"query": "q"}}),
+            )
+            .send()
+            .await;
+        assert_eq!(partial.status(), StatusCode::OK);
+    });
+}
+
+/// The transport says to ignore an `Mcp-Session-Id` on a 2026-07-28 request: one the server
+/// does not know (or does) is served statelessly; a 2025-11-25 request with an unknown one
+/// still gets `404`.
+#[test]
+fn a_stray_session_id_on_a_2026_request_is_ignored() {
+    let server = TestServer::start();
+    server.run(async {
+        let known = server.open_session().await;
+        for session in ["no-such-session", known.as_str()] {
+            let listed = server
+                .stateless(1, "tools/list", json!({}))
+                .set("mcp-session-id", session)
+                .send()
+                .await;
+            assert_eq!(listed.status(), StatusCode::OK, "{session}");
+            assert!(listed.headers().get("mcp-session-id").is_none());
+            let listed = messages(listed).await.remove(0);
+            assert_eq!(listed["result"]["resultType"], "complete", "{listed}");
+        }
+        let legacy = server
+            .in_session(
+                "no-such-session",
+                &json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+            )
+            .send()
+            .await;
+        assert_eq!(legacy.status(), StatusCode::NOT_FOUND);
+    });
+}
+
+/// `initialize` is no 2026-07-28 method: with that era's `_meta` it opens no session and gets
+/// the engine's `-32601` with `404`, as an unknown method does.
+#[test]
+fn a_2026_initialize_opens_no_session() {
+    let server = TestServer::start();
+    server.run(async {
+        let response = server
+            .stateless(
+                1,
+                "initialize",
+                json!({"protocolVersion": "2026-07-28", "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"}}),
+            )
+            .send()
+            .await;
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+        assert!(response.headers().get("mcp-session-id").is_none());
+        assert_eq!(error_code(response).await, -32601);
+    });
+}
+
+/// A JSON object that is no JSON-RPC message (no method, no result, no error) gets the
+/// engine's `-32600` with `400`, in both eras; a response is still taken with `202`.
+#[test]
+fn a_json_object_that_is_no_message_gets_32600_in_both_eras() {
+    let server = TestServer::start();
+    server.run(async {
+        let session = server.open_session().await;
+        let odd = [json!({"foo": 1}), json!({"jsonrpc": "2.0", "id": 3})];
+        for body in &odd {
+            for response in [
+                server.post(body).send().await,
+                server.in_session(&session, body).send().await,
+            ] {
+                assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{body}");
+                assert_eq!(error_code(response).await, -32600, "{body}");
+            }
+        }
+        let answer = json!({"jsonrpc": "2.0", "id": 9, "result": {}});
+        let taken = server.post(&answer).send().await;
+        assert_eq!(taken.status(), StatusCode::ACCEPTED);
+    });
+}

@@ -11,6 +11,8 @@
 mod common;
 
 mod everything;
+mod ext_tasks;
+mod fastmcp;
 mod http;
 mod http_rmcp;
 mod inspector;

@@ -146,6 +146,8 @@ impl ClientBuilder {
     /// ([`ElicitationRequest::accept`] builds one from a struct); an `Err` goes to the
     /// server as the JSON-RPC error. An accepted answer that does not fit the requested form
     /// ([`ElicitationRequest::check`]) is not sent: the server gets -32603 saying why.
+    /// Without this handler, a tool of ours that asks fails with -32021 naming
+    /// `elicitation` ([`Error::required_capabilities`]), whose text says to add it.
     ///
     /// ```
     /// use taskwire_driver::{ClientBuilder, Config, ElicitationAnswer, ElicitationMode};
@@ -380,7 +382,9 @@ impl Client {
     /// [`CallToolResult::is_error`]. In 2026-07-28, input the server asks for by MRTR
     /// (`InputRequiredResult`) is answered by this client's handlers and the call sent
     /// again, transparently. Dropping the future before its answer gives the call up: the
-    /// server is told (`notifications/cancelled`) and its late answer is ignored.
+    /// server is told (`notifications/cancelled`) and its late answer is ignored. A tool that
+    /// runs only as a task is refused (2025-11-25: -32601; 2026-07-28: -32021, whose text
+    /// says to call it with [`Client::call_tool_as_task`]).
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
         let name = name.to_owned();
         let (answered, caller) = oneshot::channel();

@@ -64,6 +64,9 @@ impl App for ToolSet {
                 self.remove(&name);
                 ctx.host.remove_tool(&name);
             }
+            ServerCommand::DescribeTool(name, reply) => {
+                let _ = reply.send(ctx.host.tool(&name).cloned());
+            }
         }
     }
 }

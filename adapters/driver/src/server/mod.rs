@@ -43,6 +43,8 @@ pub(crate) enum ServerCommand {
     AddTool(Tool, Handler),
     /// Remove the tool of this name.
     RemoveTool(String),
+    /// Tell the tool of this name as it is listed now.
+    DescribeTool(String, oneshot::Sender<Option<Tool>>),
 }
 
 /// The owner of a stdio connection's tasks: the one peer on the other end of the pipe.
@@ -58,7 +60,9 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server with random 128-bit task ids.
+    /// A server whose task ids are UUIDv7 ([`new_task_id`](crate::new_task_id): time-ordered,
+    /// with 74 bits from the OS random number generator), its tasks in memory until
+    /// [`Server::with_store`] gives it one.
     pub fn new(config: Config) -> Self {
         let host = Host::new(config, Box::new(new_task_id), crate::runtime::now());
         Server {
@@ -315,6 +319,16 @@ impl ServerHandle {
         capacity: usize,
     ) -> Result<MessageSession, Error> {
         self.links.open(owner.into(), capacity).await
+    }
+
+    /// The tool `name` as `tools/list` lists it now (e.g. for a transport that checks a
+    /// call's `Mcp-Param-*` headers against the `x-mcp-header` marks of its input schema);
+    /// `None` when there is no such tool or the server has stopped.
+    pub async fn tool(&self, name: &str) -> Option<Tool> {
+        let (reply, answer) = oneshot::channel();
+        let describe = ServerCommand::DescribeTool(name.to_owned(), reply);
+        self.commands.send(Command::App(describe)).await.ok()?;
+        answer.await.ok().flatten()
     }
 
     /// Closes every connection and stops all work.

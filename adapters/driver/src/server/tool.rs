@@ -104,11 +104,10 @@ where
     let f = Arc::new(f);
     Arc::new(move |arguments| {
         let text = arguments.map_or("{}", RawValue::get);
-        let args: A = serde_json::from_str(text).map_err(|e| {
-            let why = e.to_string();
-            let why = why.split(" at line ").next().unwrap_or(&why).to_owned();
-            RpcError::invalid_params(format!("Invalid arguments for tool {name}: {why}"))
-        })?;
+        let args: A =
+            crate::error::decode(&mut serde_json::Deserializer::from_str(text)).map_err(|why| {
+                RpcError::invalid_params(format!("Invalid arguments for tool {name}: {why}"))
+            })?;
         let f = f.clone();
         Ok(Box::new(move |ctx| Box::pin(f(ctx, args)) as BoxFuture<ToolOutcome>) as Start)
     })

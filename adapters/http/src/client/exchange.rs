@@ -12,7 +12,8 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 use taskwire_driver::engine::jsonrpc::RequestId;
 
-use super::{Session, Transport};
+use super::param_headers::header_text;
+use super::{failure, Session, Transport};
 use crate::envelope::Envelope;
 
 /// The code of a request the transport could not deliver or get an answer to (as for a
@@ -49,7 +50,8 @@ impl Transport {
                 request = request.header("mcp-method", method);
             }
             if let Some(name) = &envelope.name {
-                request = request.header("mcp-name", name);
+                // A task id, tool name or URI that is no plain header text goes as Base64.
+                request = request.header("mcp-name", header_text(name));
             }
             let call_of = match (envelope.method.as_deref(), &envelope.name) {
                 (Some("tools/call"), Some(name)) => Some(name),
@@ -76,8 +78,9 @@ impl Transport {
         let response = match request.body(message).send().await {
             Ok(response) => response,
             Err(e) => {
-                tracing::warn!(error = %e, "an HTTP request failed");
-                return self.fail(id, &format!("HTTP request failed: {e}"));
+                let why = failure::unsent(&self.endpoint.url, &e);
+                tracing::warn!(error = %why, "an HTTP request failed");
+                return self.fail(id, &why);
             }
         };
         let status = response.status();
@@ -146,7 +149,10 @@ impl Transport {
                 self.deliver(&error.to_string());
             }
             Ok(Value::Object(_)) => self.deliver(&on_answer(&body).unwrap_or(body)),
-            _ if id.is_some() => self.fail(id, &format!("HTTP {status} without an answer")),
+            _ if id.is_some() => {
+                let session = self.session().is_some();
+                self.fail(id, &failure::no_answer(&self.endpoint.url, status, session));
+            }
             _ if !status.is_success() => {
                 tracing::warn!(%status, "the server refused a message of ours")
             }

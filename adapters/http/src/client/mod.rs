@@ -5,6 +5,7 @@
 //! sends back goes to the engine as it arrives.
 
 mod exchange;
+mod failure;
 mod param_headers;
 mod stream;
 
@@ -28,7 +29,11 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
-    /// A client of the MCP endpoint at `url` (e.g. `http://127.0.0.1:3000/mcp`).
+    /// A client of the MCP endpoint at `url` (e.g. `http://127.0.0.1:3000/mcp`). A URL that
+    /// is no `http(s)` URL, a refused connection, or a path where no MCP endpoint answers
+    /// (`404`, `405`) fails the request (-32000; at the handshake,
+    /// [`Error::Negotiation`](taskwire_driver::Error::Negotiation)) with a message saying
+    /// which, and what an endpoint's URL looks like.
     pub fn new(url: impl Into<String>) -> Self {
         HttpClient {
             url: url.into(),

@@ -46,14 +46,14 @@ impl ParamHeaders {
         (tools.len() != before).then(|| reply.to_string())
     }
 
-    /// The `Mcp-Param-*` headers of a call of `tool` with `arguments` (a null or missing
-    /// argument has none).
     /// Whether `tool` has parameters marked `x-mcp-header` (its calls carry headers).
     pub fn marks(&self, tool: &str) -> bool {
         let known = self.tools.lock().expect("not poisoned");
         known.get(tool).is_some_and(|marked| !marked.is_empty())
     }
 
+    /// The `Mcp-Param-*` headers of a call of `tool` with `arguments` (a null or missing
+    /// argument has none).
     pub fn for_call(&self, tool: &str, arguments: &Value) -> Vec<(HeaderName, HeaderValue)> {
         let known = self.tools.lock().expect("not poisoned");
         let Some(marked) = known.get(tool) else {
@@ -108,20 +108,28 @@ fn is_token_byte(b: u8) -> bool {
 }
 
 /// A primitive argument as a header value: integers and booleans as JSON writes them, a
-/// string as is when it is printable ASCII without surrounding whitespace, otherwise
-/// `=?base64?…?=` of its UTF-8.
+/// string as [`header_text`] writes it.
 fn encode(value: &Value) -> Option<String> {
     match value {
         Value::Number(n) => Some(n.to_string()),
         Value::Bool(b) => Some(b.to_string()),
-        Value::String(s) if s.bytes().all(|b| (0x20..=0x7e).contains(&b)) && s.trim() == s => {
-            Some(s.clone())
-        }
-        Value::String(s) => Some(format!(
-            "=?base64?{}?=",
-            base64::engine::general_purpose::STANDARD.encode(s)
-        )),
+        Value::String(s) => Some(header_text(s)),
         _ => None,
+    }
+}
+
+/// Text as an `Mcp-Name` or `Mcp-Param-*` value (SEP-2243): as is when it is printable ASCII
+/// without surrounding whitespace and does not look like the encoded form, otherwise
+/// `=?base64?…?=` of its UTF-8 (so any tool name, URI or task id can be sent).
+pub(super) fn header_text(text: &str) -> String {
+    let printable = text.bytes().all(|b| (0x20..=0x7e).contains(&b)) && text.trim() == text;
+    let looks_encoded = text.starts_with("=?base64?") && text.ends_with("?=");
+    match printable && !looks_encoded {
+        true => text.to_owned(),
+        false => format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(text)
+        ),
     }
 }
 
@@ -171,6 +179,21 @@ mod tests {
                 ("mcp-param-region".into(), "us west 1".into()),
             ]
         );
+    }
+
+    #[test]
+    fn text_that_is_no_plain_header_value_or_looks_encoded_is_base64() {
+        for (text, sent) in [
+            ("task-1", "task-1"),
+            ("a b", "a b"),
+            ("bad\nid", "=?base64?YmFkCmlk?="),
+            (" padded", "=?base64?IHBhZGRlZA==?="),
+            ("日本", "=?base64?5pel5pys?="),
+            ("=?base64?SGk=?=", "=?base64?PT9iYXNlNjQ/U0drPT89?="),
+            ("=?base64?", "=?base64?"),
+        ] {
+            assert_eq!(header_text(text), sent, "{text:?}");
+        }
     }
 
     #[test]

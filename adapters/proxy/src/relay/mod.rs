@@ -53,14 +53,8 @@ impl Relay {
         if protocol != "2025-11-25" {
             return;
         }
-        let mut table = self.table.lock().unwrap();
-        table.behind_ready = true;
-        let what = if table.tasks {
-            "calls and tasks"
-        } else {
-            "plain calls"
-        };
-        tracing::info!("the {what} of 2025-11-25 clients are relayed straight behind");
+        self.table.lock().unwrap().behind_ready = true;
+        tracing::info!("the calls of 2025-11-25 clients are relayed straight behind");
     }
 }
 
@@ -76,8 +70,10 @@ impl Proxy {
     /// Task calls are relayed too, with `tasks/get`, `tasks/result`, `tasks/cancel`,
     /// `tasks/list`, the task notices and questions of the server behind, unless the front
     /// keeps tasks of its own: `stored` (its tasks are kept in a store, to outlive the
-    /// proxy) or tools offered as tasks by [`AsTask`]. Relayed tasks are the
-    /// server behind's: its ids, its limits, its `tasks/list`.
+    /// proxy) or tools offered as tasks by [`AsTask`], and unless a tool behind requires a
+    /// task (the proxy's client then runs that tool's plain calls as tasks behind, which the
+    /// relay leaves to it). Relayed tasks are the server behind's: its ids, its limits, its
+    /// `tasks/list`.
     ///
     /// When the server behind's output ends, each relayed call gets -32603 and nothing more
     /// is relayed (calls then take the proxy's client, which may start a new server).
@@ -92,6 +88,7 @@ impl Proxy {
     ) -> Relayed {
         let mut table = Table::default();
         table.tasks = !stored && self.as_task == AsTask::None;
+        table.required = self.required.clone();
         let table = Arc::new(Mutex::new(table));
         let (front_out, behind_in) = (shared(front.output), shared(stdin));
         let (server_in, to_server) = piper::pipe(PIPE);

@@ -4,8 +4,12 @@
 //! the answer comes back under the front's id. With it go the call's progress (its token
 //! renamed the same way), a front cancel of it, and the questions the server behind asks
 //! while such a call runs (ids `"taskwire-relay-qN"`, which the front's own numeric ids
-//! never collide with). Every other line is the drivers' (the relay returns `false`).
+//! never collide with). A plain call of a tool that requires a task behind is the drivers'
+//! (the proxy's client runs it as a task), and then task calls are too: the proxy's client
+//! makes tasks behind, whose notices and questions are its own. Every other line is the
+//! drivers' (the relay returns `false`).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use std::sync::LazyLock;
@@ -16,6 +20,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use taskwire_driver::engine::era::v2025_11_25::RELATED_TASK;
 use taskwire_driver::LogLevel;
+
+use crate::required::RequiredTools;
 
 /// The start of the relay's own ids and progress tokens, as JSON text.
 const CALL: &str = "\"taskwire-relay-";
@@ -31,8 +37,10 @@ pub(crate) struct Table {
     pub behind_ready: bool,
     /// Task calls and the `tasks/*` requests are relayed too, and the task notices and
     /// questions of the server behind: the front holds no tasks of its own, they all live
-    /// behind.
+    /// behind. Turned off when the front opens its session if a tool behind requires a task.
     pub tasks: bool,
+    /// The tools behind that require a task: their plain calls are the drivers'.
+    pub required: RequiredTools,
     /// The least severe log level the front client asked for (`logging/setLevel`; every
     /// level until then): the relayed tasks' log messages are filtered by it.
     level: Option<LogLevel>,
@@ -70,7 +78,7 @@ struct Message<'a> {
 #[derive(Deserialize)]
 struct CallParams<'a> {
     #[serde(borrow)]
-    name: Option<&'a RawValue>,
+    name: Option<Cow<'a, str>>,
     #[serde(borrow)]
     task: Option<&'a RawValue>,
     #[serde(rename = "_meta", borrow)]
@@ -102,6 +110,14 @@ impl Table {
         match (message.method, message.id) {
             (Some("notifications/initialized"), None) => {
                 self.front_ready = true;
+                // The front's tools are listed by now.
+                if self.tasks && !self.required.is_empty() {
+                    self.tasks = false;
+                    tracing::info!(
+                        "task calls are not relayed: tools behind require tasks, which the \
+                         proxy's client makes for their plain calls"
+                    );
+                }
                 false
             }
             (Some("logging/setLevel"), Some(_)) => {
@@ -140,13 +156,16 @@ impl Table {
         let Ok(call) = serde_json::from_str::<CallParams>(params.get()) else {
             return false;
         };
-        if call.name.is_none() {
-            return false;
-        }
+        let Some(name) = call.name else { return false };
         if call.task.is_some() {
             // A task's progress outlives its call: the token goes as it came (the proxy's
             // client calls no tools while tasks are relayed).
             return self.tasks && self.relay_request(id, "tools/call", Some(params), out);
+        }
+        // (While tasks are relayed, such a call goes as it came, to be refused behind: the
+        // proxy's client makes no tasks then. Only a tool listed again can be one.)
+        if !self.tasks && self.required.contains(&name) {
+            return false;
         }
         let mut meta = match call
             .meta
@@ -670,6 +689,53 @@ mod tests {
             front(&mut table, call(json!(2), json!({"name": "slow"}))),
             None
         );
+    }
+
+    #[test]
+    fn a_plain_call_of_a_tool_that_requires_a_task_is_the_drivers_and_tasks_are_not_relayed() {
+        use taskwire_driver::engine::TaskSupport;
+        use taskwire_driver::Tool;
+        let mut table = Table {
+            tasks: true,
+            ..Table::default()
+        };
+        table.required.listed(&[
+            Tool::new("slow", TaskSupport::Required),
+            Tool::new("echo", TaskSupport::Optional),
+        ]);
+        let opened = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert!(!table.front_line(opened.to_string().as_bytes(), &mut Vec::new()));
+        table.behind_ready = true;
+        assert!(!table.tasks, "the proxy's client makes tasks behind");
+
+        assert_eq!(
+            front(&mut table, call(json!(1), json!({"name": "slow"}))),
+            None
+        );
+        let escaped =
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sl\u006fw"}}"#;
+        assert!(
+            !table.front_line(escaped, &mut Vec::new()),
+            "the name read unescaped"
+        );
+        let task = call(json!(3), json!({"name": "echo", "task": {}}));
+        assert_eq!(front(&mut table, task), None, "task calls: the front's own");
+        let sent = front(&mut table, call(json!(4), json!({"name": "echo"}))).unwrap();
+        assert_eq!(
+            sent["id"], "taskwire-relay-1",
+            "other plain calls are relayed"
+        );
+
+        let about_task = json!({"jsonrpc": "2.0", "id": 13, "method": "elicitation/create",
+            "params": {"message": "?", "_meta": {RELATED_TASK: {"taskId": "t"}}}});
+        assert_eq!(
+            behind(&mut table, about_task, false),
+            None,
+            "a task's question: the client's"
+        );
+        let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                              "params": {"progressToken": 3, "progress": 1}});
+        assert_eq!(behind(&mut table, progress, false), None, "the client's");
     }
 
     #[test]
