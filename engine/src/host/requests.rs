@@ -191,9 +191,12 @@ impl Host {
     /// (`notifications/cancelled`), its late answer passes quietly, and no event reports
     /// it. A call that went out again under another id (a 2025-11-25 task call refused and
     /// sent plainly, a later 2026-07-28 MRTR round) is cancelled under that id; one between
-    /// MRTR rounds forgets the inputs it waits for. `false` when nothing of it is pending:
-    /// answered already, or a task call whose task exists (cancel that with
-    /// [`Host::cancel_task`]).
+    /// MRTR rounds forgets the inputs it waits for. A 2025-11-25 task-augmented request
+    /// still waiting for its `CreateTaskResult` is not sent `notifications/cancelled`
+    /// (which must not cancel a task request): the task it makes is cancelled with
+    /// `tasks/cancel` once it exists (the same when such a request times out). `false` when
+    /// nothing of it is pending: answered already, or a task call whose task exists (cancel
+    /// that with [`Host::cancel_task`]).
     pub fn cancel_request(
         &mut self,
         now: Millis,

@@ -58,6 +58,11 @@ impl Outbound {
         self.pending.remove(id)
     }
 
+    /// The purpose of pending request `id`.
+    pub fn get(&self, id: &RequestId) -> Option<&Sent> {
+        self.pending.get(id)
+    }
+
     /// The id of a pending request `sent` for what `pick` looks for.
     pub fn find(&self, pick: impl Fn(&Sent) -> bool) -> Option<RequestId> {
         let found = self.pending.iter().find(|(_, sent)| pick(sent));
@@ -123,6 +128,21 @@ impl State {
         };
         self.send(session, kind, about, line);
         Some(id)
+    }
+
+    /// Keeps request `id` pending for `sent` from now on, with no local timeout: its answer,
+    /// whenever it comes, goes to that purpose (e.g. a task request given up, whose task
+    /// must be cancelled once it exists).
+    pub(crate) fn repurpose_request(&mut self, session: SessionId, id: RequestId, sent: Sent) {
+        self.clear_timer(&Timer::Request(session, id.clone()));
+        if let Some(s) = self.session_mut(session) {
+            s.outbound.pending.insert(id, sent);
+        }
+    }
+
+    /// The purpose of our request `id` on `session`, while it is pending.
+    pub(crate) fn pending_request(&self, session: SessionId, id: &RequestId) -> Option<&Sent> {
+        self.session(session)?.outbound.get(id)
     }
 
     /// Forgets a pending request and tells the peer to stop working on it (on `stream`,

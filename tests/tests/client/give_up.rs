@@ -3,7 +3,8 @@
 //! tool stopped), the late answer passes quietly, and nothing is reported; in 2026-07-28 a
 //! call between MRTR rounds forgets its inputs, and a later round is cancelled by its own id;
 //! in 2025-11-25 a task call refused with -32601 and sent again plainly is cancelled by the
-//! id it went again under.
+//! id it went again under, and a task call still waiting for its task (given up, or timed
+//! out) is never sent `notifications/cancelled`: its task is cancelled once it exists.
 
 use serde_json::{json, Value};
 use taskwire_engine::{CallId, Event, RequestId, StopReason, TaskSupport};
@@ -195,4 +196,87 @@ fn a_task_call_sent_again_plainly_is_cancelled_by_its_new_id() {
         "{events:?}"
     );
     assert!(!d.host.cancel_request(d.now, d.session, &request).unwrap());
+}
+
+/// A scripted 2025-11-25 server whose `job` is listed optional, and the client's task call
+/// of it, still waiting for its `CreateTaskResult`.
+fn task_call_pending() -> (Probe, RequestId) {
+    let mut d = Probe::ready_client(
+        client_config(),
+        json!({ "protocolVersion": "2025-11-25",
+                "capabilities": { "tools": {}, "tasks": { "requests": { "tools": { "call": {} } } } },
+                "serverInfo": { "name": "scripted", "version": "1" } }),
+    );
+    let list = d.host.list_tools(d.now, d.session, None).unwrap();
+    d.drain();
+    d.reply(
+        &id_json(&list),
+        json!({ "tools": [{ "name": "job", "inputSchema": { "type": "object" },
+                            "execution": { "taskSupport": "optional" } }] }),
+    );
+    let request = d
+        .host
+        .call_tool_as_task(d.now, d.session, "job", json!({}), None)
+        .unwrap();
+    let sent = d.drain();
+    assert!(sent[0]["params"]["task"].is_object(), "{sent:?}");
+    d.take_events();
+    (d, request)
+}
+
+/// The server answers the task call late with `CreateTaskResult` for `task-9`: the client
+/// cancels that task with `tasks/cancel` and reports nothing of it.
+fn late_task_is_cancelled(d: &mut Probe, request: &RequestId) {
+    let out = d.reply(
+        &id_json(request),
+        json!({ "task": { "taskId": "task-9", "status": "working", "ttl": 60000,
+                          "createdAt": "2026-01-15T09:00:00Z",
+                          "lastUpdatedAt": "2026-01-15T09:00:00Z" } }),
+    );
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0]["method"], "tasks/cancel");
+    assert_eq!(out[0]["params"]["taskId"], "task-9");
+    // Its answer passes quietly too.
+    let out = d.reply(
+        &out[0]["id"],
+        json!({ "taskId": "task-9", "status": "cancelled", "ttl": 60000,
+                "createdAt": "2026-01-15T09:00:00Z", "lastUpdatedAt": "2026-01-15T09:00:01Z" }),
+    );
+    assert!(out.is_empty(), "{out:?}");
+    let events = d.take_events();
+    assert!(
+        !events.iter().any(|e| matches!(
+            e,
+            Event::Response { .. } | Event::TaskCreated { .. } | Event::TaskStatus { .. }
+        )),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn a_task_call_given_up_before_its_task_came_cancels_the_task_once_it_exists() {
+    let (mut d, request) = task_call_pending();
+    assert!(d.host.cancel_request(d.now, d.session, &request).unwrap());
+    // No notifications/cancelled: it must not be used for a task-augmented request.
+    let out = d.drain();
+    assert!(out.is_empty(), "{out:?}");
+    late_task_is_cancelled(&mut d, &request);
+}
+
+#[test]
+fn a_task_call_that_times_out_is_reported_and_its_late_task_cancelled() {
+    let (mut d, request) = task_call_pending();
+    let out = d.advance(600_000);
+    assert!(
+        !out.iter().any(|m| m["method"] == "notifications/cancelled"),
+        "{out:?}"
+    );
+    let events = d.take_events();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::TimedOut { request: r, .. } if *r == request)),
+        "{events:?}"
+    );
+    late_task_is_cancelled(&mut d, &request);
 }

@@ -217,6 +217,9 @@ impl Protocol for V2025_11_25 {
     }
 
     fn cancel_request(&self, st: &mut State, session: SessionId, request: &RequestId) -> bool {
+        if requestor::withdraw_task_request(st, session, request) {
+            return true;
+        }
         // A task call refused with -32601 went again plainly, under a new id.
         st.give_up_request(
             session,

@@ -231,6 +231,7 @@ pub(super) fn answered(
             }
             _ => on_task_created(st, session, id, outcome),
         },
+        Asked::Withdrawn => cancel_withdrawn(st, session, outcome),
         Asked::PlainRetry { original } => respond(st, original, outcome),
         Asked::ToolsList => {
             if let (Ok(page), Some(s)) = (&outcome, kept::session_mut(st, session)) {
@@ -353,6 +354,15 @@ pub(super) fn timed_out(st: &mut State, session: SessionId, id: RequestId, asked
             st.abandoned(session, None, &id, "Task given up");
             following::result_timed_out(st, session, &task);
         }
+        Asked::TaskRequest { .. } => {
+            // Not `notifications/cancelled` (checklist §2.16 r1): a task it makes is
+            // cancelled once it exists.
+            st.repurpose_request(session, id.clone(), withdrawn());
+            st.event(Event::TimedOut {
+                session,
+                request: id,
+            });
+        }
         asked => {
             st.abandoned(session, None, &id, "Request timed out");
             // The engine's own polls are not the application's business.
@@ -367,6 +377,45 @@ pub(super) fn timed_out(st: &mut State, session: SessionId, id: RequestId, asked
                 st.after_poll(session, &task);
             }
         }
+    }
+}
+
+fn withdrawn() -> Sent {
+    Sent::Era(Era::V2025_11_25, Box::new(Asked::Withdrawn))
+}
+
+/// Gives up our task request `request` while its answer is pending: it stays pending (no
+/// `notifications/cancelled`, which must not cancel a task request) and the task it makes,
+/// if any, is cancelled once it exists. `false` when it is no pending task request.
+pub(super) fn withdraw_task_request(
+    st: &mut State,
+    session: SessionId,
+    request: &RequestId,
+) -> bool {
+    let pending = st.pending_request(session, request);
+    let is_task_request = matches!(pending, Some(Sent::Era(Era::V2025_11_25, purpose))
+        if matches!(purpose.downcast_ref::<Asked>(), Some(Asked::TaskRequest { .. })));
+    if is_task_request {
+        st.repurpose_request(session, request.clone(), withdrawn());
+    }
+    is_task_request
+}
+
+/// The answer to a withdrawn task request: the task it made is cancelled (`tasks/cancel`,
+/// whose own answer ends here too); anything else is dropped.
+fn cancel_withdrawn(st: &mut State, session: SessionId, outcome: Result<Value, RpcError>) {
+    let task = outcome.ok().and_then(|v| {
+        let id = v.get("task")?.get("taskId")?.as_str()?;
+        Some(id.to_owned())
+    });
+    if let Some(task) = task {
+        send(
+            st,
+            session,
+            "tasks/cancel",
+            Some(task_params(&task)),
+            Asked::Withdrawn,
+        );
     }
 }
 
@@ -396,7 +445,7 @@ pub(super) fn closed_pending(
         Asked::TaskGet { auto: false, .. } | Asked::TaskResult { auto: false, .. } => {
             st.event(response(id))
         }
-        Asked::TaskGet { .. } | Asked::TaskResult { .. } => {}
+        Asked::TaskGet { .. } | Asked::TaskResult { .. } | Asked::Withdrawn => {}
         Asked::Input { call, input } => receiver::input_failed(st, call, input, error.clone()),
     }
 }

@@ -53,6 +53,11 @@ pub(super) enum Asked {
     TaskRequest {
         fallback: Option<Box<PlainCall>>,
     },
+    /// A task request given up before its task came (the application withdrew it, or it
+    /// timed out), or the `tasks/cancel` of the task it made. A task-augmented request is
+    /// never cancelled with `notifications/cancelled` (checklist §2.16 r1): the task it
+    /// makes is cancelled with `tasks/cancel` once it exists, and nothing is reported.
+    Withdrawn,
     /// The plain retry of a task request the server refused; its answer is `original`'s.
     PlainRetry {
         original: RequestId,
@@ -98,7 +103,10 @@ impl Eq for PlainCall {}
 impl Asked {
     /// Parked and user-facing requests wait as long as they must.
     pub fn times_out(&self) -> bool {
-        !matches!(self, Asked::TaskResult { .. } | Asked::Input { .. })
+        !matches!(
+            self,
+            Asked::TaskResult { .. } | Asked::Input { .. } | Asked::Withdrawn
+        )
     }
 }
 
