@@ -55,7 +55,13 @@ pub(crate) fn send_notice(
     }
 }
 
-/// Serves a peer request (not `ping`, which every era answers alike). A client session's
+/// Whether `ping` is answered with `{}`: in every era but 2026-07-28, which removed it (a
+/// request carrying that era's `_meta` version goes to [`route_request`], which refuses it).
+pub(crate) fn answers_ping(params: Option<&RawValue>) -> bool {
+    !v2026_07_28::names_version(params)
+}
+
+/// Serves a peer request (not `ping`, which the eras that have it answer alike). A client session's
 /// requests go to the era it speaks (the oldest before it opens); on a server session the
 /// newest era that claims a request reads it: 2026-07-28 claims `server/discover` and every
 /// request carrying its per-request protocol version, 2025-11-25 `initialize` and whatever

@@ -122,7 +122,7 @@ impl Host {
                 Reject::peer(PeerErrorKind::TooManyPending, error),
             );
         }
-        if method == "ping" {
+        if method == "ping" && era::answers_ping(params) {
             let line = jsonrpc::reply_with(&id, 48, |buf| buf.extend_from_slice(b"{}"));
             return st.reply(session, &id, None, line);
         }

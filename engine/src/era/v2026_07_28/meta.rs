@@ -382,7 +382,7 @@ impl<'de> Deserialize<'de> for Extensions {
 /// names it at all. A byte search for its `/`, then its tail, short enough for the standard
 /// library's vectorised search (the whole key cost a tools/call ~1,600 instructions);
 /// `initialize`'s `"protocolVersion"` has no slash before it.
-pub(super) fn names_version(params: Option<&RawValue>) -> bool {
+pub(in crate::era) fn names_version(params: Option<&RawValue>) -> bool {
     params.is_some_and(|p| {
         let text = p.get();
         text.as_bytes().contains(&b'/') && text.contains("/protocolVersion\"")

@@ -37,6 +37,7 @@ mod following;
 mod input;
 pub(super) mod listen;
 mod meta;
+pub(super) use meta::names_version;
 mod requestor;
 mod serving;
 mod state;

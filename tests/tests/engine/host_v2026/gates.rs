@@ -159,3 +159,21 @@ fn a_v2025_session_on_the_same_host_keeps_2025_11_25() {
         .collect();
     assert_eq!(ids, [&json!("task-1")]);
 }
+
+#[test]
+fn removed_methods_are_method_not_found() {
+    let mut m = V2026::new();
+    for method in [
+        "ping",
+        "initialize",
+        "logging/setLevel",
+        "resources/subscribe",
+    ] {
+        let answer = m.request(method, json!({}), json!({}));
+        assert_eq!(error_code(&answer), -32601, "{method}: {answer}");
+        assert_valid_in(CORE_2026, "JSONRPCErrorResponse", &answer);
+    }
+    // A ping without this era's _meta is the 2025-11-25 one, answered at any time.
+    let out = m.raw(r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#);
+    assert_eq!(out[0]["result"], json!({}), "{out:?}");
+}
