@@ -160,7 +160,7 @@ mkdir -p "$(dirname "$peers_log")"
 if [ "${TASKWIRE_SKIP_INTEROP:-}" = 1 ]; then
   step "peers: skipped (TASKWIRE_SKIP_INTEROP=1); the interop tests will say so"
 else
-  step "peers: started in the background (Python mcp==1.30.0, TypeScript SDK 1.32.2, server-everything, Inspector 2.12, rmcp 3.11, turbomcp 4.0.0-alpha.5; log in $peers_log)"
+  step "peers: started in the background (Python mcp==1.30.0, FastMCP 3.4.11 and 4.1.4, TypeScript SDK 1.32.2 and its v2 client with ext-tasks 0.2.2, server-everything, Inspector 2.12, rmcp 3.11, turbomcp 4.0.0-alpha.5; log in $peers_log)"
   # CI builds the Rust peers unoptimized (the tests need them to work, not to be fast).
   if [ "${CI:-}" = true ]; then
     export PEERS_OPT_LEVEL="${PEERS_OPT_LEVEL:-0}"
