@@ -127,6 +127,9 @@ struct Harness {
     slots: Vec<Slot>,
     tasks: BTreeMap<String, Known>,
     calls: Vec<(CallId, bool)>,
+    /// Input requests the application made that no `InputResponse` has answered yet (each
+    /// may end in one, e.g. when its session closes).
+    inputs: usize,
     now: u64,
     /// Every check runs (otherwise only the cheap ones: see the [module docs](self)).
     deep: bool,
@@ -157,6 +160,7 @@ impl Harness {
             slots: Vec::new(),
             tasks: BTreeMap::new(),
             calls: Vec::new(),
+            inputs: 0,
             now: EPOCH,
             deep,
             validate,
@@ -376,6 +380,9 @@ impl Harness {
             }
         };
         tline!(self.transcript, "app on {call} -> {result:?}");
+        if choice > 3 && result.is_ok() {
+            self.inputs += 1;
+        }
         if choice < 3 && result.is_ok() {
             // Answered: the call is over.
             self.calls.swap_remove(c);
@@ -451,7 +458,7 @@ impl Harness {
     }
 
     fn absorb(&mut self) {
-        let bound = output_bound(self.tasks.len() + self.calls.len() + 8);
+        let bound = output_bound(self.tasks.len() + self.calls.len() + self.inputs + 8);
         let out = drain(
             &mut self.host,
             "server",
@@ -464,6 +471,7 @@ impl Harness {
             match event {
                 Event::ToolCall(c) => self.calls.push((c.call, true)),
                 Event::Stop { call, .. } => self.calls.retain(|(c, _)| c != call),
+                Event::InputResponse { .. } => self.inputs = self.inputs.saturating_sub(1),
                 _ => {}
             }
         }

@@ -530,7 +530,18 @@ impl Harness {
             }
             Event::Notification { session, .. } => from_fed(session, "Notification"),
             Event::PeerError { session, .. } => from_fed(session, "PeerError"),
-            Event::Initialized { session, .. } => from_fed(session, "Initialized"),
+            Event::Initialized {
+                session,
+                capabilities,
+                ..
+            } => {
+                from_fed(session, "Initialized");
+                // What the session declared, as the host read it: also from an initialize
+                // the grammar mangled into untrusted bytes the host still accepts.
+                if let Some(k) = self.slot_of(*session) {
+                    self.slots[k].caps = capabilities.clone();
+                }
+            }
             Event::Progress { session, .. } => from_fed(session, "Progress"),
             Event::Log { session, .. } => from_fed(session, "Log"),
             Event::Closed { session } => {

@@ -739,9 +739,6 @@ impl Harness {
             .and_then(|v| id_key(v.get("id")?))
             .map(|key| (session, key))
             .filter(|key| self.inputs.contains_key(key));
-        let init_caps = value
-            .filter(|v| v["method"] == "initialize" && !ready)
-            .map(|v| v["params"]["capabilities"].clone());
         match value {
             Some(v) => self.slots[k].ledger.inbound_value(v, true),
             None => {
@@ -759,11 +756,6 @@ impl Harness {
             self.shut,
         );
         let out = self.drain(bound);
-        if let Some(caps) = init_caps {
-            if self.host.protocol_version(session).is_some() {
-                self.slots[k].caps = caps;
-            }
-        }
         let idless = out
             .sends()
             .filter(|s| s.msg.response_id().is_none() && s.msg.code().is_some())
