@@ -13,7 +13,7 @@
 //! and on a 2026-07-28 session none is a result (the server asks nothing); each request validates against its 2026 definition and carries
 //! the per-request `_meta` (the extension declared except on a plain `tools/call`), and no
 //! `tasks/result` or `tasks/list` is sent; `tasks/update` answers only keys the server asked
-//! of that task, each handed to the application once; every call the application makes
+//! of that task, each handed to the application once per following of the task; every call the application makes
 //! ends exactly once (a response, or a created or followed task and then one outcome, or
 //! given up with `cancel_request`, after which nothing reports it), at the latest when the
 //! session closes.
@@ -519,6 +519,9 @@ impl Harness {
                     owners.next().is_none(),
                     "invariant: two calls wait for task {task}"
                 );
+                // The following ended: a later one (`follow_task`) hands its open input
+                // requests out afresh.
+                self.asked.remove(task.as_str());
                 count(2);
             }
             Event::Request(request) => {

@@ -271,6 +271,8 @@ impl World {
                 + self.client_inbox.len()
                 + self.server_inbox.len()
                 + self.bob_inbox.len()
+                // Bob's probes: each gets its response, at the latest when his session ends.
+                + self.probes.len()
                 + self.requests_sent,
         )
     }
