@@ -135,6 +135,17 @@ pub fn run_sql(url: &str, statements: &[&str]) {
 /// Runs `sql` on the database at `url`: the server's message when it fails. Panics when the
 /// server cannot be reached.
 pub fn try_sql(url: &str, sql: &str) -> Result<(), String> {
+    with_client(url, async |client| {
+        client.batch_execute(sql).await.map_err(|e| {
+            e.as_db_error()
+                .map_or(e.to_string(), |db| db.message().to_owned())
+        })
+    })
+}
+
+/// What `work` makes of a connection of its own to the database at `url` (on a runtime of
+/// its own). Panics when the server cannot be reached.
+pub fn with_client<T>(url: &str, work: impl AsyncFnOnce(&tokio_postgres::Client) -> T) -> T {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -144,10 +155,7 @@ pub fn try_sql(url: &str, sql: &str) -> Result<(), String> {
             .await
             .unwrap_or_else(|e| panic!("cannot reach the PostgreSQL server at {url}: {e}"));
         tokio::spawn(connection);
-        client.batch_execute(sql).await.map_err(|e| {
-            e.as_db_error()
-                .map_or(e.to_string(), |db| db.message().to_owned())
-        })
+        work(&client).await
     })
 }
 

@@ -1,12 +1,44 @@
 //! What our demo `task-client` printed, parsed: lines like
 //! `[ 1.003s] status: working - 处理步骤 1...` and `[ 3.004s] result: 任务完成！`.
 
+use serde_json::{json, Value};
+use taskwire_demo::tools::DONE_MESSAGE;
+
 use super::Run;
 
 /// The seed's status messages, in order.
 pub const STEPS: [&str; 3] = ["开始执行...", "处理步骤 1...", "处理步骤 2..."];
 /// The seed's result text.
 pub const RESULT: &str = "任务完成！";
+
+/// What a peer client printed of our `task-server`'s `long_running_task`: its task views
+/// (`views`, each with `status` and `message`) `working`, with no message, one of the seed's
+/// steps or, just before the end, the demo's closing message; the last `completed` with the
+/// closing message; and its `result` event, the seed's text with no tool error.
+pub fn assert_ran_to_completion(out: &Run, views: &[Value]) {
+    let (last, before) = views
+        .split_last()
+        .unwrap_or_else(|| panic!("no task view\n{out}"));
+    assert_eq!(
+        (&last["status"], &last["message"]),
+        (&json!("completed"), &json!(DONE_MESSAGE)),
+        "{out}"
+    );
+    for view in before {
+        assert_eq!(view["status"], "working", "{out}");
+        let message = view["message"].as_str().unwrap_or_default();
+        assert!(
+            message.is_empty() || STEPS.contains(&message) || message == DONE_MESSAGE,
+            "{out}"
+        );
+    }
+    let result = out.event("result");
+    assert_eq!(
+        (&result["text"], &result["isError"]),
+        (&json!(RESULT), &json!(false)),
+        "{out}"
+    );
+}
 
 /// The steps of one `task-client` run.
 #[derive(Debug, Default)]

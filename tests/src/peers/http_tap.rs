@@ -62,6 +62,21 @@ pub fn with_method<'a>(exchanges: &'a [Exchange], method: &str) -> Vec<&'a Excha
         .collect()
 }
 
+/// Asserts that every exchange after `initialize` named the session `initialize` opened (a
+/// 2025-11-25 client keeps one session throughout).
+pub fn assert_one_session(exchanges: &[Exchange]) {
+    let session = with_method(exchanges, "initialize")[0]
+        .session
+        .clone()
+        .expect("an Mcp-Session-Id");
+    for x in exchanges
+        .iter()
+        .filter(|x| x.rpc_method() != Some("initialize"))
+    {
+        assert_eq!(x.header("mcp-session-id"), Some(session.as_str()), "{x:#?}");
+    }
+}
+
 /// What the proxy saw, in order: the messages as a [`Log`] (a request when it arrived, its
 /// answer's messages when the answer ended), and the exchanges as they ended.
 #[derive(Default)]

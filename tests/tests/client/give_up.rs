@@ -154,27 +154,9 @@ fn a_v2026_call_in_its_second_round_is_cancelled_by_that_rounds_id() {
 
 #[test]
 fn a_task_call_sent_again_plainly_is_cancelled_by_its_new_id() {
-    // A scripted 2025-11-25 server that lists its tool's support unreadably: the engine
-    // tries a task and, refused with -32601, sends the call again plainly.
-    let mut d = Probe::ready_client(
-        client_config(),
-        json!({ "protocolVersion": "2025-11-25",
-                "capabilities": { "tools": {}, "tasks": { "requests": { "tools": { "call": {} } } } },
-                "serverInfo": { "name": "scripted", "version": "1" } }),
-    );
-    let list = d.host.list_tools(d.now, d.session, None).unwrap();
-    d.drain();
-    d.reply(
-        &id_json(&list),
-        json!({ "tools": [{ "name": "job", "inputSchema": { "type": "object" },
-                            "execution": { "taskSupport": "sometimes" } }] }),
-    );
-    let request = d
-        .host
-        .call_tool_as_task(d.now, d.session, "job", json!({}), None)
-        .unwrap();
-    let first = d.drain();
-    assert!(first[0]["params"]["task"].is_object(), "{first:?}");
+    // The tool's support is listed unreadably: the engine tries a task and, refused with
+    // -32601, sends the call again plainly.
+    let (mut d, request) = task_call_pending("sometimes");
     let refused = d.feed_json(json!({ "jsonrpc": "2.0", "id": id_json(&request),
         "error": { "code": -32601, "message": "Method not found" } }));
     assert_eq!(refused.len(), 1, "{refused:?}");
@@ -198,9 +180,9 @@ fn a_task_call_sent_again_plainly_is_cancelled_by_its_new_id() {
     assert!(!d.host.cancel_request(d.now, d.session, &request).unwrap());
 }
 
-/// A scripted 2025-11-25 server whose `job` is listed optional, and the client's task call
-/// of it, still waiting for its `CreateTaskResult`.
-fn task_call_pending() -> (Probe, RequestId) {
+/// A scripted 2025-11-25 server whose `job` is listed with task support `support`, and the
+/// client's task call of it, still waiting for its answer.
+fn task_call_pending(support: &str) -> (Probe, RequestId) {
     let mut d = Probe::ready_client(
         client_config(),
         json!({ "protocolVersion": "2025-11-25",
@@ -212,7 +194,7 @@ fn task_call_pending() -> (Probe, RequestId) {
     d.reply(
         &id_json(&list),
         json!({ "tools": [{ "name": "job", "inputSchema": { "type": "object" },
-                            "execution": { "taskSupport": "optional" } }] }),
+                            "execution": { "taskSupport": support } }] }),
     );
     let request = d
         .host
@@ -255,7 +237,7 @@ fn late_task_is_cancelled(d: &mut Probe, request: &RequestId) {
 
 #[test]
 fn a_task_call_given_up_before_its_task_came_cancels_the_task_once_it_exists() {
-    let (mut d, request) = task_call_pending();
+    let (mut d, request) = task_call_pending("optional");
     assert!(d.host.cancel_request(d.now, d.session, &request).unwrap());
     // No notifications/cancelled: it must not be used for a task-augmented request.
     let out = d.drain();
@@ -265,7 +247,7 @@ fn a_task_call_given_up_before_its_task_came_cancels_the_task_once_it_exists() {
 
 #[test]
 fn a_task_call_that_times_out_is_reported_and_its_late_task_cancelled() {
-    let (mut d, request) = task_call_pending();
+    let (mut d, request) = task_call_pending("optional");
     let out = d.advance(600_000);
     assert!(
         !out.iter().any(|m| m["method"] == "notifications/cancelled"),

@@ -193,15 +193,7 @@ fn refused_change_stalls_nothing(store: Arc<dyn TaskStore>, behind: &Behind) {
 
 /// How many tasks of the database at `url` have `status`.
 fn pg_count(url: &str, status: &str) -> i64 {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    runtime.block_on(async {
-        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .expect("connects");
-        tokio::spawn(connection);
+    taskwire_tests::postgres::with_client(url, async |client| {
         client
             .query_one(
                 "SELECT count(*) FROM taskwire_tasks WHERE status = $1",

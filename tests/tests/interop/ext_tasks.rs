@@ -15,12 +15,11 @@
 //! Every message our server sends is checked against the schema of its era (`tap.py` on stdio,
 //! the recording proxy over HTTP). Test names: `ext_tasks_[resume_]to_<server>_<era>`.
 
-use serde_json::{json, Value};
-use taskwire_demo::tools::DONE_MESSAGE;
+use serde_json::Value;
 use taskwire_harness::Side;
-use taskwire_tests::peers::demo::{binary, RESULT, STEPS};
+use taskwire_tests::peers::demo::{assert_ran_to_completion, binary};
 use taskwire_tests::peers::http::HttpServer;
-use taskwire_tests::peers::http_tap::{with_method, Recorder};
+use taskwire_tests::peers::http_tap::{assert_one_session, with_method, Recorder};
 use taskwire_tests::peers::wire::Log;
 use taskwire_tests::peers::{self, run, Argv, Run};
 
@@ -49,28 +48,7 @@ fn assert_completed(out: &Run, id: &Value) {
         .into_iter()
         .filter(|v| &v["taskId"] == id)
         .collect();
-    let (last, before) = views
-        .split_last()
-        .unwrap_or_else(|| panic!("no task view\n{out}"));
-    assert_eq!(
-        (&last["status"], &last["message"]),
-        (&json!("completed"), &json!(DONE_MESSAGE)),
-        "{out}"
-    );
-    for v in before {
-        assert_eq!(v["status"], "working", "{out}");
-        let message = v["message"].as_str().unwrap_or_default();
-        assert!(
-            message.is_empty() || STEPS.contains(&message) || message == DONE_MESSAGE,
-            "{out}"
-        );
-    }
-    let result = out.event("result");
-    assert_eq!(
-        (&result["text"], &result["isError"]),
-        (&json!(RESULT), &json!(false)),
-        "{out}"
-    );
+    assert_ran_to_completion(out, &views);
 }
 
 /// `run`: the first task to its result, the second cancelled; exit 0.
@@ -168,16 +146,7 @@ fn ext_tasks_to_task_server_http(era: &str, test: &str) {
             assert_eq!(x.header("mcp-name"), name, "{x:#?}");
         }
     } else {
-        let session = with_method(&exchanges, "initialize")[0]
-            .session
-            .clone()
-            .expect("an Mcp-Session-Id");
-        for x in exchanges
-            .iter()
-            .filter(|x| x.rpc_method() != Some("initialize"))
-        {
-            assert_eq!(x.header("mcp-session-id"), Some(session.as_str()), "{x:#?}");
-        }
+        assert_one_session(&exchanges);
     }
 }
 

@@ -13,16 +13,16 @@
 //! stdio, through the recording proxy (`peers::http_tap::Recorder`) over HTTP. Test names:
 //! `<client>_to_<server>[_http]`.
 
-use serde_json::{json, Value};
+use serde_json::json;
 use taskwire_demo::tools::{CANCELLED_MESSAGE, DONE_MESSAGE};
 use taskwire_driver::engine::{Config, TaskStatus};
 use taskwire_driver::{ClientBuilder, RpcError};
 use taskwire_harness::Side;
 use taskwire_http::HttpClient;
-use taskwire_tests::peers::demo::{binary, DemoClient, RESULT, STEPS};
+use taskwire_tests::peers::demo::{assert_ran_to_completion, binary, DemoClient, RESULT, STEPS};
 use taskwire_tests::peers::fastmcp::FastMcp;
 use taskwire_tests::peers::http::HttpServer;
-use taskwire_tests::peers::http_tap::{with_method, Recorder};
+use taskwire_tests::peers::http_tap::{assert_one_session, with_method, Recorder};
 use taskwire_tests::peers::wire::Log;
 use taskwire_tests::peers::{self, run, Argv, Peers, Run};
 
@@ -61,25 +61,7 @@ fn assert_fastmcp_client_run(out: &Run, release: FastMcp) {
         assert_eq!(tools["taskSupport"][TOOL], "optional", "{out}");
         assert_eq!(created["ttl"], 60_000, "{out}");
     }
-    let polled = out.events("status");
-    let (last, before) = polled
-        .split_last()
-        .unwrap_or_else(|| panic!("no status\n{out}"));
-    assert_eq!(
-        (&last["status"], &last["message"]),
-        (&json!("completed"), &json!(DONE_MESSAGE)),
-        "{out}"
-    );
-    for s in before {
-        assert_eq!(s["status"], "working", "{out}");
-        assert!(is_working_message(&s["message"]), "{out}");
-    }
-    let result = out.event("result");
-    assert_eq!(
-        (&result["text"], &result["isError"]),
-        (&json!(RESULT), &json!(false)),
-        "{out}"
-    );
+    assert_ran_to_completion(out, &out.events("status"));
     let cancelled = out.event("cancelled");
     assert_eq!(
         (&cancelled["status"], &cancelled["message"]),
@@ -90,15 +72,6 @@ fn assert_fastmcp_client_run(out: &Run, release: FastMcp) {
     if release == FastMcp::V4 {
         assert_eq!(out.event("transparent")["text"], RESULT, "{out}");
     }
-}
-
-/// A working task's message from our server: none yet, one of the seed's steps, or our
-/// closing message just before the end.
-fn is_working_message(message: &Value) -> bool {
-    message.is_null()
-        || message
-            .as_str()
-            .is_some_and(|m| STEPS.contains(&m) || m == DONE_MESSAGE)
 }
 
 /// FastMCP 3 hears our status notifications (registered once the call returned a task): the
@@ -190,16 +163,7 @@ fn fastmcp_client_to_task_server_http(release: FastMcp, test: &str) {
     match release {
         FastMcp::V3 => {
             assert_fastmcp3_heard_notifications(&out);
-            let session = with_method(&exchanges, "initialize")[0]
-                .session
-                .clone()
-                .expect("an Mcp-Session-Id");
-            for x in exchanges
-                .iter()
-                .filter(|x| x.rpc_method() != Some("initialize"))
-            {
-                assert_eq!(x.header("mcp-session-id"), Some(session.as_str()), "{x:#?}");
-            }
+            assert_one_session(&exchanges);
         }
         FastMcp::V4 => {
             for method in ["tasks/get", "tasks/cancel"] {

@@ -20,7 +20,7 @@ use taskwire_driver::engine::{ClientEra, Config, Era, TaskStatus};
 use taskwire_driver::{Client, ClientBuilder, RpcError, TaskUpdate};
 use taskwire_harness::Side;
 use taskwire_http::HttpClient;
-use taskwire_tests::peers::demo::{binary, DemoClient, RESULT, STEPS};
+use taskwire_tests::peers::demo::{assert_ran_to_completion, binary, DemoClient, RESULT, STEPS};
 use taskwire_tests::peers::http::HttpServer;
 use taskwire_tests::peers::wire::Log;
 use taskwire_tests::peers::{self, run, Argv, Peers, Run};
@@ -55,29 +55,6 @@ fn ts_server(p: &Peers, test: &str, args: &[&str]) -> HttpServer {
 fn py_server(p: &Peers, test: &str, args: &[&str]) -> HttpServer {
     let log = p.scratch(&format!("{test}.py-server.log"));
     HttpServer::start(|port| p.py_http_server(port, args), Some(&log))
-}
-
-/// The `tasks/get` statuses a peer client printed from our server: `working` (with no message,
-/// one of the seed's or, just before the end, the demo's closing message), then `completed`
-/// with the closing message; then the seed's result.
-fn assert_polled_to_completion(out: &Run) {
-    let polled = out.events("status");
-    let (last, before) = polled
-        .split_last()
-        .unwrap_or_else(|| panic!("no status\n{out}"));
-    assert_eq!(last["status"], "completed", "{out}");
-    assert_eq!(last["message"], DONE_MESSAGE, "{out}");
-    for s in before {
-        assert_eq!(s["status"], "working", "{out}");
-        let message = s["message"].as_str().unwrap_or_default();
-        assert!(
-            message.is_empty() || STEPS.contains(&message) || message == DONE_MESSAGE,
-            "{out}"
-        );
-    }
-    let result = out.event("result");
-    assert_eq!(result["text"], RESULT, "{out}");
-    assert_eq!(result["isError"], false, "{out}");
 }
 
 /// The `session` event's `Mcp-Session-Id` (a non-empty string).
@@ -124,7 +101,7 @@ fn ts_client_to_task_server_http_task() {
     assert_eq!(created["status"], "working", "{out}");
     assert_eq!(created["ttl"], 60_000, "{out}");
     assert_eq!(created["pollInterval"], 500, "{out}");
-    assert_polled_to_completion(&out);
+    assert_ran_to_completion(&out, &out.events("status"));
 
     // Our status notifications reached it (on the session's GET stream): each step's message
     // and the closing one while working, then at most the completion.
@@ -220,7 +197,7 @@ fn py_client_to_task_server_http() {
     assert_eq!(created["status"], "working", "{out}");
     assert_eq!(created["ttl"], 60_000, "{out}");
     assert_eq!(created["pollInterval"], 500, "{out}");
-    assert_polled_to_completion(&out);
+    assert_ran_to_completion(&out, &out.events("status"));
 }
 
 /// The MCP Inspector 2.12 CLI over Streamable HTTP (`--transport http`) against

@@ -11,11 +11,10 @@
 //! 2025-11-25 schema. Test names: `<client>_to_<server>_<case>`.
 
 use serde_json::{json, Value};
-use taskwire_demo::tools::DONE_MESSAGE;
 use taskwire_driver::engine::{Config, TaskStatus};
 use taskwire_driver::{Client, ClientBuilder, TaskUpdate};
 use taskwire_harness::Side;
-use taskwire_tests::peers::demo::{binary, DemoClient, RESULT, STEPS};
+use taskwire_tests::peers::demo::{assert_ran_to_completion, binary, DemoClient, RESULT, STEPS};
 use taskwire_tests::peers::wire::Log;
 use taskwire_tests::peers::{self, run, Argv, Peers, Run};
 
@@ -37,28 +36,6 @@ fn ts_client(p: &Peers, test: &str, mode: &str, args: &[&str], step_ms: &str) ->
     (out, wire)
 }
 
-/// Statuses the client saw through `tasks/get`: all `working`, then `completed` with the
-/// demo's closing message.
-fn assert_polled_to_completion(out: &Run) {
-    let polled = out.events("status");
-    let (last, before) = polled
-        .split_last()
-        .unwrap_or_else(|| panic!("no status\n{out}"));
-    assert_eq!(last["status"], "completed", "{out}");
-    assert_eq!(last["message"], DONE_MESSAGE, "{out}");
-    for s in before {
-        assert_eq!(s["status"], "working", "{out}");
-        let message = s["message"].as_str().unwrap_or_default();
-        assert!(
-            message.is_empty() || STEPS.contains(&message) || message == DONE_MESSAGE,
-            "{out}"
-        );
-    }
-    let result = out.event("result");
-    assert_eq!(result["text"], RESULT, "{out}");
-    assert_eq!(result["isError"], false);
-}
-
 #[test]
 fn ts_client_to_task_server_explicit_task() {
     let test = "ts_client_to_task_server_explicit_task";
@@ -73,7 +50,7 @@ fn ts_client_to_task_server_explicit_task() {
     assert_eq!(created["status"], "working");
     assert_eq!(created["ttl"], 60_000);
     assert_eq!(created["pollInterval"], 500);
-    assert_polled_to_completion(&out);
+    assert_ran_to_completion(&out, &out.events("status"));
     // The SDK's quirk, live: its task option rides along in tasks/get and tasks/result.
     let get = wire.request("tasks/get");
     assert_eq!(get["params"]["task"], json!({ "ttl": 60_000 }));
@@ -96,7 +73,7 @@ fn ts_client_to_task_server_auto_mode_from_tools_list() {
         assert_eq!(auto["task"], true, "{out}");
         assert_eq!(auto["required"], required, "{out}");
         assert_eq!(out.event("task_created")["ttl"], 300_000, "{out}");
-        assert_polled_to_completion(&out);
+        assert_ran_to_completion(&out, &out.events("status"));
         assert_eq!(wire.request("tools/call")["params"]["task"], json!({}));
     }
 }
