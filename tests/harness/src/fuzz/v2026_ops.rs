@@ -458,7 +458,9 @@ impl Harness {
     }
 
     fn absorb(&mut self) {
-        let bound = output_bound(self.tasks.len() + self.calls.len() + self.inputs + 8);
+        // Each open request may be answered now, and each open listen stream told of a change.
+        let open: usize = self.slots.iter().map(|s| s.pending.len()).sum();
+        let bound = output_bound(self.tasks.len() + self.calls.len() + self.inputs + open + 8);
         let out = drain(
             &mut self.host,
             "server",
