@@ -21,8 +21,11 @@ fn write_seed_corpus() {
     let dir = |target: &str| {
         let d = root.join("fuzz/corpus").join(target);
         std::fs::create_dir_all(&d).unwrap();
+        // The inputs a fuzzer found (`regress-*`) stay: they are regression cases.
         for old in std::fs::read_dir(&d).unwrap().flatten() {
-            std::fs::remove_file(old.path()).unwrap();
+            if !old.file_name().to_string_lossy().starts_with("regress-") {
+                std::fs::remove_file(old.path()).unwrap();
+            }
         }
         d
     };
