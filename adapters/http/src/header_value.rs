@@ -12,6 +12,21 @@ use base64::Engine;
 const PREFIX: &str = "=?base64?";
 const SUFFIX: &str = "?=";
 
+/// Text as an `Mcp-Name` or `Mcp-Param-*` value: as is when it is printable ASCII without
+/// surrounding whitespace and does not look like the encoded form, otherwise the Base64 form
+/// of its UTF-8 (so any tool name, URI, task id or string argument can be sent).
+pub(crate) fn encode(text: &str) -> String {
+    let printable = text.bytes().all(|b| (0x20..=0x7e).contains(&b)) && text.trim() == text;
+    let looks_encoded = text.starts_with(PREFIX) && text.ends_with(SUFFIX);
+    match printable && !looks_encoded {
+        true => text.to_owned(),
+        false => format!(
+            "{PREFIX}{}{SUFFIX}",
+            base64::engine::general_purpose::STANDARD.encode(text)
+        ),
+    }
+}
+
 /// The text a header value carries: the Base64 form decoded, any other value as it is.
 /// `Err` says why when the value is no header text (bytes outside visible ASCII, space and
 /// tab) or its Base64 form does not decode (bad alphabet or padding, not UTF-8).
@@ -40,6 +55,23 @@ mod tests {
     fn decoded(value: &[u8]) -> Result<String, String> {
         let value = HeaderValue::from_bytes(value).expect("a header value");
         decode(&value).map(Cow::into_owned)
+    }
+
+    #[test]
+    fn text_that_is_no_plain_header_value_or_looks_encoded_is_base64() {
+        for (text, sent) in [
+            ("task-1", "task-1"),
+            ("a b", "a b"),
+            ("bad\nid", "=?base64?YmFkCmlk?="),
+            (" padded", "=?base64?IHBhZGRlZA==?="),
+            ("日本", "=?base64?5pel5pys?="),
+            ("=?base64?SGk=?=", "=?base64?PT9iYXNlNjQ/U0drPT89?="),
+            ("=?base64?", "=?base64?"),
+        ] {
+            assert_eq!(encode(text), sent, "{text:?}");
+            let value = HeaderValue::from_str(&encode(text)).expect("a header value");
+            assert_eq!(decode(&value).expect("decodes"), text, "{text:?}");
+        }
     }
 
     #[test]

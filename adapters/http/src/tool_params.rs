@@ -1,10 +1,12 @@
 //! `Mcp-Param-*` headers (2026-07-28, SEP-2243): a tool's input schema may mark a string,
 //! integer or boolean property, at any depth under `properties`, with
 //! `"x-mcp-header": "Name"`; a call of the tool then carries that argument in
-//! `Mcp-Param-Name` too, for intermediaries to route on. A server that reads the body checks
-//! each against the arguments, decoded: a marked argument with a value needs its header, the
-//! header must say that value (integers compare as numbers), and a header whose argument is
-//! absent or null is refused as well, since nothing backs what an intermediary read.
+//! `Mcp-Param-Name` too, for intermediaries to route on. The client writes them
+//! ([`Mark::argument`], [`crate::header_value::encode`]); a server that reads the body checks
+//! each against the arguments, decoded ([`check`]): a marked argument with a value needs its
+//! header, the header must say that value (integers compare as numbers), and a header whose
+//! argument is absent or null is refused as well, since nothing backs what an intermediary
+//! read.
 
 use axum::http::{HeaderMap, HeaderName};
 use serde_json::Value;
@@ -20,52 +22,87 @@ pub(crate) struct Mark {
     shown: String,
 }
 
-/// The marks of an input schema. A mark the spec does not allow (not an HTTP token, on a
-/// property that is no string, integer or boolean) is not enforced: clients leave such a
-/// tool out of their listing.
-pub(crate) fn marks(input_schema: &Value) -> Vec<Mark> {
-    let mut marks = Vec::new();
-    collect(input_schema, &mut Vec::new(), &mut marks);
-    marks
-}
+impl Mark {
+    /// The header it is carried in.
+    pub fn header(&self) -> &HeaderName {
+        &self.header
+    }
 
-fn collect(schema: &Value, path: &mut Vec<String>, marks: &mut Vec<Mark>) {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return;
-    };
-    for (key, property) in properties {
-        path.push(key.clone());
-        if let Some(mark) = mark(property, path) {
-            marks.push(mark);
-        }
-        collect(property, path, marks);
-        path.pop();
+    /// Its argument in `arguments`, unless absent or null (which has no header).
+    pub fn argument<'a>(&self, arguments: &'a Value) -> Option<&'a Value> {
+        self.path
+            .iter()
+            .try_fold(arguments, |at, key| at.get(key))
+            .filter(|v| !v.is_null())
     }
 }
 
-fn mark(property: &Value, path: &[String]) -> Option<Mark> {
-    let name = property.get("x-mcp-header")?.as_str()?;
-    let primitive = matches!(
+/// The marks of an input schema, at any depth, or why they are invalid (a name that is no
+/// HTTP token, one on a property that is no string, integer or boolean, two names equal but
+/// for case): a client leaves such a tool out of its listing, since calling it could only
+/// fail, and a server checks no header of it.
+pub(crate) fn marks(input_schema: &Value) -> Result<Vec<Mark>, &'static str> {
+    let mut marks = Vec::new();
+    collect(input_schema, &mut Vec::new(), &mut marks)?;
+    Ok(marks)
+}
+
+fn collect(
+    schema: &Value,
+    path: &mut Vec<String>,
+    marks: &mut Vec<Mark>,
+) -> Result<(), &'static str> {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Ok(());
+    };
+    for (key, property) in properties {
+        path.push(key.clone());
+        if let Some(name) = property.get("x-mcp-header") {
+            let mark = mark(name, property, path)?;
+            if marks.iter().any(|m| m.header == mark.header) {
+                return Err("x-mcp-header repeats another (header names ignore case)");
+            }
+            marks.push(mark);
+        }
+        collect(property, path, marks)?;
+        path.pop();
+    }
+    Ok(())
+}
+
+fn mark(name: &Value, property: &Value, path: &[String]) -> Result<Mark, &'static str> {
+    let name = name.as_str().ok_or("x-mcp-header is not a string")?;
+    if name.is_empty() {
+        return Err("x-mcp-header is empty");
+    }
+    if !name.bytes().all(is_token_byte) {
+        return Err("x-mcp-header is not an HTTP token");
+    }
+    if !matches!(
         property.get("type").and_then(Value::as_str),
         Some("string" | "integer" | "boolean")
-    );
+    ) {
+        return Err("x-mcp-header marks a property that is no string, integer or boolean");
+    }
     let shown = format!("Mcp-Param-{name}");
-    let header = HeaderName::from_bytes(shown.as_bytes()).ok()?;
-    (primitive && !name.is_empty()).then(|| Mark {
+    let header = HeaderName::from_bytes(shown.as_bytes())
+        .map_err(|_| "x-mcp-header is not an HTTP token")?;
+    Ok(Mark {
         path: path.to_vec(),
         header,
         shown,
     })
 }
 
+/// RFC 9110 `tchar`.
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
 /// Each mark's header against `arguments`; `Err` says the first that does not agree.
 pub(crate) fn check(headers: &HeaderMap, marks: &[Mark], arguments: &Value) -> Result<(), String> {
     for mark in marks {
-        let value = mark
-            .path
-            .iter()
-            .try_fold(arguments, |at, key| at.get(key))
-            .filter(|v| !v.is_null());
+        let value = mark.argument(arguments);
         let argument = mark.path.join(".");
         let shown = &mark.shown;
         match (headers.get(&mark.header), value) {
@@ -119,8 +156,7 @@ mod tests {
             "region": {"type": "string", "x-mcp-header": "Region"},
             "n": {"type": "integer", "x-mcp-header": "N"},
             "on": {"type": "boolean", "x-mcp-header": "On"},
-            "ratio": {"type": "number", "x-mcp-header": "Ratio"},
-            "bad": {"type": "string", "x-mcp-header": "a b"},
+            "ratio": {"type": "number"},
             "plain": {"type": "string"},
             "where": {"type": "object", "properties": {
                 "zone": {"type": "string", "x-mcp-header": "Zone"}}}
@@ -136,8 +172,9 @@ mod tests {
     }
 
     #[test]
-    fn valid_marks_at_any_depth_are_read_and_others_ignored() {
-        let mut shown: Vec<String> = marks(&schema()).into_iter().map(|m| m.shown).collect();
+    fn marks_at_any_depth_are_read_and_invalid_ones_refused() {
+        let marks = marks(&schema()).expect("valid marks");
+        let mut shown: Vec<String> = marks.into_iter().map(|m| m.shown).collect();
         shown.sort();
         assert_eq!(
             shown,
@@ -148,11 +185,29 @@ mod tests {
                 "Mcp-Param-Zone"
             ]
         );
+        let invalid = [
+            json!({"a": {"type": "string", "x-mcp-header": ""}}),
+            json!({"a": {"type": "object", "x-mcp-header": "A"}}),
+            json!({"a": {"type": "number", "x-mcp-header": "A"}}),
+            json!({"a": {"type": "string", "x-mcp-header": 7}}),
+            json!({"a": {"type": "string", "x-mcp-header": "A b"}}),
+            json!({"a": {"type": "string", "x-mcp-header": "A:b"}}),
+            json!({"a": {"type": "string", "x-mcp-header": "Ä"}}),
+            json!({"a": {"type": "string", "x-mcp-header": "A"},
+                   "b": {"type": "string", "x-mcp-header": "a"}}),
+            json!({"a": {"type": "string", "x-mcp-header": "A"},
+                   "b": {"type": "object", "properties": {
+                       "c": {"type": "string", "x-mcp-header": "a"}}}}),
+        ];
+        for properties in invalid {
+            let schema = json!({"type": "object", "properties": properties});
+            assert!(super::marks(&schema).is_err(), "{schema}");
+        }
     }
 
     #[test]
     fn headers_must_say_the_arguments_decoded() {
-        let marks = marks(&schema());
+        let marks = marks(&schema()).expect("valid marks");
         let arguments = json!({"region": "us west", "n": 42, "on": false,
             "where": {"zone": "b"}, "plain": "x", "ratio": 0.5});
         let all = [

@@ -1,7 +1,8 @@
 //! Our client over Streamable HTTP (`taskwire_http::HttpClient`, `task-client --url`) against
 //! our server, in each era: the seed flow to its result, input asked mid-task and answered
 //! by the client's handler, a cancel; a refused connection said as such; names and task ids
-//! that are no plain header text sent as `=?base64?…?=`.
+//! that are no plain header text sent as `=?base64?…?=`; marked arguments at any depth sent
+//! as `Mcp-Param-*` headers.
 
 use std::time::Duration;
 
@@ -162,6 +163,32 @@ fn names_and_task_ids_that_are_no_plain_header_text_go_in_base64_in_2026_07_28()
                 "{id:?}: {unknown:?}"
             );
         }
+        client.close().await;
+    });
+}
+
+/// Arguments a tool marks `x-mcp-header`, at the top and nested, travel in `Mcp-Param-*`
+/// headers that our server checks (a missing one is -32020).
+#[test]
+fn marked_arguments_at_any_depth_reach_a_server_that_checks_them_in_2026_07_28() {
+    let tool = Tool::new("route", TaskSupport::Optional).with_input_schema(json!({
+        "type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "where": {"type": "object", "properties": {
+                "zone": {"type": "string", "x-mcp-header": "Zone"}}}}}));
+    let server = Server::new(Config::new("marks", "1")).tool(tool, |_, args: Value| async move {
+        Ok(CallToolResult::text(
+            args["where"]["zone"].as_str().unwrap_or("none"),
+        ))
+    });
+    let server = TestServer::serving(server, "127.0.0.1:0", HttpConfig::default());
+    server.run(async {
+        let client = client(&server, Era::V2026_07_28);
+        client.initialize().await.expect("initialize");
+        client.list_tools().await.expect("tools/list");
+        let arguments = json!({ "region": "eu west", "where": { "zone": "b 2" } });
+        let routed = client.call_tool("route", arguments).await;
+        assert_eq!(routed.expect("its result").all_text(), "b 2");
         client.close().await;
     });
 }

@@ -12,9 +12,9 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 use taskwire_driver::engine::jsonrpc::RequestId;
 
-use super::param_headers::header_text;
 use super::{failure, Session, Transport};
 use crate::envelope::Envelope;
+use crate::header_value::encode;
 
 /// The code of a request the transport could not deliver or get an answer to (as for a
 /// peer gone on stdio: "Connection closed").
@@ -51,7 +51,7 @@ impl Transport {
             }
             if let Some(name) = &envelope.name {
                 // A task id, tool name or URI that is no plain header text goes as Base64.
-                request = request.header("mcp-name", header_text(name));
+                request = request.header("mcp-name", encode(name));
             }
             let call_of = match (envelope.method.as_deref(), &envelope.name) {
                 (Some("tools/call"), Some(name)) => Some(name),
