@@ -74,7 +74,8 @@ impl Server {
     }
 
     /// Adds a tool. Its arguments are decoded into `A` before it runs (a mismatch answers
-    /// -32602 with serde's message); it returns a [`CallToolResult`](crate::CallToolResult) or a JSON-RPC error.
+    /// -32602 naming the field, e.g. "url: invalid type: integer 5, expected a string"); it
+    /// returns a [`CallToolResult`](crate::CallToolResult) or a JSON-RPC error.
     /// A call the client asks to run as a task becomes one when `tool.execution.taskSupport`
     /// allows it. `tools/list` advertises `tool.input_schema` as it is: [`Tool::new`]'s takes
     /// any object, however strictly `A` reads the arguments; give the tool a schema
