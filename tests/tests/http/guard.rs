@@ -259,7 +259,7 @@ fn an_owner_at_the_limit_is_refused_with_429_and_others_are_not() {
             "{error:?}"
         );
         let bob = server
-            .stateless(1, "ping", json!({}))
+            .stateless(1, "tools/list", json!({}))
             .set("authorization", "Bearer bob")
             .send()
             .await;
