@@ -131,7 +131,7 @@ pub use jsonrpc::{RequestId, RpcError};
 pub use log_level::LogLevel;
 pub use model::{
     Era, Implementation, InputKinds, LogMessage, Notice, Outcome, PlainReason, ProgressParams,
-    Role, TaskDecision, TaskInfo, TaskRequest, TaskSnapshot, TaskSupport, Tool, ToolDef,
+    Request, Role, TaskDecision, TaskInfo, TaskRequest, TaskSnapshot, TaskSupport, Tool, ToolDef,
     ToolExecution,
 };
 pub use peer_error::PeerErrorKind;

@@ -34,6 +34,7 @@ mod response;
 mod routing;
 mod service;
 mod sessions;
+mod shared;
 mod stateless;
 mod tool_params;
 

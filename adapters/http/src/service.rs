@@ -2,8 +2,8 @@
 //! (hosts, origins, authentication), then served in the era its message asks for.
 
 use std::io;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
@@ -11,61 +11,17 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use taskwire_driver::engine::Era;
+use taskwire_driver::engine::{era, Era};
 use taskwire_driver::{Server, ServerHandle};
 
 use crate::config::HttpConfig;
 use crate::envelope::Envelope;
 use crate::guard::{admit, header_str};
 use crate::listen::serve_router;
-use crate::owners::{held_until_sent, too_many, OwnerLoad};
-use crate::response::{accepts_sse, error, json_message, stopped};
-use crate::sessions::{self, Sessions, SESSION_HEADER};
-use crate::stateless::{self, ANONYMOUS};
-
-/// The 2025-11-25-era versions a session's `MCP-Protocol-Version` header may name.
-const SESSION_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-
-/// What every request of one endpoint shares.
-pub(crate) struct Shared {
-    pub handle: ServerHandle,
-    pub config: HttpConfig,
-    pub sessions: Sessions,
-    owners: Arc<OwnerLoad>,
-    last_sweep: Mutex<Instant>,
-}
-
-impl Shared {
-    /// Closes idle sessions, at most every quarter of the idle timeout (and every minute).
-    fn sweep(&self) {
-        let idle = self.config.session_idle_timeout;
-        let every = (idle / 4).min(Duration::from_secs(60));
-        {
-            let mut last = self.last_sweep.lock().expect("not poisoned");
-            if last.elapsed() < every {
-                return;
-            }
-            *last = Instant::now();
-        }
-        self.sessions.close_idle(idle);
-    }
-
-    /// Serves `serve` counted as one open request or stream of `owner`'s (when there is
-    /// one) until its response is sent: `429` when the owner is at the limit.
-    async fn counted(
-        &self,
-        owner: &Option<String>,
-        serve: impl std::future::Future<Output = Response>,
-    ) -> Response {
-        let Some(owner) = owner else {
-            return serve.await;
-        };
-        match self.owners.hold(owner) {
-            Some(held) => held_until_sent(serve.await, held),
-            None => too_many(),
-        }
-    }
-}
+use crate::response::{accepts_sse, error};
+use crate::sessions::{self, SESSION_HEADER};
+use crate::shared::Shared;
+use crate::stateless;
 
 /// The MCP endpoint at `path` over the running server `handle`: mount it in your own axum
 /// app (`Router::merge`), or let [`serve`] run it. Both protocol eras at once: a POST with
@@ -76,13 +32,7 @@ impl Shared {
 /// serve your app with [`serve_router`] to have them, or set your own server's.
 pub fn router(path: &str, handle: ServerHandle, config: HttpConfig) -> Router {
     let limit = config.max_body_bytes;
-    let shared = Arc::new(Shared {
-        handle,
-        owners: OwnerLoad::new(config.max_requests_per_owner),
-        config,
-        sessions: Sessions::default(),
-        last_sweep: Mutex::new(Instant::now()),
-    });
+    let shared = Arc::new(Shared::new(handle, config));
     Router::new()
         .route(path, post(post_mcp).get(get_mcp).delete(delete_mcp))
         .layer(DefaultBodyLimit::max(limit))
@@ -180,7 +130,7 @@ async fn serve_post(
                 return session_not_found();
             };
             if let Some(version) = header_str(headers, "mcp-protocol-version") {
-                if !SESSION_VERSIONS.contains(&version) {
+                if era::serving_version(version) != Some(Era::V2025_11_25) {
                     return error(
                         StatusCode::BAD_REQUEST,
                         -32600,
@@ -207,7 +157,7 @@ async fn serve_post(
 /// Whether a POST is of the per-request era: its `_meta` or its `MCP-Protocol-Version`
 /// header names a version of it.
 fn per_request(envelope: Option<&Envelope>, headers: &HeaderMap) -> bool {
-    let era = header_str(headers, "mcp-protocol-version").and_then(Era::from_name);
+    let era = header_str(headers, "mcp-protocol-version").and_then(era::serving_version);
     envelope.is_some_and(Envelope::is_per_request) || era.is_some_and(|era| era != Era::V2025_11_25)
 }
 
@@ -267,17 +217,4 @@ fn session_not_found() -> Response {
         -32600,
         "Session not found: it expired, was deleted or never existed (send initialize again)",
     )
-}
-
-/// The engine's error about a body the transport could not read, from a session of its
-/// own (the error does not depend on any session).
-pub(crate) async fn unreadable(shared: &Shared, body: Bytes) -> Response {
-    let Ok(session) = shared.handle.open(ANONYMOUS, 1).await else {
-        return stopped();
-    };
-    let _ = session.send(body.to_vec());
-    match session.recv().await {
-        Some(out) => json_message(StatusCode::BAD_REQUEST, out.message),
-        None => stopped(),
-    }
 }

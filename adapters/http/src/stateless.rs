@@ -13,12 +13,8 @@ use taskwire_driver::engine::MessageKind;
 use crate::envelope::{self, Envelope};
 use crate::response::{accepts_sse, error_for, stopped, Answer, Frame};
 use crate::routing::{self, HEADER_MISMATCH};
-use crate::service::{unreadable, Shared};
+use crate::shared::{Shared, ANONYMOUS};
 use crate::tool_params;
-
-/// The owner of stateless requests' tasks when the server does not authenticate: everyone
-/// who can reach the server shares it (there is no session to tell them apart).
-pub(crate) const ANONYMOUS: &str = "anonymous";
 
 /// Serves one stateless POST.
 pub(crate) async fn post(
@@ -30,7 +26,7 @@ pub(crate) async fn post(
 ) -> Response {
     let Some(envelope) = envelope else {
         // The engine's precise error about a body the transport could not read.
-        return unreadable(shared, body).await;
+        return shared.unreadable(body).await;
     };
     let mismatch = |why: String| {
         tracing::debug!(%why, "refused a request whose routing headers do not match");

@@ -15,8 +15,7 @@ use taskwire_driver::{Reply, StoreError, StoreNews};
 use tokio::sync::mpsc;
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Row};
 
-use crate::schema::TERMINAL;
-use crate::worker::{snapshot_of, COLUMNS};
+use crate::schema::{snapshot_of, COLUMNS, TERMINAL};
 
 /// The notification channel every replica listens on.
 pub(crate) const CHANNEL: &str = "taskwire_tasks";

@@ -2,7 +2,8 @@
 //! per task, the replicas' leases, the schema version, and the trigger that keeps a terminal
 //! task's status and outcome.
 
-use tokio_postgres::Client;
+use taskwire_driver::engine::{Millis, TaskSnapshot};
+use tokio_postgres::{Client, Row};
 
 /// The schema version this crate reads and writes (`taskwire_schema.version`).
 pub(crate) const VERSION: i32 = 2;
@@ -110,4 +111,17 @@ pub(crate) async fn prepare(client: &mut Client) -> Result<(), String> {
         }
     }
     transaction.commit().await.map_err(|e| e.to_string())
+}
+
+/// The columns [`snapshot_of`] reads, in its order.
+pub(crate) const COLUMNS: &str = "id, message, updated_at, snapshot";
+
+/// A task read from its row ([`COLUMNS`]).
+pub(crate) fn snapshot_of(row: &Row) -> Result<TaskSnapshot, String> {
+    let id: &str = row.get(0);
+    let mut task: TaskSnapshot = serde_json::from_str(row.get(3))
+        .map_err(|e| format!("task {id} is stored unreadably ({e}); nothing was loaded"))?;
+    task.info.status_message = row.get(1);
+    task.info.last_updated_at = Millis(u64::try_from(row.get::<_, i64>(2)).unwrap_or(0));
+    Ok(task)
 }

@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use taskwire_driver::engine::{Millis, TaskSnapshot};
+use taskwire_driver::engine::TaskSnapshot;
 use taskwire_driver::{StoreError, StoreJob};
 use tokio::sync::mpsc;
-use tokio_postgres::{Client, Config, NoTls, Row};
+use tokio_postgres::{Client, Config, NoTls};
 
-use crate::schema::{self, TERMINAL};
+use crate::schema::{self, snapshot_of, COLUMNS, TERMINAL};
 use crate::write::{self, Statements};
 
 /// The connection, made again after it breaks.
@@ -106,17 +106,4 @@ async fn load(client: &Client, replica: &str) -> Result<Vec<TaskSnapshot>, Strin
         .await
         .map_err(|e| e.to_string())?;
     rows.iter().map(snapshot_of).collect()
-}
-
-/// The columns [`snapshot_of`] reads, in its order.
-pub(crate) const COLUMNS: &str = "id, message, updated_at, snapshot";
-
-/// A task read from its row ([`COLUMNS`]).
-pub(crate) fn snapshot_of(row: &Row) -> Result<TaskSnapshot, String> {
-    let id: &str = row.get(0);
-    let mut task: TaskSnapshot = serde_json::from_str(row.get(3))
-        .map_err(|e| format!("task {id} is stored unreadably ({e}); nothing was loaded"))?;
-    task.info.status_message = row.get(1);
-    task.info.last_updated_at = Millis(u64::try_from(row.get::<_, i64>(2)).unwrap_or(0));
-    Ok(task)
 }

@@ -27,6 +27,18 @@ use crate::state::{Phase, Protocol, State};
 /// created in: the one whose `tasks/list` lists it.
 pub(crate) const APP_TASKS: Era = Era::V2025_11_25;
 
+/// The era that serves protocol version `version`: each era's own version, and the older
+/// ones an era still speaks (2025-11-25 serves `2025-06-18`, `2025-03-26`, `2024-11-05`).
+pub fn serving_version(version: &str) -> Option<Era> {
+    if v2025_11_25::SUPPORTED_VERSIONS.contains(&version) {
+        Some(Era::V2025_11_25)
+    } else if version == v2026_07_28::VERSION {
+        Some(Era::V2026_07_28)
+    } else {
+        None
+    }
+}
+
 /// The rules of `era`.
 pub(crate) fn protocol(era: Era) -> &'static dyn Protocol {
     match era {

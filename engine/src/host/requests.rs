@@ -7,11 +7,35 @@ use super::Host;
 use crate::error::UsageError;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::RequestId;
-use crate::model::{Era, TaskInfo};
+use crate::model::{Era, Request, TaskInfo};
 use crate::state::Timer;
 use crate::time::Millis;
 
 impl Host {
+    /// Sends `request` to the session's peer in the era it speaks; the rest of its life
+    /// (answers, tasks, inputs) arrives as events, as each variant says.
+    pub fn send(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        request: Request,
+    ) -> Result<RequestId, UsageError> {
+        if let Request::CallTool { arguments, .. } | Request::CallToolAsTask { arguments, .. } =
+            &request
+        {
+            check_arguments(arguments)?;
+        }
+        let era = self.requesting(now, session)?;
+        if let Request::FollowTask { task } = &request {
+            let id = TaskId::from(task.as_str());
+            if self.state.is_our_remote_task(session, &id) {
+                return Err(UsageError::AlreadyFollowing(id));
+            }
+        }
+        let st = &mut self.state;
+        st.protocol(era).send(st, session, request)
+    }
+
     /// Sends any request; the answer arrives as [`Event::Response`](crate::Event::Response).
     pub fn request(
         &mut self,
@@ -20,11 +44,8 @@ impl Host {
         method: &str,
         params: Option<Value>,
     ) -> Result<RequestId, UsageError> {
-        let era = self.requesting(now, session)?;
-        let st = &mut self.state;
-        st.protocol(era)
-            .request(st, session, method, params)
-            .ok_or(UsageError::UnknownSession(session))
+        let method = method.to_owned();
+        self.send(now, session, Request::Any { method, params })
     }
 
     /// `tools/list`, one page; the answer arrives as
@@ -36,11 +57,7 @@ impl Host {
         session: SessionId,
         cursor: Option<String>,
     ) -> Result<RequestId, UsageError> {
-        let era = self.requesting(now, session)?;
-        let st = &mut self.state;
-        st.protocol(era)
-            .list_tools(st, session, cursor)
-            .ok_or(UsageError::UnknownSession(session))
+        self.send(now, session, Request::ListTools { cursor })
     }
 
     /// A plain `tools/call`; `arguments` is an object, or `null` for none. On a 2026-07-28
@@ -55,11 +72,8 @@ impl Host {
         name: &str,
         arguments: Value,
     ) -> Result<RequestId, UsageError> {
-        check_arguments(&arguments)?;
-        let era = self.requesting(now, session)?;
-        let st = &mut self.state;
-        st.protocol(era)
-            .call_tool(st, session, name, arguments, None)
+        let name = name.to_owned();
+        self.send(now, session, Request::CallTool { name, arguments })
     }
 
     /// A `tools/call` as a task, when the server and the tool allow it:
@@ -88,11 +102,16 @@ impl Host {
         arguments: Value,
         ttl_ms: Option<u64>,
     ) -> Result<RequestId, UsageError> {
-        check_arguments(&arguments)?;
-        let era = self.requesting(now, session)?;
-        let st = &mut self.state;
-        st.protocol(era)
-            .call_tool(st, session, name, arguments, Some(ttl_ms))
+        let name = name.to_owned();
+        self.send(
+            now,
+            session,
+            Request::CallToolAsTask {
+                name,
+                arguments,
+                ttl_ms,
+            },
+        )
     }
 
     /// Any task-augmented request (e.g. a server's `sampling/createMessage` to a client
@@ -108,10 +127,16 @@ impl Host {
         let Value::Object(params) = params else {
             return Err(UsageError::NotAnObject("request params"));
         };
-        let era = self.requesting(now, session)?;
-        let st = &mut self.state;
-        st.protocol(era)
-            .request_as_task(st, session, method, params, ttl_ms)
+        let method = method.to_owned();
+        self.send(
+            now,
+            session,
+            Request::AnyAsTask {
+                method,
+                params,
+                ttl_ms,
+            },
+        )
     }
 
     /// `tasks/get`; the answer arrives as [`Event::Response`](crate::Event::Response) and
@@ -122,11 +147,13 @@ impl Host {
         session: SessionId,
         task: &str,
     ) -> Result<RequestId, UsageError> {
-        let era = self.requesting(now, session)?;
-        let st = &mut self.state;
-        st.protocol(era)
-            .get_task(st, session, task)
-            .ok_or(UsageError::UnknownSession(session))
+        self.send(
+            now,
+            session,
+            Request::GetTask {
+                task: task.to_owned(),
+            },
+        )
     }
 
     /// Follows a task made earlier (by another connection, or before a restart) as if this
@@ -147,15 +174,13 @@ impl Host {
         session: SessionId,
         task: &str,
     ) -> Result<RequestId, UsageError> {
-        let era = self.requesting(now, session)?;
-        let id = TaskId::from(task);
-        if self.state.is_our_remote_task(session, &id) {
-            return Err(UsageError::AlreadyFollowing(id));
-        }
-        let st = &mut self.state;
-        st.protocol(era)
-            .follow_task(st, session, task)
-            .ok_or(UsageError::UnknownSession(session))
+        self.send(
+            now,
+            session,
+            Request::FollowTask {
+                task: task.to_owned(),
+            },
+        )
     }
 
     /// `tasks/result`; the answer arrives as [`Event::Response`](crate::Event::Response)
@@ -167,9 +192,13 @@ impl Host {
         session: SessionId,
         task: &str,
     ) -> Result<RequestId, UsageError> {
-        let era = self.requesting(now, session)?;
-        let st = &mut self.state;
-        st.protocol(era).task_result(st, session, task)
+        self.send(
+            now,
+            session,
+            Request::TaskResult {
+                task: task.to_owned(),
+            },
+        )
     }
 
     /// `tasks/cancel`; the answer arrives as [`Event::Response`](crate::Event::Response).
@@ -179,11 +208,13 @@ impl Host {
         session: SessionId,
         task: &str,
     ) -> Result<RequestId, UsageError> {
-        let era = self.requesting(now, session)?;
-        let st = &mut self.state;
-        st.protocol(era)
-            .cancel_task(st, session, task)
-            .ok_or(UsageError::UnknownSession(session))
+        self.send(
+            now,
+            session,
+            Request::CancelTask {
+                task: task.to_owned(),
+            },
+        )
     }
 
     /// Gives up a request of ours still waiting for its answer (the id a request method
@@ -235,9 +266,7 @@ impl Host {
         session: SessionId,
         cursor: Option<String>,
     ) -> Result<RequestId, UsageError> {
-        let era = self.requesting(now, session)?;
-        let st = &mut self.state;
-        st.protocol(era).list_tasks(st, session, cursor)
+        self.send(now, session, Request::ListTasks { cursor })
     }
 
     /// Turns the engine's own polling and result fetching for a peer task on or off.

@@ -3,11 +3,13 @@
 
 mod notice;
 mod peer;
+mod request;
 mod task;
 mod tool;
 
 pub use notice::Notice;
 pub use peer::{Implementation, LogMessage, PlainReason, ProgressParams, Role};
+pub use request::Request;
 pub use task::{Era, InputKinds, Outcome, TaskInfo, TaskRequest, TaskSnapshot};
 pub(crate) use tool::listed_support;
 pub use tool::{TaskDecision, TaskSupport, Tool, ToolDef, ToolExecution};

@@ -14,6 +14,7 @@ use crate::error::UsageError;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
+use crate::model::Request;
 
 /// One protocol era's rules, in both roles.
 pub(crate) trait Protocol: Sync {
@@ -105,48 +106,13 @@ pub(crate) trait Protocol: Sync {
     /// speak this one).
     fn open(&self, st: &mut State, session: SessionId, fallback: bool) -> Option<RequestId>;
 
-    /// Any request of the application's; the answer is `Event::Response`.
-    fn request(
+    /// Sends a request of ours; a verb this era lacks is [`UsageError::NotInEra`].
+    fn send(
         &self,
         st: &mut State,
         session: SessionId,
-        method: &str,
-        params: Option<Value>,
-    ) -> Option<RequestId>;
-
-    /// `tools/list`, one page.
-    fn list_tools(
-        &self,
-        st: &mut State,
-        session: SessionId,
-        cursor: Option<String>,
-    ) -> Option<RequestId>;
-
-    /// `tools/call`; `task: Some(ttl)` asks for a task.
-    fn call_tool(
-        &self,
-        st: &mut State,
-        session: SessionId,
-        name: &str,
-        arguments: Value,
-        task: Option<Option<u64>>,
+        request: Request,
     ) -> Result<RequestId, UsageError>;
-
-    /// Any task-augmented request.
-    fn request_as_task(
-        &self,
-        st: &mut State,
-        session: SessionId,
-        method: &str,
-        params: Map<String, Value>,
-        ttl: Option<u64>,
-    ) -> Result<RequestId, UsageError>;
-
-    /// `tasks/get` asked by the application.
-    fn get_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId>;
-
-    /// `tasks/get` that starts following a task made earlier.
-    fn follow_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId>;
 
     /// Asks for the notices the server sends only when asked (2026-07-28: on a listen
     /// stream, with updates of `resources`); the request, when one was sent.
@@ -157,28 +123,9 @@ pub(crate) trait Protocol: Sync {
         resources: &[String],
     ) -> Option<RequestId>;
 
-    /// The outcome of a task, asked by the application.
-    fn task_result(
-        &self,
-        st: &mut State,
-        session: SessionId,
-        task: &str,
-    ) -> Result<RequestId, UsageError>;
-
-    /// `tasks/cancel` asked by the application.
-    fn cancel_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId>;
-
     /// The application gives up its request `request` (the id it was given): the peer is
     /// told to stop; `false` when nothing of it is pending.
     fn cancel_request(&self, st: &mut State, session: SessionId, request: &RequestId) -> bool;
-
-    /// `tasks/list`, one page.
-    fn list_tasks(
-        &self,
-        st: &mut State,
-        session: SessionId,
-        cursor: Option<String>,
-    ) -> Result<RequestId, UsageError>;
 
     /// The peer answered a request this era sent for `purpose`.
     fn answered(

@@ -6,7 +6,7 @@
 //! `cargo test -p taskwire-tests --test engine [FILTER]`. One module per area: the receiver
 //! rules of MCP 2025-11-25 (`bad_input` … `tool_admission`), and the host's own contracts
 //! (`host_*`: owners, quotas, the journal, addressing, pass-through methods, the 2026-07-28
-//! server role).
+//! server role), and `layers`: the layering of every product crate, read from its source.
 //!
 //! This binary links nothing but the harness, the engine and serde: no async runtime.
 
@@ -28,6 +28,7 @@ mod host_sync;
 mod host_task_decision;
 mod host_v2026;
 mod input_required;
+mod layers;
 mod limits;
 mod logging;
 mod notices;

@@ -4,76 +4,15 @@
 use std::sync::Arc;
 
 use async_channel::Sender;
-use futures::channel::oneshot;
-use serde_json::Value;
-use taskwire_engine::{Era, Event, Notice, RequestId, Role, SessionId, TaskInfo};
+use taskwire_engine::{Era, Event, Notice, RequestId, Role, SessionId};
 
-use super::waits::{refuse, Waits};
-use super::{Initialized, Notified, TaskCall};
-use crate::driver::{App, Command, Ctx, Reply, Work};
+use super::command::{Caller, ClientCommand};
+use super::waits::Waits;
+use super::Notified;
+use crate::driver::{App, Command, Ctx, Work};
 use crate::error::Error;
 use crate::handler::{request_work, Handlers};
 use crate::runtime::{now, Runtime};
-use crate::tool_result::CallToolResult;
-
-/// What a [`Client`](super::Client) handle asks of its driver.
-pub(crate) enum ClientCommand {
-    Initialize(Reply<Initialized>),
-    /// Any request; the raw result comes back.
-    Request {
-        method: String,
-        params: Option<Value>,
-        reply: Reply<Value>,
-    },
-    /// One `tools/list` page (the engine remembers each tool's task support).
-    ListTools {
-        cursor: Option<String>,
-        reply: Reply<Value>,
-    },
-    CallTool {
-        name: String,
-        arguments: Value,
-        reply: Reply<CallToolResult>,
-        /// Ends without a value when the caller's future is dropped before the answer.
-        caller: Caller,
-    },
-    CallToolAsTask {
-        name: String,
-        arguments: Value,
-        ttl_ms: Option<u64>,
-        reply: Reply<TaskCall>,
-        /// As for `CallTool`; a call that made a task has nothing to give up.
-        caller: Caller,
-    },
-    GetTask {
-        task: String,
-        reply: Reply<TaskInfo>,
-    },
-    FollowTask {
-        task: String,
-        reply: Reply<TaskCall>,
-    },
-    TaskResult {
-        task: String,
-        reply: Reply<CallToolResult>,
-    },
-    CancelTask {
-        task: String,
-        reply: Reply<TaskInfo>,
-    },
-    /// Opens the listen stream again for updates of `uris` when the server speaks
-    /// 2026-07-28; answers whether it does.
-    ListenForResources {
-        uris: Vec<String>,
-        reply: Reply<bool>,
-    },
-    /// The caller of this request went away: give it up.
-    GiveUp(RequestId),
-}
-
-/// Completes with `()` when the caller has its answer; cancelled when the caller went away
-/// first.
-pub(crate) type Caller = oneshot::Receiver<()>;
 
 /// A client's side of its driver: its session, its handlers, and who waits for what.
 pub(crate) struct ClientApp {
@@ -144,7 +83,7 @@ impl App for ClientApp {
         let host = ctx.host;
         let waits = &mut self.waits;
         let Some(session) = self.session.filter(|s| !host.is_closed(*s)) else {
-            return refuse(command, Error::Closed);
+            return command.refuse(Error::Closed);
         };
         let now = now();
         match command {
@@ -154,50 +93,16 @@ impl App for ClientApp {
                     let _ = reply.send(Err(Error::Usage(e)));
                 }
             },
-            ClientCommand::Request {
-                method,
-                params,
-                reply,
-            } => waits.value(host.request(now, session, &method, params), reply),
-            ClientCommand::ListTools { cursor, reply } => {
-                waits.value(host.list_tools(now, session, cursor), reply)
-            }
-            ClientCommand::CallTool {
-                name,
-                arguments,
-                reply,
+            ClientCommand::Send {
+                request,
+                answer,
                 caller,
             } => {
-                let sent = host.call_tool(now, session, &name, arguments);
-                if let Ok(request) = &sent {
+                let sent = host.send(now, session, request);
+                if let (Ok(request), Some(caller)) = (&sent, caller) {
                     give_up_when_gone(ctx.commands, ctx.runtime, request.clone(), caller);
                 }
-                waits.tool(sent, reply);
-            }
-            ClientCommand::CallToolAsTask {
-                name,
-                arguments,
-                ttl_ms,
-                reply,
-                caller,
-            } => {
-                let sent = host.call_tool_as_task(now, session, &name, arguments, ttl_ms);
-                if let Ok(request) = &sent {
-                    give_up_when_gone(ctx.commands, ctx.runtime, request.clone(), caller);
-                }
-                waits.task(sent, reply);
-            }
-            ClientCommand::GetTask { task, reply } => {
-                waits.info(host.get_task(now, session, &task), reply)
-            }
-            ClientCommand::FollowTask { task, reply } => {
-                waits.task(host.follow_task(now, session, &task), reply)
-            }
-            ClientCommand::TaskResult { task, reply } => {
-                waits.tool(host.task_result(now, session, &task), reply)
-            }
-            ClientCommand::CancelTask { task, reply } => {
-                waits.info(host.cancel_task(now, session, &task), reply)
+                waits.expect(sent, answer);
             }
             ClientCommand::ListenForResources { uris, reply } => {
                 let listens = host.protocol_version(session) == Some(Era::V2026_07_28.as_str());

@@ -2,6 +2,7 @@
 //! background, and the server-to-client requests the application answers.
 
 mod app;
+mod command;
 mod elicitation;
 mod sampling;
 mod waits;
@@ -14,7 +15,7 @@ use async_channel::{Receiver, Sender};
 use futures::channel::oneshot;
 use serde_json::{json, Value};
 use taskwire_engine::{
-    ClientFeatures, Config, Host, LogMessage, Owner, PlainReason, RpcError, TaskInfo, Tool,
+    ClientFeatures, Config, Host, LogMessage, Owner, PlainReason, Request, RpcError, TaskInfo, Tool,
 };
 
 use crate::driver::{Command, Driver, MessageSession, Reply, Until};
@@ -23,7 +24,8 @@ use crate::handler::Handlers;
 use crate::ids::new_task_id;
 use crate::runtime::{now, ChildProcess, Reader, Runtime, Writer};
 use crate::tool_result::CallToolResult;
-use app::{ClientApp, ClientCommand};
+use app::ClientApp;
+use command::{Answer, Caller, ClientCommand};
 pub use elicitation::{ElicitationAnswer, ElicitationMode, ElicitationRequest};
 pub use sampling::{MessageRole, SamplingAnswer, SamplingMessage, SamplingRequest};
 
@@ -364,7 +366,7 @@ impl Client {
         let mut cursor = None;
         loop {
             let page = self
-                .ask(|reply| ClientCommand::ListTools { cursor, reply })
+                .send(Request::ListTools { cursor }, Answer::Value, None)
                 .await?;
             let (items, next): (Vec<Value>, _) = page_items(page, "tools")?;
             for item in items {
@@ -388,14 +390,8 @@ impl Client {
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
         let name = name.to_owned();
         let (answered, caller) = oneshot::channel();
-        let result = self
-            .ask(|reply| ClientCommand::CallTool {
-                name,
-                arguments,
-                reply,
-                caller,
-            })
-            .await;
+        let call = Request::CallTool { name, arguments };
+        let result = self.send(call, Answer::Tool, Some(caller)).await;
         let _ = answered.send(());
         result
     }
@@ -419,15 +415,12 @@ impl Client {
     ) -> Result<TaskCall, Error> {
         let name = name.to_owned();
         let (gone, caller) = oneshot::channel();
-        let mut call = self
-            .ask(|reply| ClientCommand::CallToolAsTask {
-                name,
-                arguments,
-                ttl_ms,
-                reply,
-                caller,
-            })
-            .await?;
+        let call = Request::CallToolAsTask {
+            name,
+            arguments,
+            ttl_ms,
+        };
+        let mut call = self.send(call, Answer::Task, Some(caller)).await?;
         call.gone = Some(gone);
         Ok(call)
     }
@@ -435,7 +428,7 @@ impl Client {
     /// `tasks/get`.
     pub async fn get_task(&self, task: &str) -> Result<TaskInfo, Error> {
         let task = task.to_owned();
-        self.ask(|reply| ClientCommand::GetTask { task, reply })
+        self.send(Request::GetTask { task }, Answer::Info, None)
             .await
     }
 
@@ -457,7 +450,7 @@ impl Client {
     /// ```
     pub async fn follow_task(&self, task: &str) -> Result<TaskCall, Error> {
         let task = task.to_owned();
-        self.ask(|reply| ClientCommand::FollowTask { task, reply })
+        self.send(Request::FollowTask { task }, Answer::Task, None)
             .await
     }
 
@@ -465,7 +458,7 @@ impl Client {
     /// only (2026-07-28 has none: [`Client::get_task`] and [`TaskCall`] carry the outcome).
     pub async fn task_result(&self, task: &str) -> Result<CallToolResult, Error> {
         let task = task.to_owned();
-        self.ask(|reply| ClientCommand::TaskResult { task, reply })
+        self.send(Request::TaskResult { task }, Answer::Tool, None)
             .await
     }
 
@@ -473,7 +466,7 @@ impl Client {
     /// cancel is an ack, as a `tasks/get` right after it shows it).
     pub async fn cancel_task(&self, task: &str) -> Result<TaskInfo, Error> {
         let task = task.to_owned();
-        self.ask(|reply| ClientCommand::CancelTask { task, reply })
+        self.send(Request::CancelTask { task }, Answer::Info, None)
             .await
     }
 
@@ -505,12 +498,8 @@ impl Client {
     /// Any request; returns the raw result.
     pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, Error> {
         let method = method.to_owned();
-        self.ask(|reply| ClientCommand::Request {
-            method,
-            params,
-            reply,
-        })
-        .await
+        self.send(Request::Any { method, params }, Answer::Value, None)
+            .await
     }
 
     /// Asks for `notifications/resources/updated` of `uris`, the whole set wanted now (one
@@ -563,6 +552,22 @@ impl Client {
     /// Closes the connection: pending calls fail, the driver stops.
     pub async fn close(&self) {
         let _ = self.inner.commands.send(Command::Shutdown).await;
+    }
+
+    /// Sends `request`; `answer` says what its answer becomes (`caller`: see
+    /// [`ClientCommand::Send`]).
+    async fn send<T>(
+        &self,
+        request: Request,
+        answer: fn(Reply<T>) -> Answer,
+        caller: Option<Caller>,
+    ) -> Result<T, Error> {
+        self.ask(|reply| ClientCommand::Send {
+            request,
+            answer: answer(reply),
+            caller,
+        })
+        .await
     }
 
     async fn ask<T>(&self, command: impl FnOnce(Reply<T>) -> ClientCommand) -> Result<T, Error> {

@@ -9,7 +9,7 @@ use taskwire_engine::{
     Event, PlainReason, ProgressParams, RequestId, RpcError, TaskId, TaskInfo, UsageError,
 };
 
-use super::app::ClientCommand;
+use super::command::Answer;
 use super::{Initialized, Progress, TaskCall, TaskUpdate};
 use crate::driver::Reply;
 use crate::error::Error;
@@ -48,40 +48,34 @@ pub(crate) struct Waits {
 }
 
 impl Waits {
-    pub fn value(&mut self, sent: Result<RequestId, UsageError>, reply: Reply<Value>) {
-        self.wait(sent, Pending::Value(reply));
-    }
-
-    pub fn tool(&mut self, sent: Result<RequestId, UsageError>, reply: Reply<CallToolResult>) {
-        self.wait(sent, Pending::Tool(reply));
-    }
-
-    pub fn info(&mut self, sent: Result<RequestId, UsageError>, reply: Reply<TaskInfo>) {
-        self.wait(sent, Pending::Info(reply));
-    }
-
-    pub fn task(&mut self, sent: Result<RequestId, UsageError>, reply: Reply<TaskCall>) {
-        let (tx, updates) = async_channel::unbounded();
-        if let Ok(id) = &sent {
-            self.calls.insert(id.clone(), tx);
-        }
-        let updates = Box::new(updates);
-        self.wait(sent, Pending::Task { reply, updates });
-    }
-
-    /// Nobody waits for `request` any more (nor for its updates).
-    pub fn forget(&mut self, request: &RequestId) {
-        self.replies.remove(request);
-        self.calls.remove(request);
-    }
-
-    fn wait(&mut self, sent: Result<RequestId, UsageError>, pending: Pending) {
+    /// Waits for the answer to the request `sent`, as `answer` says; an error to send it
+    /// goes to the caller at once.
+    pub fn expect(&mut self, sent: Result<RequestId, UsageError>, answer: Answer) {
+        let pending = match answer {
+            Answer::Value(reply) => Pending::Value(reply),
+            Answer::Tool(reply) => Pending::Tool(reply),
+            Answer::Info(reply) => Pending::Info(reply),
+            Answer::Task(reply) => {
+                let (tx, updates) = async_channel::unbounded();
+                if let Ok(id) = &sent {
+                    self.calls.insert(id.clone(), tx);
+                }
+                let updates = Box::new(updates);
+                Pending::Task { reply, updates }
+            }
+        };
         match sent {
             Ok(id) => {
                 self.replies.insert(id, pending);
             }
             Err(e) => self.answer(None, pending, Err(Error::Usage(e))),
         }
+    }
+
+    /// Nobody waits for `request` any more (nor for its updates).
+    pub fn forget(&mut self, request: &RequestId) {
+        self.replies.remove(request);
+        self.calls.remove(request);
     }
 
     /// A client-role event from the engine.
@@ -246,29 +240,4 @@ fn task_info(value: Value) -> Result<TaskInfo, Error> {
         serde_json::from_value(value).map_err(|e| Error::malformed(format!("task: {e}")))?;
     task.to_info()
         .ok_or_else(|| Error::malformed("task: a time is not RFC 3339"))
-}
-
-/// Answers a command that cannot run with `error`.
-pub(crate) fn refuse(command: ClientCommand, error: Error) {
-    match command {
-        ClientCommand::Initialize(reply) => {
-            let _ = reply.send(Err(error));
-        }
-        ClientCommand::Request { reply, .. } | ClientCommand::ListTools { reply, .. } => {
-            let _ = reply.send(Err(error));
-        }
-        ClientCommand::CallTool { reply, .. } | ClientCommand::TaskResult { reply, .. } => {
-            let _ = reply.send(Err(error));
-        }
-        ClientCommand::CallToolAsTask { reply, .. } | ClientCommand::FollowTask { reply, .. } => {
-            let _ = reply.send(Err(error));
-        }
-        ClientCommand::GetTask { reply, .. } | ClientCommand::CancelTask { reply, .. } => {
-            let _ = reply.send(Err(error));
-        }
-        ClientCommand::ListenForResources { reply, .. } => {
-            let _ = reply.send(Err(error));
-        }
-        ClientCommand::GiveUp(_) => {}
-    }
 }

@@ -4,9 +4,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::requestor::task_params;
 use super::state::Asked;
-use super::types::Task;
+use super::types::{Task, TaskIdParams};
 use crate::event::Event;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
@@ -45,7 +44,7 @@ pub(super) fn follow_up(st: &mut State, session: SessionId, id: &TaskId) {
             auto: true,
         };
         let sent = Sent::Era(Era::V2025_11_25, Box::new(asked));
-        let params = Some(task_params(id));
+        let params = Some(TaskIdParams::new(id));
         let request = st.send_request(session, None, "tasks/result", params, sent, false, None);
         if let Some(entry) = st.session_mut(session).and_then(|s| s.remote.get_mut(id)) {
             entry.fetch = request.clone();
@@ -99,7 +98,7 @@ pub(super) fn poll(st: &mut State, session: SessionId, id: &TaskId) {
         session,
         None,
         "tasks/get",
-        Some(task_params(id)),
+        Some(TaskIdParams::new(id)),
         sent,
         true,
         None,

@@ -10,7 +10,7 @@ use super::types::{
 use crate::event::{Event, MessageKind};
 use crate::ids::SessionId;
 use crate::jsonrpc::{self, code, Reject, RequestId, RpcError};
-use crate::model::Era;
+use crate::model::{Era, Role};
 use crate::state::{Phase, Sent, State};
 
 /// Server: answers the client's `initialize`.
@@ -179,4 +179,14 @@ pub(super) fn on_initialize_response(
             st.close_session(session);
         }
     }
+}
+
+/// Tasks are live on this session: its version has them and we declared hosting them
+/// (a client only hosts sampling and elicitation tasks).
+pub(super) fn hosts_tasks(st: &State, session: SessionId) -> bool {
+    let Some(s) = st.session(session) else {
+        return false;
+    };
+    let declared = s.role == Role::Server || st.config.client.hosts_tasks();
+    st.config.tasks.enabled && declared && s.version().is_some_and(version_has_tasks)
 }

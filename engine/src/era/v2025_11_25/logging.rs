@@ -63,6 +63,6 @@ pub(super) fn log(
         return;
     }
     let meta = task.as_ref().map(|t| related_task_meta(t.as_str()));
-    let stream = super::receiver::call_stream(st, session, call);
+    let stream = kept::call_stream(st, session, call);
     st.send_log(session, stream, task.as_ref(), level, logger, data, meta);
 }

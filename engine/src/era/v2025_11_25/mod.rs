@@ -38,6 +38,7 @@ use crate::error::UsageError;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
+use crate::model::Request;
 use crate::state::{Answer, Protocol, Purpose, State};
 use state::Asked;
 
@@ -95,7 +96,7 @@ impl Protocol for V2025_11_25 {
         let Some(session) = st.call(call).and_then(|c| c.session) else {
             return;
         };
-        let stream = receiver::call_stream(st, session, call);
+        let stream = state::call_stream(st, session, call);
         st.send_progress(call, stream, task, progress, total, message, meta);
     }
 
@@ -144,55 +145,6 @@ impl Protocol for V2025_11_25 {
         handshake::send_initialize(st, session)
     }
 
-    fn request(
-        &self,
-        st: &mut State,
-        session: SessionId,
-        method: &str,
-        params: Option<Value>,
-    ) -> Option<RequestId> {
-        requestor::app_request(st, session, method, params)
-    }
-
-    fn list_tools(
-        &self,
-        st: &mut State,
-        session: SessionId,
-        cursor: Option<String>,
-    ) -> Option<RequestId> {
-        requestor::list_tools(st, session, cursor)
-    }
-
-    fn call_tool(
-        &self,
-        st: &mut State,
-        session: SessionId,
-        name: &str,
-        arguments: Value,
-        task: Option<Option<u64>>,
-    ) -> Result<RequestId, UsageError> {
-        requestor::call_tool(st, session, name, arguments, task)
-    }
-
-    fn request_as_task(
-        &self,
-        st: &mut State,
-        session: SessionId,
-        method: &str,
-        params: Map<String, Value>,
-        ttl: Option<u64>,
-    ) -> Result<RequestId, UsageError> {
-        requestor::request_as_task(st, session, method, params, ttl)
-    }
-
-    fn get_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
-        requestor::get_task(st, session, task)
-    }
-
-    fn follow_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
-        requestor::follow_task(st, session, task)
-    }
-
     /// A 2025-11-25 server sends its notices unasked.
     fn listen_for_notices(
         &self,
@@ -203,17 +155,35 @@ impl Protocol for V2025_11_25 {
         None
     }
 
-    fn task_result(
+    fn send(
         &self,
         st: &mut State,
         session: SessionId,
-        task: &str,
+        request: Request,
     ) -> Result<RequestId, UsageError> {
-        requestor::task_result(st, session, task)
-    }
-
-    fn cancel_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
-        requestor::cancel_task(st, session, task)
+        let sent = match request {
+            Request::Any { method, params } => requestor::app_request(st, session, &method, params),
+            Request::AnyAsTask {
+                method,
+                params,
+                ttl_ms,
+            } => return requestor::request_as_task(st, session, &method, params, ttl_ms),
+            Request::ListTools { cursor } => requestor::list_tools(st, session, cursor),
+            Request::CallTool { name, arguments } => {
+                return requestor::call_tool(st, session, &name, arguments, None)
+            }
+            Request::CallToolAsTask {
+                name,
+                arguments,
+                ttl_ms,
+            } => return requestor::call_tool(st, session, &name, arguments, Some(ttl_ms)),
+            Request::GetTask { task } => requestor::get_task(st, session, &task),
+            Request::FollowTask { task } => requestor::follow_task(st, session, &task),
+            Request::TaskResult { task } => return requestor::task_result(st, session, &task),
+            Request::CancelTask { task } => requestor::cancel_task(st, session, &task),
+            Request::ListTasks { cursor } => return requestor::list_tasks(st, session, cursor),
+        };
+        sent.ok_or(UsageError::UnknownSession(session))
     }
 
     fn cancel_request(&self, st: &mut State, session: SessionId, request: &RequestId) -> bool {
@@ -226,15 +196,6 @@ impl Protocol for V2025_11_25 {
             request,
             |asked: &Asked| matches!(asked, Asked::PlainRetry { original } if original == request),
         )
-    }
-
-    fn list_tasks(
-        &self,
-        st: &mut State,
-        session: SessionId,
-        cursor: Option<String>,
-    ) -> Result<RequestId, UsageError> {
-        requestor::list_tasks(st, session, cursor)
     }
 
     fn answered(

@@ -6,8 +6,8 @@ use serde_json::{json, Map, Value};
 
 use super::encode::{self, shown_status, with_related_task};
 use super::state::{self as kept, Asked, PendingInput};
-use super::tools;
 use super::types::{declares, AugmentableParams, PageParams, TaskIdRef};
+use super::{handshake, tools};
 use crate::error::UsageError;
 use crate::event::{AppRequest, Event, MessageKind, StopReason};
 use crate::ids::{CallId, InputId, SessionId, TaskId};
@@ -176,23 +176,6 @@ pub(super) fn status_notification(st: &mut State, session: SessionId, task: &Tas
     st.send(session, kind, Some(task), line);
 }
 
-/// The stream ([`MessageKind::stream`]) of what a call sends on `session` before its
-/// answer: its request's while it is a plain call; for a task, a `tasks/result` of that
-/// session waiting for it (over HTTP, the stream the requestor opened to hear the task's
-/// requests), else the session's (`None`).
-pub(super) fn call_stream(st: &State, session: SessionId, call: CallId) -> Option<RequestId> {
-    let state = st.call(call)?;
-    if let (Some(to), Some(from)) = (&state.reply_to, state.session) {
-        if from == session {
-            return Some(to.clone());
-        }
-    }
-    state.task.as_ref().and_then(|task| {
-        let s = st.session(session)?.slots.get::<kept::SessionState>()?;
-        s.parked.get(task)?.first().cloned()
-    })
-}
-
 /// Answers a session's parked `tasks/result` calls for a task that is terminal, or that is
 /// gone (`gone`: "Task has expired").
 pub(super) fn release_parked(st: &mut State, session: SessionId, task: &TaskId, gone: bool) {
@@ -250,7 +233,7 @@ pub(super) fn on_peer_request(
 ) -> Result<(), Reject> {
     let common: AugmentableParams = jsonrpc::params(params)?;
     let progress_token = common.meta.as_ref().and_then(|m| m.progress_token.clone());
-    let metadata = common.task_metadata(augmentable && super::serving::hosts_tasks(st, session))?;
+    let metadata = common.task_metadata(augmentable && handshake::hosts_tasks(st, session))?;
     let related_task = common
         .meta
         .and_then(|m| m.related_task)
@@ -353,7 +336,7 @@ pub(super) fn send_input_request(
     }
     let input = st.fresh_input();
     let sent = Sent::Era(Era::V2025_11_25, Box::new(Asked::Input { call, input }));
-    let stream = call_stream(st, session, call);
+    let stream = kept::call_stream(st, session, call);
     let request = st
         .send_request(
             session,

@@ -150,7 +150,8 @@ pub(super) fn get_task(st: &mut State, session: SessionId, task: &str) -> Option
         task: TaskId::from(task),
         auto: false,
     };
-    send(st, session, "tasks/get", Some(task_params(task)), asked)
+    let params = Some(TaskIdParams::new(task));
+    send(st, session, "tasks/get", params, asked)
 }
 
 /// `tasks/get` starting to follow a task made earlier.
@@ -158,7 +159,8 @@ pub(super) fn follow_task(st: &mut State, session: SessionId, task: &str) -> Opt
     let asked = Asked::Follow {
         task: TaskId::from(task),
     };
-    send(st, session, "tasks/get", Some(task_params(task)), asked)
+    let params = Some(TaskIdParams::new(task));
+    send(st, session, "tasks/get", params, asked)
 }
 
 pub(super) fn task_result(
@@ -170,15 +172,27 @@ pub(super) fn task_result(
         task: TaskId::from(task),
         auto: false,
     };
-    send(st, session, "tasks/result", Some(task_params(task)), asked)
-        .ok_or(UsageError::UnknownSession(session))
+    send(
+        st,
+        session,
+        "tasks/result",
+        Some(TaskIdParams::new(task)),
+        asked,
+    )
+    .ok_or(UsageError::UnknownSession(session))
 }
 
 pub(super) fn cancel_task(st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
     let asked = Asked::TaskCancel {
         task: TaskId::from(task),
     };
-    send(st, session, "tasks/cancel", Some(task_params(task)), asked)
+    send(
+        st,
+        session,
+        "tasks/cancel",
+        Some(TaskIdParams::new(task)),
+        asked,
+    )
 }
 
 pub(super) fn list_tasks(
@@ -188,12 +202,6 @@ pub(super) fn list_tasks(
 ) -> Result<RequestId, UsageError> {
     let params = Some(json!(PageParams { cursor }));
     app_request(st, session, "tasks/list", params).ok_or(UsageError::UnknownSession(session))
-}
-
-pub(super) fn task_params(task: &str) -> TaskIdParams {
-    TaskIdParams {
-        task_id: task.to_owned(),
-    }
 }
 
 /// Task-augmented requests need a negotiated version that has tasks.
@@ -413,7 +421,7 @@ fn cancel_withdrawn(st: &mut State, session: SessionId, outcome: Result<Value, R
             st,
             session,
             "tasks/cancel",
-            Some(task_params(&task)),
+            Some(TaskIdParams::new(&task)),
             Asked::Withdrawn,
         );
     }

@@ -2,7 +2,7 @@
 
 use serde_json::value::RawValue;
 
-use super::types::{version_has_tasks, Task};
+use super::types::Task;
 use super::{handshake, logging, receiver, resources, tools};
 use crate::ids::SessionId;
 use crate::jsonrpc::{self, Reject, RequestId, RpcError};
@@ -47,7 +47,7 @@ fn serve_ready(
             )),
         ));
     }
-    let hosts_tasks = hosts_tasks(st, session);
+    let hosts_tasks = handshake::hosts_tasks(st, session);
     let features = st.config.client;
     match (role, method) {
         (Role::Server, "tools/list") => tools::on_tools_list(st, session, id, params),
@@ -112,16 +112,6 @@ pub(super) fn notify(
         }
         _ => false,
     }
-}
-
-/// Tasks are live on this session: its version has them and we declared hosting them
-/// (a client only hosts sampling and elicitation tasks).
-pub(super) fn hosts_tasks(st: &State, session: SessionId) -> bool {
-    let Some(s) = st.session(session) else {
-        return false;
-    };
-    let declared = s.role == Role::Server || st.config.client.hosts_tasks();
-    st.config.tasks.enabled && declared && s.version().is_some_and(version_has_tasks)
 }
 
 /// A view of a peer task from its wire shape, or the peer's mistake reported.

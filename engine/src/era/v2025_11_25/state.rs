@@ -124,3 +124,20 @@ pub(super) fn session_mut(st: &mut State, session: SessionId) -> Option<&mut Ses
 pub(super) fn of_call(call: &mut Call) -> &mut CallState {
     call.slots.get_or_default()
 }
+
+/// The stream ([`MessageKind::stream`]) of what a call sends on `session` before its
+/// answer: its request's while it is a plain call; for a task, a `tasks/result` of that
+/// session waiting for it (over HTTP, the stream the requestor opened to hear the task's
+/// requests), else the session's (`None`).
+pub(super) fn call_stream(st: &State, session: SessionId, call: CallId) -> Option<RequestId> {
+    let state = st.call(call)?;
+    if let (Some(to), Some(from)) = (&state.reply_to, state.session) {
+        if from == session {
+            return Some(to.clone());
+        }
+    }
+    state.task.as_ref().and_then(|task| {
+        let s = st.session(session)?.slots.get::<SessionState>()?;
+        s.parked.get(task)?.first().cloned()
+    })
+}

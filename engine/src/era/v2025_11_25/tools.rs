@@ -5,7 +5,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::types::{declares, CallToolParams, ListToolsResult, PageParams};
-use super::{encode, serving};
+use super::{encode, handshake};
 use crate::event::{Event, ToolCall};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{self, code, Reject, RequestId, RpcError};
@@ -49,7 +49,7 @@ pub(super) fn on_tools_call(
         .policy(&p.name)
         .map(|(support, decision, immediate)| (support, decision, immediate.map(str::to_owned)))
         .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {}", p.name)))?;
-    let hosts_tasks = serving::hosts_tasks(st, session);
+    let hosts_tasks = handshake::hosts_tasks(st, session);
     let task = p.common.task_metadata(hosts_tasks)?;
     let not_found =
         |why: &str| RpcError::new(code::METHOD_NOT_FOUND, format!("Tool '{}' {why}", p.name));

@@ -139,6 +139,15 @@ pub struct TaskIdParams {
     pub task_id: String,
 }
 
+impl TaskIdParams {
+    /// The params naming `task`.
+    pub(crate) fn new(task: &str) -> Self {
+        Self {
+            task_id: task.to_owned(),
+        }
+    }
+}
+
 /// `params` of `tasks/get`, `tasks/result` and `tasks/cancel`, borrowing the id.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use super::requestor::{answerable, answering_call, input_event, respond_to, send};
+use super::outgoing::{answerable, answering_call, input_event, respond_to, send};
 use super::state::{self as kept, Answering, Asked};
 use super::types::Task;
 use crate::ids::{SessionId, TaskId};

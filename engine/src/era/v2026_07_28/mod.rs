@@ -28,7 +28,8 @@
 //! - `tools.rs`, `tasks.rs`, `input.rs`, `listen.rs`: serving `tools/*`, `tasks/*`, input
 //!   (task `inputRequests`, MRTR) and `subscriptions/listen`.
 //! - `requestor.rs`: opening, our requests and the answers to our `tools/call`;
-//!   `following.rs`: the tasks the server runs for us.
+//!   `following.rs`: the tasks the server runs for us; `outgoing.rs`: what both share
+//!   (sending with our `_meta`, handing answers and input requests to the application).
 //! - `meta.rs` (the per-request `_meta`), `encode.rs` (results as written), `types.rs` (wire
 //!   shapes read), `state.rs` (what this era keeps on sessions and calls).
 
@@ -37,6 +38,7 @@ mod following;
 mod input;
 pub(super) mod listen;
 mod meta;
+mod outgoing;
 pub(super) use meta::names_version;
 mod requestor;
 mod serving;
@@ -54,6 +56,7 @@ use crate::error::UsageError;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
+use crate::model::Request;
 use crate::state::{Answer, Protocol, Purpose, State};
 
 /// The protocol version this era serves statelessly.
@@ -171,59 +174,6 @@ impl Protocol for V2026_07_28 {
         requestor::discover(st, session, fallback)
     }
 
-    fn request(
-        &self,
-        st: &mut State,
-        session: SessionId,
-        method: &str,
-        params: Option<Value>,
-    ) -> Option<RequestId> {
-        requestor::app_request(st, session, method, params)
-    }
-
-    fn list_tools(
-        &self,
-        st: &mut State,
-        session: SessionId,
-        cursor: Option<String>,
-    ) -> Option<RequestId> {
-        let params = cursor.map(|c| serde_json::json!({ "cursor": c }));
-        requestor::app_request(st, session, "tools/list", params)
-    }
-
-    fn call_tool(
-        &self,
-        st: &mut State,
-        session: SessionId,
-        name: &str,
-        arguments: Value,
-        task: Option<Option<u64>>,
-    ) -> Result<RequestId, UsageError> {
-        requestor::call_tool(st, session, name, arguments, task.is_some())
-    }
-
-    fn request_as_task(
-        &self,
-        _st: &mut State,
-        _session: SessionId,
-        _method: &str,
-        _params: Map<String, Value>,
-        _ttl: Option<u64>,
-    ) -> Result<RequestId, UsageError> {
-        Err(UsageError::NotInEra {
-            method: "task-augmented requests",
-            instead: "in 2026-07-28 only the server runs tasks (Host::call_tool_as_task)",
-        })
-    }
-
-    fn get_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
-        following::get_task(st, session, task)
-    }
-
-    fn follow_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
-        following::follow_task(st, session, task)
-    }
-
     fn listen_for_notices(
         &self,
         st: &mut State,
@@ -233,36 +183,51 @@ impl Protocol for V2026_07_28 {
         following::listen_for_notices(st, session, resources)
     }
 
-    fn task_result(
+    fn send(
         &self,
-        _st: &mut State,
-        _session: SessionId,
-        _task: &str,
+        st: &mut State,
+        session: SessionId,
+        request: Request,
     ) -> Result<RequestId, UsageError> {
-        Err(UsageError::NotInEra {
-            method: "tasks/result",
-            instead: "in 2026-07-28, tasks/get carries the outcome (Host::get_task)",
-        })
-    }
-
-    fn cancel_task(&self, st: &mut State, session: SessionId, task: &str) -> Option<RequestId> {
-        following::cancel_task(st, session, task)
+        let sent = match request {
+            Request::Any { method, params } => outgoing::app_request(st, session, &method, params),
+            Request::ListTools { cursor } => {
+                let params = cursor.map(|c| serde_json::json!({ "cursor": c }));
+                outgoing::app_request(st, session, "tools/list", params)
+            }
+            Request::CallTool { name, arguments } => {
+                return requestor::call_tool(st, session, &name, arguments, false)
+            }
+            Request::CallToolAsTask {
+                name, arguments, ..
+            } => return requestor::call_tool(st, session, &name, arguments, true),
+            Request::GetTask { task } => following::get_task(st, session, &task),
+            Request::FollowTask { task } => following::follow_task(st, session, &task),
+            Request::CancelTask { task } => following::cancel_task(st, session, &task),
+            Request::AnyAsTask { .. } => {
+                return Err(UsageError::NotInEra {
+                    method: "task-augmented requests",
+                    instead: "in 2026-07-28 only the server runs tasks (Host::call_tool_as_task)",
+                })
+            }
+            Request::TaskResult { .. } => {
+                return Err(UsageError::NotInEra {
+                    method: "tasks/result",
+                    instead: "in 2026-07-28, tasks/get carries the outcome (Host::get_task)",
+                })
+            }
+            Request::ListTasks { .. } => {
+                return Err(UsageError::NotInEra {
+                    method: "tasks/list",
+                    instead: "in 2026-07-28 a client keeps the ids of the tasks it created",
+                })
+            }
+        };
+        sent.ok_or(UsageError::UnknownSession(session))
     }
 
     fn cancel_request(&self, st: &mut State, session: SessionId, request: &RequestId) -> bool {
         requestor::give_up(st, session, request)
-    }
-
-    fn list_tasks(
-        &self,
-        _st: &mut State,
-        _session: SessionId,
-        _cursor: Option<String>,
-    ) -> Result<RequestId, UsageError> {
-        Err(UsageError::NotInEra {
-            method: "tasks/list",
-            instead: "in 2026-07-28 a client keeps the ids of the tasks it created",
-        })
     }
 
     fn answered(

@@ -2,20 +2,21 @@
 //! request of ours carries, `tools/call` answers read by `resultType`, and MRTR rounds,
 //! whose input the application's handlers give.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::following;
-use super::meta::{CAPABILITIES_KEY, CLIENT_INFO_KEY, SERVER_INFO_KEY, UNSUPPORTED_VERSION};
+use super::meta::{SERVER_INFO_KEY, UNSUPPORTED_VERSION};
+use super::outgoing::{answerable, answering_call, input_event, invalid, respond_to, send};
 use super::state::{self as kept, Answering, Asked, Calling, Retry};
-use super::types::{InputRequest, Task};
-use super::{EXTENSION, VERSION, VERSION_KEY};
+use super::types::Task;
+use super::{EXTENSION, VERSION};
 use crate::error::UsageError;
-use crate::event::{AppRequest, Event};
-use crate::ids::{CallId, SessionId, TaskId};
+use crate::event::Event;
+use crate::ids::SessionId;
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::{Era, Implementation, PlainReason};
-use crate::state::{progress_meta, Call, Phase, Sent, State, Timer};
+use crate::state::{progress_meta, Phase, State, Timer};
 
 /// MRTR rounds one call may take before it fails (a server that never stops asking).
 const MAX_ROUNDS: u8 = 16;
@@ -39,87 +40,6 @@ struct Discovered {
     capabilities: Value,
     #[serde(rename = "_meta", default)]
     meta: Option<Map<String, Value>>,
-}
-
-/// An answer the client cannot accept.
-pub(super) fn invalid(message: String) -> RpcError {
-    RpcError::internal(format!("Invalid response: {message}"))
-}
-
-// ---- sending ----------------------------------------------------------------------------------
-
-/// Sends a request of this era: its params carry the `_meta` of every request of ours.
-pub(super) fn send(
-    st: &mut State,
-    session: SessionId,
-    method: &str,
-    params: Option<impl Serialize>,
-    asked: Asked,
-) -> Option<RequestId> {
-    let declare = !matches!(&asked, Asked::Call(c) if !c.as_task);
-    let params = with_meta(params, request_meta(st, declare));
-    let times_out = asked.times_out();
-    let sent = Sent::Era(Era::V2026_07_28, Box::new(asked));
-    st.send_request(session, None, method, Some(params), sent, times_out, None)
-}
-
-/// A request of the application's, with our `_meta`; its answer is `Event::Response`.
-pub(super) fn app_request(
-    st: &mut State,
-    session: SessionId,
-    method: &str,
-    params: Option<Value>,
-) -> Option<RequestId> {
-    let params = with_meta(params, request_meta(st, true));
-    st.send_request(session, None, method, Some(params), Sent::App, true, None)
-}
-
-/// The `_meta` a request of ours carries: our version, identity and capabilities, which
-/// declare the tasks extension unless `declare` is off (a plain `tools/call`).
-fn request_meta(st: &State, declare: bool) -> Value {
-    let features = st.config.client;
-    let mut caps = st.config.app_capabilities.clone();
-    if features.elicitation {
-        caps.insert("elicitation".into(), json!({ "form": {} }));
-    }
-    if features.sampling {
-        caps.insert("sampling".into(), json!({}));
-    }
-    if features.roots {
-        caps.insert("roots".into(), json!({}));
-    }
-    if declare {
-        let extensions = caps.entry("extensions").or_insert_with(|| json!({}));
-        if let Value::Object(extensions) = extensions {
-            extensions.insert(EXTENSION.into(), json!({}));
-        }
-    }
-    json!({
-        VERSION_KEY: VERSION,
-        CLIENT_INFO_KEY: st.config.info,
-        CAPABILITIES_KEY: caps,
-    })
-}
-
-/// `params` with `meta` added to its `_meta` (keys already there, e.g. `progressToken`,
-/// stay).
-fn with_meta<P: Serialize>(params: Option<P>, meta: Value) -> Value {
-    let params = params.map(|p| serde_json::to_value(p).expect("params serialize"));
-    let mut params = match params {
-        None | Some(Value::Null) => json!({}),
-        Some(p) => p,
-    };
-    if let (Value::Object(map), Value::Object(meta)) = (&mut params, meta) {
-        match map.entry("_meta").or_insert_with(|| json!({})) {
-            Value::Object(existing) => {
-                for (key, value) in meta {
-                    existing.entry(key).or_insert(value);
-                }
-            }
-            other => *other = Value::Object(meta),
-        }
-    }
-    params
 }
 
 // ---- opening ----------------------------------------------------------------------------------
@@ -318,19 +238,6 @@ fn on_call_answer(
     }
 }
 
-pub(super) fn respond_to(
-    st: &mut State,
-    session: SessionId,
-    request: RequestId,
-    outcome: Result<Value, RpcError>,
-) {
-    st.event(Event::Response {
-        session,
-        request,
-        outcome,
-    });
-}
-
 /// A flat `CreateTaskResult`: the task is followed, and listened to.
 fn task_created(st: &mut State, session: SessionId, request: RequestId, result: Value) {
     let task = Task::deserialize(&result)
@@ -407,36 +314,6 @@ fn begin_round(
     for event in events {
         st.event(event);
     }
-}
-
-/// An input request the application can answer: one whose capability we declare.
-pub(super) fn answerable(st: &State, request: Value) -> Result<InputRequest, RpcError> {
-    let request: InputRequest = serde_json::from_value(request)
-        .map_err(|e| invalid(format!("malformed input request: {e}")))?;
-    let features = st.config.client;
-    let declared = match request.method.as_str() {
-        "elicitation/create" => features.elicitation,
-        "sampling/createMessage" => features.sampling,
-        "roots/list" => features.roots,
-        _ => false,
-    };
-    if declared {
-        Ok(request)
-    } else {
-        Err(invalid(format!(
-            "the server asked for {:?}, which this client did not declare",
-            request.method
-        )))
-    }
-}
-
-/// The application's answer to the server's input request `answering`: it replies to
-/// nothing on the wire by itself.
-pub(super) fn answering_call(session: SessionId, answering: Answering) -> Call {
-    let mut call = Call::plain(Era::V2026_07_28, session, RequestId::Number(0), None);
-    call.reply_to = None;
-    kept::of_call(&mut call).answering = Some(answering);
-    call
 }
 
 /// The application answered one input of an MRTR round.
@@ -540,28 +417,6 @@ fn call_params(call: &Calling, retry: Option<(Map<String, Value>, Option<&str>)>
         }
     }
     Value::Object(params)
-}
-
-/// The application's request for one input: `request` is its key.
-pub(super) fn input_event(
-    call: CallId,
-    session: SessionId,
-    key: String,
-    request: InputRequest,
-    task: Option<TaskId>,
-) -> Event {
-    let params = request
-        .params
-        .map(|p| serde_json::value::to_raw_value(&p).expect("JSON values serialize"));
-    Event::Request(AppRequest {
-        call,
-        session,
-        request: RequestId::String(key),
-        method: request.method,
-        params,
-        task: None,
-        related_task: task,
-    })
 }
 
 // ---- answers, timeouts, closing -----------------------------------------------------------
