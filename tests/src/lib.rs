@@ -30,3 +30,34 @@ pub mod procs;
 pub mod scripted;
 pub mod skip;
 pub mod wasi;
+
+/// The READMEs' Rust examples, compiled by `cargo test --doc` (a server is compiled, not
+/// run: it would serve the test's stdin; a fragment is marked `ignore` and names the example
+/// file that runs in full).
+#[cfg(doctest)]
+mod readmes {
+    #[doc = include_str!("../../README.md")]
+    struct Root;
+    #[doc = include_str!("../../engine/README.md")]
+    struct Engine;
+    #[doc = include_str!("../../adapters/cli/README.md")]
+    struct Cli;
+    #[doc = include_str!("../../adapters/demo/README.md")]
+    struct Demo;
+    #[doc = include_str!("../../adapters/driver/README.md")]
+    struct Driver;
+    #[doc = include_str!("../../adapters/http/README.md")]
+    struct Http;
+    #[doc = include_str!("../../adapters/postgres/README.md")]
+    struct Postgres;
+    #[doc = include_str!("../../adapters/proxy/README.md")]
+    struct Proxy;
+    #[doc = include_str!("../../adapters/smol/README.md")]
+    struct Smol;
+    #[doc = include_str!("../../adapters/sqlite/README.md")]
+    struct Sqlite;
+    #[doc = include_str!("../../adapters/tokio/README.md")]
+    struct Tokio;
+    #[doc = include_str!("../../adapters/wasi/README.md")]
+    struct Wasi;
+}

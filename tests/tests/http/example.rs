@@ -1,5 +1,5 @@
-//! The README's mounting example (`adapters/http/examples/greeter_http.rs`), run: its own
-//! route and the MCP endpoint answer side by side.
+//! The mounting example of `adapters/http/README.md` (`adapters/http/examples/greeter_http.rs`),
+//! run: its own route and the MCP endpoint answer side by side.
 
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
