@@ -207,7 +207,7 @@ fi
 
 # The benchmarks never rot: clippy above checks every target (`--all-targets`: the engine's
 # `cargo bench` targets and the `bench` binary), and the end-to-end `bench` binary's checks run
-# in the tests (tests/tests/demo/bench_smoke.rs, --smoke mode). None is run here.
+# in the tests (tests/bench/tests/smoke/, --smoke mode). None is run here.
 
 # The fuzz targets are a workspace of their own: checked on stable without libFuzzer (whose
 # C++ cargo-fuzz compiles and links on nightly).

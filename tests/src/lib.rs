@@ -1,7 +1,8 @@
 //! # taskwire-tests
 //!
 //! The suites that need more than the engine: real processes, the async driver under smol
-//! and tokio, the official SDKs as interop peers, WASI runtimes, benchmarks. The engine-only
+//! and tokio, the official SDKs as interop peers, WASI runtimes (the benchmarks, which use
+//! these peers, are the `taskwire-bench` crate in `tests/bench/`). The engine-only
 //! harnesses (`Pair`, `Probe`, the schema oracle, the fuzz bodies) are in
 //! [`taskwire_harness`] (`tests/harness/`), which builds without an async runtime.
 //!
@@ -18,11 +19,9 @@
 //! - [`skip`]: tests switched off by `TASKWIRE_SKIP_INTEROP=1`, `TASKWIRE_SKIP_WASI=1` or
 //!   `TASKWIRE_SKIP_POSTGRES=1` report themselves, so that `tests/run-all.sh` counts them.
 //!
-//! [`bench`](mod@bench) is the end-to-end stdio benchmark behind the `bench` binary; [`scripted`] is the
-//! engine-free server behind `scripted-server`, which the driver suite's `client_scripted`
+//! [`scripted`] is the engine-free server behind `scripted-server`, which the driver suite's `client_scripted`
 //! module runs our clients against.
 
-pub mod bench;
 pub mod examples;
 pub mod peers;
 pub mod postgres;

@@ -459,3 +459,29 @@ pub fn stamped(line: &str) -> (f64, &str) {
     });
     parsed.unwrap_or_else(|| panic!("not a stamped line: {line:?}"))
 }
+
+/// Checks that the binary `name` at `path` says what it takes (`--help` and `-h` print a
+/// usage naming `option`), what it is (`--version`: `NAME VERSION`), and refuses an
+/// unknown option as a usage error (exit 2).
+pub fn check_usage(name: &str, path: &Path, option: &str) {
+    use crate::peers::{run, Argv};
+    let limit = Duration::from_secs(20);
+    for help in ["--help", "-h"] {
+        let ran = run(&Argv::new(path).arg(help), limit);
+        assert_eq!(ran.code, Some(0), "{ran}");
+        assert!(ran.stdout.contains(&format!("Usage: {name}")), "{ran}");
+        assert!(
+            ran.stdout.contains(option),
+            "{name} {help} names {option}: {ran}"
+        );
+    }
+    let ran = run(&Argv::new(path).arg("--version"), limit);
+    assert_eq!(
+        ran.stdout.trim(),
+        format!("{name} {}", env!("CARGO_PKG_VERSION")),
+        "{ran}"
+    );
+    let ran = run(&Argv::new(path).arg("--no-such-option"), limit);
+    assert_eq!(ran.code, Some(2), "{ran}");
+    assert!(ran.stderr.contains("unexpected argument"), "{ran}");
+}

@@ -1,15 +1,12 @@
 //! The demo suite: the release `task-server` and `task-client` (and this crate's
 //! `test-server`) as real processes, driven through our client API under smol and tokio or
-//! over raw pipes, in both eras; the `bench` binary in `--smoke` mode; the adapters'
-//! examples.
+//! over raw pipes, in both eras; the adapters' examples.
 //!
-//! `cargo test -p taskwire-tests --test demo [FILTER]`; e.g. `--test demo bench_smoke`,
-//! `--test demo examples`. The demo binaries are built once per test process
-//! (`cargo build --release -p taskwire-demo`).
+//! `cargo test -p taskwire-tests --test demo [FILTER]`; e.g. `--test demo examples`. The demo
+//! binaries are built once per test process (`cargo build --release -p taskwire-demo`).
 
 mod common;
 
-mod bench_smoke;
 mod bench_tools;
 mod calls;
 mod cancel;

@@ -3,14 +3,13 @@
 //! own client over HTTP (`client`): 2025-11-25
 //! sessions (`sessions`), 2026-07-28 stateless requests (`stateless`), what every request
 //! passes first and the faults a network brings (`guard`, `faults`), floods that would lock
-//! others out (`floods`), many sessions at once (`load`), the mounting example of
-//! `adapters/http/README.md` (`example`), and the HTTP benchmark's smoke run (`bench_smoke`).
+//! others out (`floods`), many sessions at once (`load`), and the mounting example of
+//! `adapters/http/README.md` (`example`). The HTTP benchmark's smoke run is in `tests/bench/`.
 //!
 //! `cargo test -p taskwire-tests --test http [FILTER]`.
 
 mod common;
 
-mod bench_smoke;
 mod client;
 mod example;
 mod faults;

@@ -1,4 +1,4 @@
-//! `cargo run --release -p taskwire-tests --bin instructions [-- N [TASK_SERVER]]`:
+//! `cargo run --release -p taskwire-bench --bin instructions [-- N [TASK_SERVER]]`:
 //! instructions per message of the whole `task-server` process (engine, driver, runtime,
 //! both stdio pumps), counted by callgrind, which does not drift with the machine's load.
 //! `TASK_SERVER` measures another build (e.g. an older commit's) instead of this tree's.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::conn::Conn;
 use super::database::{Database, ScratchDb};
 use super::postgres_db::{PostgresServer, URL_ENV};
-use crate::peers::{self, Argv};
+use taskwire_tests::peers::{self, Argv};
 
 /// A server under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -219,7 +219,7 @@ impl Programs {
         let null_server = match null_server {
             Some(path) => path,
             None if needs(ServerId::Limit) => {
-                peers::demo::release_binary("taskwire-tests", "null-server")?
+                peers::demo::release_binary("taskwire-bench", "null-server")?
             }
             None => PathBuf::new(),
         };
@@ -233,7 +233,7 @@ impl Programs {
         let null_relay = match null_relay {
             Some(path) => path,
             None if needs(ServerId::Relay) => {
-                peers::demo::release_binary("taskwire-tests", "null-relay")?
+                peers::demo::release_binary("taskwire-bench", "null-relay")?
             }
             None => PathBuf::new(),
         };

@@ -1,6 +1,6 @@
 //! What the workloads measure, and how a value is written in a table.
 
-use crate::bench::servers::ServerId;
+use crate::servers::ServerId;
 
 /// A measured quantity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -29,7 +29,7 @@
 //! both.
 //!
 //! `--smoke` runs everything briefly (the tests run it so that it never rots). Use release
-//! builds for figures: `cargo build --release -p taskwire-demo -p taskwire-tests --bins`, and
+//! builds for figures: `cargo build --release -p taskwire-demo -p taskwire-bench --bins`, and
 //! the rmcp peer at opt-level 3 (`setup.sh`'s default).
 
 use std::path::PathBuf;
@@ -205,7 +205,7 @@ impl Programs {
                 let how = if what.starts_with("the ") {
                     SETUP
                 } else {
-                    "build it: cargo build -p taskwire-demo -p taskwire-tests --bins"
+                    "build it: cargo build -p taskwire-demo -p taskwire-bench --bins"
                 };
                 return Err(format!("{what}: {} not found; {how}", path.display()));
             }

@@ -4,7 +4,7 @@
 //!
 //! The bench is blocking: each statement runs on a connection of its own, in a current-thread
 //! tokio runtime made for it (none of this is timed). Unlike the tests
-//! ([`crate::postgres::url`]), the bench does not look at `TASKWIRE_SKIP_POSTGRES`: selecting
+//! ([`taskwire_tests::postgres::url`]), the bench does not look at `TASKWIRE_SKIP_POSTGRES`: selecting
 //! `smol-postgres` without a server is an error that says what to do.
 
 use std::future::Future;
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tokio_postgres::{Client, NoTls};
 
-pub use crate::postgres::URL_ENV;
+pub use taskwire_tests::postgres::URL_ENV;
 
 /// Databases created by this process so far (part of each name).
 static CREATED: AtomicU64 = AtomicU64::new(0);
@@ -118,7 +118,7 @@ impl PostgresServer {
 }
 
 /// A database of its own for one server process, dropped on drop (after the server stopped:
-/// see [`crate::bench::conn::Conn`]).
+/// see [`crate::conn::Conn`]).
 #[derive(Debug)]
 pub struct ScratchPgDb {
     /// Where to connect to drop it.

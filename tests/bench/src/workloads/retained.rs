@@ -3,7 +3,7 @@
 //! created tasks, completed, plus the ones the server pre-creates (our `demo-task`). Memory is
 //! the RSS after the fill minus the idle RSS, per created task; for a server with a database
 //! of ours (SQLite or PostgreSQL), disk is its size after the fill, per created task (see
-//! [`Database::bytes_on_disk`](crate::bench::database::Database::bytes_on_disk)).
+//! [`Database::bytes_on_disk`](crate::database::Database::bytes_on_disk)).
 //!
 //! A server whose creation rate would make the fill take longer than the budget is skipped,
 //! and the outcome says so with the rate it had reached; so is the listing of a server whose
@@ -13,10 +13,10 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use super::{rate, Outcome, FILL_WINDOW};
-use crate::bench::conn::Conn;
-use crate::bench::procfs;
-use crate::bench::requests;
-use crate::bench::servers::ServerId;
+use crate::conn::Conn;
+use crate::procfs;
+use crate::requests;
+use crate::servers::ServerId;
 
 /// Completions between two projections of the fill's total time.
 const CHECK_EVERY: usize = 1_000;

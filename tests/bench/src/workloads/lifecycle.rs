@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use super::{rate, Limit, Outcome};
-use crate::bench::conn::Conn;
-use crate::bench::requests;
+use crate::conn::Conn;
+use crate::requests;
 
 /// `tasks/get` requests one task may take before the run fails.
 const MAX_POLLS: usize = 10_000;

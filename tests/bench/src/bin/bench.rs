@@ -1,7 +1,7 @@
 //! `bench [--quick | --smoke] [--rounds N] [--servers LIST] [--workloads LIST]`: the end-to-end
 //! stdio benchmark of taskwire beside the official SDKs and the do-nothing limit, in
 //! alternating rounds, every reply checked. `bench --help` lists the options; the machinery is
-//! in [`taskwire_tests::bench`].
+//! in [`taskwire_bench`].
 //!
 //! `smol-postgres` (in the default `--servers all`) needs a PostgreSQL server in
 //! `TASKWIRE_POSTGRES_URL`; without one the run fails before starting, saying what to do.
@@ -9,14 +9,14 @@
 //! ```sh
 //! bash tests/peers/setup.sh
 //! export TASKWIRE_POSTGRES_URL=$(bash tests/postgres.sh start | tail -n 1)
-//! cargo build --release -p taskwire-tests --bin bench && target/release/bench --quick
+//! cargo build --release -p taskwire-bench --bin bench && target/release/bench --quick
 //! ```
 
 use std::process::ExitCode;
 
-use taskwire_tests::bench::cli;
-use taskwire_tests::bench::servers::Programs;
-use taskwire_tests::bench::{report, rounds};
+use taskwire_bench::cli;
+use taskwire_bench::servers::Programs;
+use taskwire_bench::{report, rounds};
 
 fn main() -> ExitCode {
     let options = cli::parse(std::env::args().skip(1)).unwrap_or_else(|e| e.exit());

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use taskwire_tests::bench::postgres_db::PostgresServer;
+use taskwire_bench::postgres_db::PostgresServer;
 use taskwire_tests::{postgres, procs};
 
 fn bench(args: &[&str], target_dir: Option<&Path>) -> Output {

@@ -5,10 +5,10 @@
 use std::time::Instant;
 
 use super::{rate, Limit, Outcome, ECHO_WINDOW};
-use crate::bench::conn::Conn;
-use crate::bench::procfs;
-use crate::bench::requests;
-use crate::bench::stats::percentile;
+use crate::conn::Conn;
+use crate::procfs;
+use crate::requests;
+use crate::stats::percentile;
 
 /// Untimed calls within `warmup`, then timed ones within `timed()`, one at a time.
 pub fn sequential(

@@ -7,7 +7,7 @@ use std::time::Instant;
 use super::cli::Options;
 use super::servers::{Programs, ServerId};
 use super::workloads::{Outcome, Workload};
-use crate::peers;
+use taskwire_tests::peers;
 
 /// Every outcome, by workload and server, in round order.
 #[derive(Debug, Default)]

@@ -2,9 +2,9 @@
 //! once `notifications/initialized` and a `ping` have gone through.
 
 use super::Outcome;
-use crate::bench::conn::Conn;
-use crate::bench::procfs;
-use crate::bench::stats::Summary;
+use crate::conn::Conn;
+use crate::procfs;
+use crate::stats::Summary;
 
 /// Starts `spawns` servers one after the other; each value is the median over them.
 pub fn run(

@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::database::Database;
 use super::replies::{self, Incoming, Reply};
 use super::requests;
-use crate::peers::Argv;
+use taskwire_tests::peers::Argv;
 
 /// How long one read or write may make no progress before the server is killed.
 pub const STALL_LIMIT: Duration = Duration::from_secs(30);

@@ -1,4 +1,4 @@
-//! The end-to-end benchmark behind the `bench` binary (`tests/src/bin/bench.rs`).
+//! The end-to-end benchmark behind the `bench` binary (`tests/bench/src/bin/bench.rs`).
 //!
 //! A neutral load driver speaks raw JSON-RPC lines over each server's stdio: request lines
 //! are built before the clock starts, replies are parsed with serde_json, and every reply is

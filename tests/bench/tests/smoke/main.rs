@@ -1,0 +1,9 @@
+//! The benchmarks in their `--smoke` modes, so that they never rot: `bench` (`stdio`) and
+//! `http-bench` (`http`) run every workload briefly with every answer checked, and each
+//! binary says what it takes (`usage`).
+//!
+//! `cargo test -p taskwire-bench [FILTER]`.
+
+mod http;
+mod stdio;
+mod usage;
