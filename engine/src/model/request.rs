@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::log_level::LogLevel;
+
 /// A request of ours to a session's peer: [`Host::send`](crate::Host::send) sends it in
 /// the era the session speaks, and answers with its request id. A verb the era lacks is
 /// [`UsageError::NotInEra`](crate::UsageError::NotInEra), whose text says what to use
@@ -92,5 +94,11 @@ pub enum Request {
     ListTasks {
         /// The page to read (`None`: the first).
         cursor: Option<String>,
+    },
+    /// `logging/setLevel` (2025-11-25 only): the least severe log message the server sends
+    /// from now on; in 2026-07-28 each request names its own level in its `_meta`.
+    SetLogLevel {
+        /// The level.
+        level: LogLevel,
     },
 }

@@ -2,9 +2,9 @@
 //! (every line is also schema-checked by the harness).
 
 use serde_json::{json, Value};
-use taskwire_engine::UsageError;
-use taskwire_harness::setup::client_config;
-use taskwire_harness::Probe;
+use taskwire_engine::{Event, LogLevel, Request, UsageError};
+use taskwire_harness::setup::{client_config, server_config};
+use taskwire_harness::{Pair, Probe, Side};
 
 fn ready() -> Probe {
     Probe::ready_client(
@@ -83,4 +83,29 @@ fn commands_before_the_handshake_are_refused() {
         Err(UsageError::NotInitialized(s))
     );
     assert!(d.drain().is_empty());
+}
+
+/// `Request::SetLogLevel` goes out as `logging/setLevel` with the level's wire name, and the
+/// server's `{}` answers it.
+#[test]
+fn set_log_level_is_logging_set_level() {
+    let mut server = server_config();
+    server.logging = true;
+    let mut pair = Pair::connected(client_config(), server, |_| {});
+    let (host, session) = pair.session(Side::Client);
+    let level = LogLevel::Warning;
+    let id = host
+        .send(host.now(), session, Request::SetLogLevel { level })
+        .unwrap();
+    pair.run_until_quiet();
+    let sent = pair.sent_method(Side::Client, "logging/setLevel");
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].json["params"], json!({ "level": "warning" }));
+    let answers = pair.find(Side::Client, |e| match e {
+        Event::Response {
+            request, outcome, ..
+        } if *request == id => Some(outcome.clone()),
+        _ => None,
+    });
+    assert_eq!(answers, vec![Ok(json!({}))]);
 }

@@ -6,7 +6,9 @@
 //! of its era by the pair.
 
 use serde_json::{json, Value};
-use taskwire_engine::{CallId, ClientEra, Event, RequestId, TaskStatus, TaskSupport, UsageError};
+use taskwire_engine::{
+    CallId, ClientEra, Event, LogLevel, Request, RequestId, TaskStatus, TaskSupport, UsageError,
+};
 use taskwire_harness::setup::{
     client_config, first_text, server_config, text_result, tool, v2026_client_config,
 };
@@ -480,6 +482,13 @@ fn what_the_era_lacks_is_refused_before_anything_is_sent() {
         host.task_result(now, session, "task-1"),
         host.list_tasks(now, session, None),
         host.request_as_task(now, session, "sampling/createMessage", json!({}), None),
+        host.send(
+            now,
+            session,
+            Request::SetLogLevel {
+                level: LogLevel::Info,
+            },
+        ),
     ] {
         match refused {
             Err(UsageError::NotInEra { instead, .. }) => assert!(instead.contains("2026-07-28")),

@@ -182,6 +182,10 @@ impl Protocol for V2025_11_25 {
             Request::TaskResult { task } => return requestor::task_result(st, session, &task),
             Request::CancelTask { task } => requestor::cancel_task(st, session, &task),
             Request::ListTasks { cursor } => return requestor::list_tasks(st, session, cursor),
+            Request::SetLogLevel { level } => {
+                let params = serde_json::json!({ "level": level });
+                requestor::app_request(st, session, "logging/setLevel", Some(params))
+            }
         };
         sent.ok_or(UsageError::UnknownSession(session))
     }

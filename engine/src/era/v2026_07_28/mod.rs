@@ -222,6 +222,13 @@ impl Protocol for V2026_07_28 {
                     instead: "in 2026-07-28 a client keeps the ids of the tasks it created",
                 })
             }
+            Request::SetLogLevel { .. } => {
+                return Err(UsageError::NotInEra {
+                    method: "logging/setLevel",
+                    instead: "in 2026-07-28 a request asks for log messages in its own _meta \
+                              (io.modelcontextprotocol/logLevel)",
+                })
+            }
         };
         sent.ok_or(UsageError::UnknownSession(session))
     }
