@@ -154,6 +154,16 @@ pub enum Change {
     },
 }
 
+impl Change {
+    /// The task the change is about.
+    pub fn task(&self) -> &TaskId {
+        match self {
+            Change::Put(snapshot) => &snapshot.info.id,
+            Change::Message { task, .. } | Change::Delete { task, .. } => task,
+        }
+    }
+}
+
 /// A tool call for the application to run; answer it with
 /// [`Host::respond`](crate::Host::respond) (a plain call gets the reply, a task its outcome).
 #[derive(Debug)]

@@ -14,8 +14,9 @@
 //!   database too (a trigger refuses a change).
 //! - Each batch the driver writes is one transaction of at most three statements (upserts,
 //!   message updates, deletes; the rows as array parameters) and the notifications to the
-//!   other replicas: the batch is first reduced to one change per task, and the statements,
-//!   prepared once per connection, are sent together (three round trips a batch).
+//!   other replicas: the batch is first reduced to one change per task
+//!   ([`NetBatch`](taskwire_driver::NetBatch)), and the statements, prepared once per
+//!   connection, are sent together (three round trips a batch).
 //! - The connection lives on a thread of its own (a tokio runtime there), so the driver may
 //!   run on any runtime. A connection that broke (the server restarted) is made again by the
 //!   next write; the write that found it broken fails, and the driver retries it.
@@ -46,7 +47,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod batch;
 mod news;
 mod schema;
 mod worker;

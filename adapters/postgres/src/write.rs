@@ -16,10 +16,9 @@ use std::future::Future;
 use std::pin::Pin;
 
 use taskwire_driver::engine::{JournalEntry, Millis};
-use taskwire_driver::Refused;
+use taskwire_driver::{refused_entries, NetBatch, NetChange, Refused};
 use tokio_postgres::{Client, Statement, Transaction};
 
-use crate::batch::{self, Net};
 use crate::news;
 use crate::schema::TERMINAL;
 
@@ -111,7 +110,7 @@ pub(crate) async fn write(
     entries: &[JournalEntry],
     replica: &str,
 ) -> Result<Vec<Refused>, String> {
-    let (net, mut refused) = batch::reduce(entries);
+    let (net, mut refused) = NetBatch::of(entries);
     let passing = |e: tokio_postgres::Error| detail(&e);
     let transaction = client.transaction().await.map_err(passing)?;
     let tasks = net.puts.iter().chain(&net.messages).map(|(id, _)| *id);
@@ -128,14 +127,7 @@ pub(crate) async fn write(
             one_by_one(client, statements, &net, replica).await?
         }
     };
-    refused.extend(entries.iter().filter_map(|entry| {
-        let task = batch::task_of(&entry.change)?;
-        let reason = finished.get(task)?;
-        Some(Refused {
-            seq: entry.seq,
-            reason: reason.clone(),
-        })
-    }));
+    refused.extend(refused_entries(entries, &finished));
     Ok(refused)
 }
 
@@ -144,7 +136,7 @@ pub(crate) async fn write(
 async fn one_by_one<'a>(
     client: &mut Client,
     statements: &Statements,
-    net: &batch::Statements<'a>,
+    net: &NetBatch<'a>,
     replica: &str,
 ) -> Result<HashMap<&'a str, String>, String> {
     let passing = |e: tokio_postgres::Error| detail(&e);
@@ -186,13 +178,13 @@ async fn one_by_one<'a>(
 async fn send<'a>(
     tx: &Transaction<'_>,
     statements: &Statements,
-    net: &batch::Statements<'a>,
+    net: &NetBatch<'a>,
     replica: &str,
     changed: &[&str],
 ) -> Result<HashMap<&'a str, String>, Failure> {
     let mut columns = PutColumns::default();
     for (id, put) in &net.puts {
-        if let Net::Put {
+        if let NetChange::Put {
             snapshot,
             message,
             at,
@@ -212,7 +204,7 @@ async fn send<'a>(
     }
     let (mut ids, mut messages, mut ats) = (Vec::new(), Vec::new(), Vec::new());
     for (id, change) in &net.messages {
-        if let Net::Message { message, at } = change {
+        if let NetChange::Message { message, at } = change {
             ids.push(*id);
             messages.push(*message);
             ats.push(millis(*at));

@@ -15,18 +15,21 @@
 //!   `synchronous=NORMAL` by default (durable across a crash of the process; the last
 //!   commits may be lost if the machine loses power), or `FULL` ([`Synchronous::Full`]: durable
 //!   across power loss too).
-//! - One row per task: its id, owner, status and the snapshot as JSON. A task in a terminal
-//!   status keeps its status and outcome, in the database too (a trigger refuses a change).
-//! - A change SQLite refuses because of what it is (a constraint, that trigger) is refused
-//!   alone ([`Refused`]): SQLite backs out just its statement, and
-//!   the rest of the batch commits. A failure of the file or the machine (busy, IO, a full
+//! - One row per task: its id, owner, status, the snapshot as JSON, and its status message
+//!   and update time as columns of their own (a message is a small update, not a rewrite of
+//!   the snapshot). A task in a terminal status keeps its status and outcome, in the
+//!   database too (a trigger refuses a change).
+//! - A task's change SQLite refuses because of what it is (a constraint, that trigger) is
+//!   refused alone, with every entry of the batch behind it ([`Refused`]): SQLite backs out
+//!   just its statement, and the rest of the batch commits. A failure of the file or the machine (busy, IO, a full
 //!   disk) fails the whole write, which the driver retries.
-//! - The file carries its schema version (`PRAGMA user_version`, now 2; a file of version 1
-//!   is upgraded in place, in one transaction); a file of another version, one that is not a
+//! - The file carries its schema version (`PRAGMA user_version`, now 3; a file of version 1
+//!   or 2 is upgraded in place, in one transaction); a file of another version, one that is not a
 //!   database, or one another program holds locked, is refused when the store opens, with an
 //!   error saying which; nothing is overwritten.
-//! - Within a batch, a change that a later `Put` or `Delete` of the same task supersedes is
-//!   not written (a task made and finished within one batch is one row write).
+//! - A batch is written as its net effect ([`NetBatch`](taskwire_driver::NetBatch), the
+//!   reduction every store shares): one change per task (a task made and finished within one
+//!   batch is one row write).
 //! - The connection lives on a thread of its own, so the driver's runtime never blocks on the
 //!   disk; a second one, on another thread, checkpoints the WAL into the database file after
 //!   commits (at most every 500 ms), so that no commit waits for a checkpoint.

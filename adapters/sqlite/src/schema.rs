@@ -8,7 +8,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::Synchronous;
 
 /// The schema version this crate reads and writes (`PRAGMA user_version`).
-pub(crate) const VERSION: i64 = 2;
+pub(crate) const VERSION: i64 = 3;
 
 /// The most the WAL file keeps once a checkpoint let it start over (it grows past this
 /// between checkpoints, and is cut back to it).
@@ -17,15 +17,19 @@ const WAL_KEPT_BYTES: u64 = 4 << 20;
 /// How long a write waits for another connection's lock before it fails.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The table and its trigger. A rowid table (version 2; version 1 was `WITHOUT ROWID`): rows
-/// of about 1 KB stay in insertion order, and only the small index on `id` takes the random
-/// ids (a third as many pages written per task).
+/// The table and its trigger. A rowid table (version 1 was `WITHOUT ROWID`): rows of about
+/// 1 KB stay in insertion order, and only the small index on `id` takes the random ids (a
+/// third as many pages written per task). The status message and update time are columns of
+/// their own (version 3), so that a message is a small update rather than a rewrite of the
+/// snapshot; they override the snapshot's when a task is read.
 const CREATE: &str = "
 CREATE TABLE tasks (
-    id       TEXT PRIMARY KEY NOT NULL,
-    owner    TEXT NOT NULL,
-    status   TEXT NOT NULL,
-    snapshot TEXT NOT NULL
+    id         TEXT PRIMARY KEY NOT NULL,
+    owner      TEXT NOT NULL,
+    status     TEXT NOT NULL,
+    snapshot   TEXT NOT NULL,
+    message    TEXT,
+    updated_at INTEGER NOT NULL
 );
 -- A task in a terminal status keeps its status and outcome (a snapshot written again, as
 -- after a restart or a retried write, changes neither).
@@ -36,6 +40,15 @@ WHEN OLD.status IN ('completed', 'failed', 'cancelled')
 BEGIN
     SELECT RAISE(ABORT, 'a task in a terminal status does not change');
 END;
+";
+
+/// A version 2 table's message and update time, from its snapshots, into the columns of
+/// version 3.
+const MESSAGE_COLUMNS: &str = "
+ALTER TABLE tasks ADD COLUMN message TEXT;
+ALTER TABLE tasks ADD COLUMN updated_at INTEGER NOT NULL DEFAULT 0;
+UPDATE tasks SET message = json_extract(snapshot, '$.info.status_message'),
+                 updated_at = coalesce(json_extract(snapshot, '$.info.last_updated_at'), 0);
 ";
 
 /// Opens the file at `path` (creating it with the schema when new), in WAL mode, checking
@@ -83,13 +96,22 @@ pub(crate) fn open(path: &Path, sync: Synchronous) -> Result<Connection, String>
                 .map_err(|e| explain(e, "cannot create the schema"))?;
         }
         VERSION => {}
+        2 => connection
+            .execute_batch(&format!(
+                "BEGIN IMMEDIATE; {MESSAGE_COLUMNS} PRAGMA user_version = {VERSION}; COMMIT;"
+            ))
+            .map_err(|e| explain(e, "cannot upgrade the schema from version 2"))?,
         1 => connection
             .execute_batch(&format!(
                 "BEGIN IMMEDIATE;
                  DROP TRIGGER terminal_is_final;
                  ALTER TABLE tasks RENAME TO tasks_v1;
                  {CREATE}
-                 INSERT INTO tasks SELECT id, owner, status, snapshot FROM tasks_v1;
+                 INSERT INTO tasks
+                 SELECT id, owner, status, snapshot,
+                        json_extract(snapshot, '$.info.status_message'),
+                        coalesce(json_extract(snapshot, '$.info.last_updated_at'), 0)
+                 FROM tasks_v1;
                  DROP TABLE tasks_v1;
                  PRAGMA user_version = {VERSION};
                  COMMIT;"
@@ -200,6 +222,34 @@ mod tests {
     }
 
     #[test]
+    fn a_version_2_file_gets_its_messages_as_columns() {
+        let path = fresh("v2");
+        let old = Connection::open(&path).unwrap();
+        old.execute_batch(
+            "CREATE TABLE tasks (id TEXT PRIMARY KEY NOT NULL, owner TEXT NOT NULL,
+                 status TEXT NOT NULL, snapshot TEXT NOT NULL);
+             INSERT INTO tasks VALUES ('t', 'o', 'working',
+                 '{\"info\":{\"status_message\":\"half\",\"last_updated_at\":7}}');
+             PRAGMA user_version = 2;",
+        )
+        .unwrap();
+        drop(old);
+        let db = open(&path, Synchronous::Normal).expect("upgraded");
+        let version: i64 = db
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, VERSION);
+        let columns: (Option<String>, i64) = db
+            .query_row(
+                "SELECT message, updated_at FROM tasks WHERE id = 't'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(columns, (Some("half".to_owned()), 7));
+    }
+
+    #[test]
     fn another_schema_version_is_refused_and_left_alone() {
         let path = fresh("version");
         let other = Connection::open(&path).unwrap();
@@ -249,7 +299,7 @@ mod tests {
         let path = fresh("terminal");
         let db = open(&path, Synchronous::Normal).unwrap();
         db.execute(
-            "INSERT INTO tasks VALUES ('t', 'o', 'completed', '{\"outcome\":{\"result\":1}}')",
+            "INSERT INTO tasks VALUES ('t', 'o', 'completed', '{\"outcome\":{\"result\":1}}', NULL, 1)",
             [],
         )
         .unwrap();

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::mpsc;
 
 use rusqlite::{params, Connection, ErrorCode, Transaction};
-use taskwire_driver::engine::{Change, JournalEntry, TaskSnapshot};
-use taskwire_driver::{Refused, StoreError, StoreJob};
+use taskwire_driver::engine::{JournalEntry, Millis, TaskSnapshot};
+use taskwire_driver::{refused_entries, NetBatch, NetChange, Refused, StoreError, StoreJob};
 
 /// Serves jobs until every handle of the store is dropped.
 /// After each commit it pokes the checkpoint thread through `committed` (without waiting).
@@ -34,18 +34,25 @@ pub(crate) fn run(
 
 fn load(connection: &Connection) -> Result<Vec<TaskSnapshot>, String> {
     let mut select = connection
-        .prepare("SELECT id, snapshot FROM tasks")
+        .prepare("SELECT id, message, updated_at, snapshot FROM tasks")
         .map_err(|e| e.to_string())?;
     let rows = select
         .query_map([], |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, Option<String>>(1)?,
+                row.get::<_, i64>(2)?,
+                row.get::<_, String>(3)?,
+            ))
         })
         .map_err(|e| e.to_string())?;
     let mut tasks = Vec::new();
     for row in rows {
-        let (id, snapshot) = row.map_err(|e| e.to_string())?;
-        let task: TaskSnapshot = serde_json::from_str(&snapshot)
+        let (id, message, updated_at, snapshot) = row.map_err(|e| e.to_string())?;
+        let mut task: TaskSnapshot = serde_json::from_str(&snapshot)
             .map_err(|e| format!("task {id} is stored unreadably ({e}); nothing was loaded"))?;
+        task.info.status_message = message;
+        task.info.last_updated_at = Millis(u64::try_from(updated_at).unwrap_or(0));
         tasks.push(task);
     }
     Ok(tasks)
@@ -53,124 +60,84 @@ fn load(connection: &Connection) -> Result<Vec<TaskSnapshot>, String> {
 
 /// Why a change was not applied.
 enum Failure {
-    /// For what it is (a constraint, the trigger keeping a finished task, JSON SQLite cannot
-    /// read): applying it again fails again.
+    /// For what it is (a constraint, the trigger keeping a finished task): applying it again
+    /// fails again.
     Refused(String),
     /// For the file or the machine (busy, locked, IO, a full disk, memory): it may pass.
     Passing(String),
 }
 
-/// The batch in one transaction. A change SQLite refuses for what it is is refused alone
-/// (SQLite backs out just the statement that failed; the transaction goes on), together with
-/// the changes of its task that it superseded; any other failure fails the whole write.
+/// The batch's net changes ([`NetBatch`]) in one transaction. A task's change SQLite refuses
+/// for what it is is refused alone, with every entry of the batch behind it (SQLite backs out
+/// just the statement that failed; the transaction goes on); any other failure fails the
+/// whole write.
 fn write(connection: &mut Connection, entries: &[JournalEntry]) -> Result<Vec<Refused>, String> {
+    let (net, mut refused) = NetBatch::of(entries);
     let transaction = connection.transaction().map_err(|e| e.to_string())?;
-    let last = last_whole_change(entries);
-    let mut refused = Vec::new();
-    // Entries not written because a later one of their task supersedes them.
-    let mut superseded: HashMap<&str, Vec<u64>> = HashMap::new();
-    for (at, entry) in entries.iter().enumerate() {
-        let task = task_of(&entry.change);
-        if let Some(task) = task.filter(|task| last.get(task).is_some_and(|&whole| whole > at)) {
-            superseded.entry(task).or_default().push(entry.seq);
-            continue;
-        }
-        let skipped = task.and_then(|task| superseded.remove(task));
-        match apply(&transaction, &entry.change) {
+    let mut refused_tasks = HashMap::new();
+    let changes = net.puts.iter().chain(&net.messages).copied();
+    let deletes = net.deletes.iter().map(|&task| (task, NetChange::Delete));
+    for (task, change) in changes.chain(deletes) {
+        match apply(&transaction, task, change) {
             Ok(()) => {}
             // Past a failure that ended the transaction, nothing of the batch is written.
             Err(Failure::Refused(reason)) if !transaction.is_autocommit() => {
-                refused.extend(skipped.into_iter().flatten().map(|seq| Refused {
-                    seq,
-                    reason: reason.clone(),
-                }));
-                refused.push(Refused {
-                    seq: entry.seq,
-                    reason,
-                });
+                refused_tasks.insert(task, reason);
             }
             Err(Failure::Refused(why) | Failure::Passing(why)) => return Err(why),
         }
     }
     transaction.commit().map_err(|e| e.to_string())?;
+    refused.extend(refused_entries(entries, &refused_tasks));
     Ok(refused)
 }
 
-/// Where each task's last `Put` or `Delete` of the batch is: an entry about the task before
-/// it is superseded (a `Put` replaces everything, a `Delete` removes it), and not written.
-fn last_whole_change(entries: &[JournalEntry]) -> HashMap<&str, usize> {
-    let mut last = HashMap::new();
-    for (at, entry) in entries.iter().enumerate() {
-        match &entry.change {
-            Change::Put(task) => last.insert(task.info.id.as_str(), at),
-            Change::Delete { task, .. } => last.insert(task.as_str(), at),
-            _ => None,
-        };
-    }
-    last
-}
-
-/// The task a change is about.
-fn task_of(change: &Change) -> Option<&str> {
-    match change {
-        Change::Put(task) => Some(task.info.id.as_str()),
-        Change::Message { task, .. } | Change::Delete { task, .. } => Some(task.as_str()),
-        _ => None,
-    }
-}
-
-/// One change, through statements prepared once per connection (parsing the SQL again for
-/// every entry would cost more than running it).
-fn apply(transaction: &Transaction<'_>, change: &Change) -> Result<(), Failure> {
+/// One task's change, through statements prepared once per connection (parsing the SQL
+/// again for every task would cost more than running it).
+fn apply(transaction: &Transaction<'_>, task: &str, change: NetChange<'_>) -> Result<(), Failure> {
     let passing = |e: rusqlite::Error| Failure::Passing(e.to_string());
-    let (task, done) = match change {
-        Change::Put(task) => {
-            let snapshot = serde_json::to_string(task).map_err(|e| {
-                Failure::Refused(format!(
-                    "task {}: cannot serialize: {e}",
-                    task.info.id.as_str()
-                ))
-            })?;
+    let done = match change {
+        NetChange::Put {
+            snapshot,
+            message,
+            at,
+        } => {
+            let json = serde_json::to_string(snapshot)
+                .map_err(|e| Failure::Refused(format!("task {task}: cannot serialize: {e}")))?;
             let mut put = transaction
                 .prepare_cached(
-                    "INSERT INTO tasks (id, owner, status, snapshot) VALUES (?1, ?2, ?3, ?4)
+                    "INSERT INTO tasks (id, owner, status, snapshot, message, updated_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                      ON CONFLICT (id) DO UPDATE
                      SET owner = excluded.owner, status = excluded.status,
-                         snapshot = excluded.snapshot",
+                         snapshot = excluded.snapshot, message = excluded.message,
+                         updated_at = excluded.updated_at",
                 )
                 .map_err(passing)?;
-            let done = put.execute(params![
-                task.info.id.as_str(),
-                task.owner.as_str(),
-                task.info.status.to_string(),
-                snapshot
-            ]);
-            (&task.info.id, done)
+            put.execute(params![
+                task,
+                snapshot.owner.as_str(),
+                snapshot.info.status.to_string(),
+                json,
+                message,
+                millis(at)
+            ])
         }
-        Change::Message { task, message, at } => {
+        NetChange::Message { message, at } => {
             let mut set = transaction
-                .prepare_cached(
-                    "UPDATE tasks SET snapshot = json_set(snapshot,
-                         '$.info.status_message', ?2, '$.info.last_updated_at', ?3)
-                     WHERE id = ?1",
-                )
+                .prepare_cached("UPDATE tasks SET message = ?2, updated_at = ?3 WHERE id = ?1")
                 .map_err(passing)?;
-            (task, set.execute(params![task.as_str(), message, at.0]))
+            set.execute(params![task, message, millis(at)])
         }
-        Change::Delete { task, .. } => {
+        NetChange::Delete => {
             let mut delete = transaction
                 .prepare_cached("DELETE FROM tasks WHERE id = ?1")
                 .map_err(passing)?;
-            (task, delete.execute(params![task.as_str()]))
-        }
-        other => {
-            return Err(Failure::Refused(format!(
-                "a journal entry this store does not know: {other:?}"
-            )))
+            delete.execute(params![task])
         }
     };
     done.map(drop).map_err(|e| {
-        let why = format!("task {}: {e}", task.as_str());
+        let why = format!("task {task}: {e}");
         if for_what_it_is(&e) {
             Failure::Refused(why)
         } else {
@@ -179,12 +146,16 @@ fn apply(transaction: &Transaction<'_>, change: &Change) -> Result<(), Failure> 
     })
 }
 
+fn millis(at: Millis) -> i64 {
+    i64::try_from(at.0).unwrap_or(i64::MAX)
+}
+
 /// Whether SQLite refused a statement for what it holds rather than for the state of the
 /// file or the machine.
 fn for_what_it_is(error: &rusqlite::Error) -> bool {
     match error.sqlite_error_code() {
         // A constraint or a trigger's RAISE; a value of the wrong type or too big; a plain
-        // SQL error (JSON that `json_set` cannot read).
+        // SQL error (a snapshot the trigger's `json_extract` cannot read).
         Some(code) => matches!(
             code,
             ErrorCode::ConstraintViolation
@@ -260,34 +231,61 @@ mod tests {
     }
 
     #[test]
-    fn superseded_changes_of_a_batch_are_skipped_and_the_last_one_stands() {
-        let path = std::env::temp_dir().join(format!(
-            "taskwire-sqlite-{}-superseded.db",
-            std::process::id()
-        ));
+    fn each_task_is_stored_as_the_batch_leaves_it_with_its_message_in_columns() {
+        let path =
+            std::env::temp_dir().join(format!("taskwire-sqlite-{}-net.db", std::process::id()));
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
         }
         let mut db = schema::open(&path, Synchronous::Normal).unwrap();
+        let message = |seq: u64, task: &str, text: &str| {
+            entry(
+                seq,
+                serde_json::json!({"message": {"task": task, "message": text, "at": seq}}),
+            )
+        };
         let batch = [
             put(1, "kept", "working"),
-            entry(
-                2,
-                serde_json::json!({"message": {"task": "kept", "message": "half", "at": 2}}),
-            ),
+            message(2, "kept", "half"),
             put(3, "gone", "working"),
             put(4, "kept", "completed"),
             entry(
                 5,
                 serde_json::json!({"delete": {"task": "gone", "reason": "removed"}}),
             ),
+            put(6, "told", "working"),
+            message(7, "told", "riding on its put"),
         ];
-        let last = last_whole_change(&batch);
-        assert_eq!((last["kept"], last["gone"]), (3, 4));
         write(&mut db, &batch).unwrap();
-        let loaded = load(&db).unwrap();
-        assert_eq!(loaded.len(), 1, "the deleted task is not there");
-        assert_eq!(loaded[0].info.id.as_str(), "kept");
-        assert_eq!(loaded[0].info.status.to_string(), "completed");
+        write(&mut db, &[message(8, "kept", "after the end")]).unwrap();
+        let mut loaded = load(&db).unwrap();
+        loaded.sort_by(|a, b| a.info.id.as_str().cmp(b.info.id.as_str()));
+        let shown: Vec<_> = loaded
+            .iter()
+            .map(|t| {
+                let message = t.info.status_message.as_deref();
+                (
+                    t.info.id.as_str(),
+                    t.info.status.to_string(),
+                    message,
+                    t.info.last_updated_at.0,
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("kept", "completed".to_owned(), Some("after the end"), 8),
+                ("told", "working".to_owned(), Some("riding on its put"), 7),
+            ],
+            "the deleted task is not there"
+        );
+        // The snapshot itself was written once, as its put left it.
+        let snapshot: String = db
+            .query_row("SELECT snapshot FROM tasks WHERE id = 'told'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert!(snapshot.contains("\"status_message\":null"), "{snapshot}");
     }
 }

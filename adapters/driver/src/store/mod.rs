@@ -6,6 +6,8 @@
 //! the next one), and a message that reveals a change (a `CreateTaskResult`, a `tasks/cancel`
 //! answer, a status notification) is sent only once the write holding it has returned.
 
+mod net;
+
 use std::fmt;
 use std::sync::Arc;
 
@@ -14,6 +16,7 @@ use futures::channel::oneshot;
 use taskwire_engine::{JournalEntry, TaskSnapshot};
 
 use crate::runtime::BoxFuture;
+pub use net::{refused_entries, NetBatch, NetChange};
 
 /// A durable store of tasks. Implementations clone what they need into the returned futures
 /// (`'static`), and should time out on their own: the driver waits for each write.
