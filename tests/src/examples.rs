@@ -1,6 +1,7 @@
 //! The adapters' runnable examples (`adapters/*/examples/`), built once per test process with
-//! `cargo build -p taskwire-smol -p taskwire-tokio -p taskwire-http --examples` for
-//! `tests/tests/demo/examples.rs` and `tests/tests/http/example.rs`.
+//! `cargo build -p taskwire-smol -p taskwire-tokio -p taskwire-http -p taskwire-proxy
+//! -p taskwire-sqlite --examples` for `tests/tests/demo/examples.rs` and
+//! `tests/tests/http/example.rs`.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -22,6 +23,10 @@ pub fn binary(name: &str) -> PathBuf {
             "taskwire-tokio",
             "-p",
             "taskwire-http",
+            "-p",
+            "taskwire-proxy",
+            "-p",
+            "taskwire-sqlite",
         ];
         let build = run(
             &Argv::new(cargo)
@@ -39,4 +44,15 @@ pub fn binary(name: &str) -> PathBuf {
         Ok(dir) => dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX)),
         Err(why) => panic!("{why}"),
     }
+}
+
+/// A fresh path for an example's database file, named after the test (`target/tmp/examples/`).
+pub fn database(test: &str) -> PathBuf {
+    let dir = target_dir().join("tmp/examples");
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let path = dir.join(format!("{test}.db"));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    path
 }

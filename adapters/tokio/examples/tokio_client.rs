@@ -1,9 +1,18 @@
-//! A client on tokio: starts a stdio server (`tokio_client SERVER [ARGS...]`, e.g. this
-//! crate's `tokio_server` example), calls `echo`, then `countdown` as a task, printing each
-//! status change, progress report and the result.
+//! A client on tokio that answers the server's questions: starts a stdio server
+//! (`tokio_client SERVER [ARGS...]`, e.g. this crate's `tokio_server` example), calls its
+//! `release` tool as a task, and when the tool asks (elicitation), prints the question and
+//! approves as `ada`; prints each status change and the result.
 
+use serde::Serialize;
 use taskwire_driver::serde_json::json;
 use taskwire_driver::{ClientBuilder, Config, TaskUpdate};
+
+/// The answer: the fields of the form the server asks to fill.
+#[derive(Serialize)]
+struct Approval {
+    confirm: bool,
+    approver: &'static str,
+}
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -11,23 +20,27 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let program = args.next().ok_or("usage: tokio_client SERVER [ARGS...]")?;
     let mut command = std::process::Command::new(program);
     command.args(args);
-    let builder = ClientBuilder::new(Config::new("tokio-client", "1.0"));
+    let builder = ClientBuilder::new(Config::new("tokio-client", "1.0")).on_elicitation(
+        |request| async move {
+            println!("asked: {}", request.message);
+            // Checked against the requested form before it is sent.
+            request.accept(&Approval {
+                confirm: true,
+                approver: "ada",
+            })
+        },
+    );
     let (client, _child) = taskwire_tokio::spawn_server(command, builder)?;
     let server = client.initialize().await?;
     println!("connected to {}", server.server.name);
-    let echoed = client.call_tool("echo", json!({ "text": "hello" })).await?;
-    println!("echo: {}", echoed.all_text());
     let call = client
-        .call_tool_as_task("countdown", json!({ "from": 3 }), Some(60_000))
+        .call_tool_as_task("release", json!({ "version": "1.2.0" }), Some(60_000))
         .await?;
     while let Ok(update) = call.updates.recv().await {
         match update {
             TaskUpdate::Status(task) | TaskUpdate::Message(task) => {
                 let message = task.status_message.unwrap_or_default();
                 println!("status: {} {message}", task.status)
-            }
-            TaskUpdate::Progress(p) => {
-                println!("progress: {}/{}", p.progress, p.total.unwrap_or_default())
             }
             TaskUpdate::Result(outcome) => println!("result: {}", outcome?.all_text()),
             _ => {}

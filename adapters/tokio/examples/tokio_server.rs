@@ -1,5 +1,7 @@
-//! A stdio task server on tokio with two typed tools: `echo` answers at once, `countdown`
-//! runs as a task (when the client asks for one), reporting progress and status each step.
+//! A stdio task server on tokio whose tool asks the user mid-task: `release` checks its
+//! version, then asks (elicitation, a form typed by `Approval`) whether to release it and
+//! who approves; its task shows `input_required` until the client answers, and its result
+//! says what the answer was.
 //!
 //! Try it: `cargo run -p taskwire-tokio --example tokio_client -- target/debug/examples/tokio_server`.
 
@@ -7,42 +9,44 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use taskwire_driver::serde_json::json;
-use taskwire_driver::{CallToolResult, Config, Server, TaskSupport, Tool};
+use taskwire_driver::{CallToolResult, Config, Elicited, Server, TaskSupport, Tool};
 
 #[derive(Deserialize)]
-struct Echo {
-    text: String,
+struct Release {
+    version: String,
 }
 
-#[derive(Deserialize)]
-struct Countdown {
-    from: u32,
+/// The form the user fills in.
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Approval {
+    /// Release it now?
+    confirm: bool,
+    /// Who approves the release.
+    approver: String,
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::io::Result<()> {
-    let echo = Tool::new("echo", TaskSupport::Forbidden).with_input_schema(json!({
+    let release = Tool::new("release", TaskSupport::Optional).with_input_schema(json!({
         "type": "object",
-        "properties": { "text": { "type": "string" } },
-        "required": ["text"]
+        "properties": { "version": { "type": "string" } },
+        "required": ["version"]
     }));
-    let countdown = Tool::new("countdown", TaskSupport::Optional).with_input_schema(json!({
-        "type": "object",
-        "properties": { "from": { "type": "integer", "minimum": 0 } },
-        "required": ["from"]
-    }));
-    let server = Server::new(Config::new("tokio-example", "1.0"))
-        .tool(echo, |_ctx, args: Echo| async move {
-            Ok(CallToolResult::text(args.text))
-        })
-        .tool(countdown, |ctx, args: Countdown| async move {
-            for done in 0..args.from {
-                let total = f64::from(args.from);
-                ctx.progress(f64::from(done), Some(total), None).await;
-                ctx.set_status(format!("{} to go", args.from - done)).await;
-                ctx.sleep(Duration::from_millis(50)).await;
-            }
-            Ok(CallToolResult::text("liftoff"))
-        });
+    let server = Server::new(Config::new("tokio-example", "1.0")).tool(
+        release,
+        |ctx, args: Release| async move {
+            ctx.set_status(format!("checking {}", args.version)).await;
+            ctx.sleep(Duration::from_millis(50)).await;
+            let question = format!("Release {}?", args.version);
+            let text = match ctx.elicit_form::<Approval>(question).await? {
+                Elicited::Accepted(yes) if yes.confirm => {
+                    format!("released {}, approved by {}", args.version, yes.approver)
+                }
+                Elicited::Accepted(_) | Elicited::Declined => format!("{} held", args.version),
+                Elicited::Cancelled => format!("{} not decided", args.version),
+            };
+            Ok(CallToolResult::text(text))
+        },
+    );
     taskwire_tokio::serve_stdio(server).await
 }

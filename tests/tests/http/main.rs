@@ -3,8 +3,9 @@
 //! own client over HTTP (`client`): 2025-11-25
 //! sessions (`sessions`), 2026-07-28 stateless requests (`stateless`), what every request
 //! passes first and the faults a network brings (`guard`, `faults`), floods that would lock
-//! others out (`floods`), many sessions at once (`load`), and the mounting example of
-//! `adapters/http/README.md` (`example`). The HTTP benchmark's smoke run is in `tests/bench/`.
+//! others out (`floods`), many sessions at once (`load`), and the crate's examples run as
+//! users run them (`example`: the mounted greeter, the server with a SQLite store and bearer
+//! authentication, the client). The HTTP benchmark's smoke run is in `tests/bench/`.
 //!
 //! `cargo test -p taskwire-tests --test http [FILTER]`.
 
