@@ -7,12 +7,17 @@
 //! outcomes in its shapes, and the state it keeps on sessions and calls.
 //!
 //! Each era implements the host's `Protocol` trait in its own module ([`v2025_11_25`],
-//! [`v2026_07_28`]); neither imports the other. This file is the one place that names them
-//! all: `protocol` maps an [`Era`] to its rules, and `route_request` says which era reads
-//! a request on a session. A new era is a new module, its [`Era`] variant, and its arms here.
+//! [`v2026_07_28`]); neither imports the other. This file and `kept.rs` are the places that
+//! name them all: `protocol` maps an [`Era`] to its rules, `route_request` says which era
+//! reads a request on a session, and `kept.rs` gathers what each era keeps (its session,
+//! call and request types, checked by the compiler: no `dyn Any`). A new era is a new
+//! module, its [`Era`] variant, and its arms here and in `kept.rs`.
 
+mod kept;
 pub mod v2025_11_25;
 pub mod v2026_07_28;
+
+pub(crate) use kept::{Call, Eras, Sent, State};
 
 use serde_json::value::RawValue;
 
@@ -21,7 +26,7 @@ use crate::ids::SessionId;
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::model::{Era, Notice, Role};
 use crate::peer_error::PeerErrorKind;
-use crate::state::{Phase, Protocol, State};
+use crate::state::{Phase, Protocol};
 
 /// The era a task the application makes itself ([`Host::create_task`](crate::Host)) is
 /// created in: the one whose `tasks/list` lists it.
@@ -40,7 +45,7 @@ pub fn serving_version(version: &str) -> Option<Era> {
 }
 
 /// The rules of `era`.
-pub(crate) fn protocol(era: Era) -> &'static dyn Protocol {
+pub(crate) fn protocol(era: Era) -> &'static dyn Protocol<Eras> {
     match era {
         Era::V2025_11_25 => &v2025_11_25::V2025_11_25,
         Era::V2026_07_28 => &v2026_07_28::V2026_07_28,

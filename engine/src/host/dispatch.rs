@@ -10,13 +10,14 @@ use serde_json::Value;
 
 use super::Host;
 use crate::era;
+use crate::era::{Eras, Sent, State};
 use crate::event::{Event, StopReason};
 use crate::framing::Frame;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{self, Malformed, Message, Reject, RequestId, RpcError};
 use crate::model::{LogMessage, ProgressParams};
 use crate::peer_error::PeerErrorKind;
-use crate::state::{CancelledParams, PeerRequest, Sent, State, Timer};
+use crate::state::{CancelledParams, Kept, PeerRequest, Timer};
 
 /// `params` of `notifications/message`, with the task it is about.
 #[derive(Deserialize)]
@@ -195,7 +196,10 @@ impl Host {
                 request: id,
                 outcome,
             }),
-            Sent::Era(era, purpose) => st.protocol(era).answered(st, session, id, purpose, outcome),
+            Sent::Era(purpose) => {
+                let era = <Eras as Kept>::era_of(&purpose);
+                st.protocol(era).answered(st, session, id, purpose, outcome)
+            }
         }
     }
 }

@@ -27,11 +27,11 @@ mod sessions;
 mod tasks;
 
 use crate::config::Config;
-use crate::era;
+use crate::era::State;
 use crate::error::UsageError;
 use crate::ids::{CallId, Owner, SessionId, TaskId};
 use crate::model::{Role, TaskSnapshot};
-use crate::state::{State, TaskIdSource};
+use crate::state::TaskIdSource;
 use crate::time::Millis;
 
 /// How much a [`Host`] holds now ([`Host::footprint`]): what grows with load and must come
@@ -75,7 +75,7 @@ impl Host {
     /// A host with no sessions yet. `task_ids` supplies the ids of the tasks it creates.
     pub fn new(config: Config, task_ids: TaskIdSource, now: Millis) -> Self {
         Host {
-            state: State::new(config, task_ids, now, era::protocol),
+            state: State::new(config, task_ids, now),
         }
     }
 

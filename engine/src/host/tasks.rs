@@ -4,12 +4,13 @@
 use super::Host;
 use crate::config::Durability;
 use crate::era;
+use crate::era::Call;
 use crate::error::UsageError;
 use crate::event::{Event, StopReason};
 use crate::ids::{CallId, Owner, TaskId};
 use crate::jsonrpc::RpcError;
 use crate::model::{InputKinds, TaskSnapshot};
-use crate::state::{Call, CreateError, NewTask};
+use crate::state::{CreateError, NewTask};
 use crate::time::Millis;
 
 impl Host {

@@ -6,8 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::slots::Slots;
-use super::{PeerRequest, State};
+use super::{Kept, PeerRequest, State};
 use crate::event::{AppRequest, Event, MessageKind};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{self, RequestId};
@@ -23,7 +22,7 @@ pub(crate) struct Follower {
 
 /// One call awaiting the application's answer.
 #[derive(Debug)]
-pub(crate) struct Call {
+pub(crate) struct Call<K: Kept> {
     /// The era of the request it answers: its rules read and write the call's messages.
     pub era: Era,
     /// The session it came from (where a plain call's reply and its progress go); `None`
@@ -51,10 +50,10 @@ pub(crate) struct Call {
     /// shows it as the status message leaves that message alone).
     pub own_message: bool,
     /// What the call's era keeps on it.
-    pub slots: Slots,
+    pub kept: K::Call,
 }
 
-impl Call {
+impl<K: Kept> Call<K> {
     /// A call answering the peer's request `request`.
     pub fn plain(
         era: Era,
@@ -74,7 +73,7 @@ impl Call {
             request: None,
             shadow: false,
             own_message: false,
-            slots: Slots::default(),
+            kept: K::Call::default(),
         }
     }
 
@@ -97,12 +96,12 @@ impl Call {
             request: None,
             shadow: false,
             own_message: false,
-            slots: Slots::default(),
+            kept: K::Call::default(),
         }
     }
 }
 
-impl Call {
+impl<K: Kept> Call<K> {
     /// The stand-in for a task whose work runs on another host ([`State::sync_task`]).
     pub fn shadow(era: Era, task: TaskId) -> Self {
         Call {
@@ -123,7 +122,7 @@ struct LogParams<'a> {
     meta: Option<Value>,
 }
 
-impl State {
+impl<K: Kept> State<K> {
     /// The stream ([`MessageKind::stream`]) of what a call sends before its answer: its
     /// request's while it is a plain call, the session's (`None`) once it is a task.
     pub fn call_stream(&self, call: CallId) -> Option<RequestId> {

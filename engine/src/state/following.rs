@@ -3,7 +3,7 @@
 //! that stops making sense (malformed answers, a result that never comes). How a poll or a
 //! fetch is written is the session's era's.
 
-use super::{State, Timer};
+use super::{Kept, State, Timer};
 use crate::event::Event;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{RequestId, RpcError};
@@ -104,7 +104,7 @@ pub(crate) enum Source {
     Notification,
 }
 
-impl State {
+impl<K: Kept> State<K> {
     /// A task of ours was created (any era): it is followed from now on.
     pub fn track_created(
         &mut self,

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::tasks::{Record, StoredOutcome};
-use super::State;
+use super::{Kept, State};
 use crate::config::Durability;
 use crate::event::{Change, JournalEntry, Output, StopReason};
 use crate::ids::TaskId;
@@ -66,7 +66,7 @@ impl Journal {
     }
 }
 
-impl State {
+impl<K: Kept> State<K> {
     /// Whether changes are reported to a store.
     pub fn journal_enabled(&self) -> bool {
         self.journal.enabled()

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 use super::calls::{Call, Follower};
 use super::tasks::{CreateError, NewOutcome, NewTask, OutcomeKind, Record};
-use super::{Answer, State};
+use super::{Answer, Kept, State};
 use crate::error::{Quota, UsageError};
 use crate::event::StopReason;
 use crate::ids::{CallId, SessionId, TaskId};
@@ -28,7 +28,7 @@ pub(crate) struct Begin {
     pub request: Option<Box<TaskRequest>>,
 }
 
-impl State {
+impl<K: Kept> State<K> {
     /// Creates the task of a task-augmented request for the session's owner, with its call.
     pub fn begin_task(&mut self, begin: Begin) -> Result<(TaskId, CallId), RpcError> {
         let owner = self
@@ -321,7 +321,7 @@ impl State {
     }
 
     /// The task's work is over: its call goes, and its followers stop following.
-    pub fn end_work(&mut self, task: &TaskId) -> Option<Call> {
+    pub fn end_work(&mut self, task: &TaskId) -> Option<Call<K>> {
         let call = self.work.remove(task)?;
         let state = self.remove_call(call)?;
         for f in &state.followers {

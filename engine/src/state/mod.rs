@@ -10,7 +10,8 @@
 //! - `outbound.rs`: our requests; `following.rs`: the peer's tasks we follow.
 //! - `output.rs`: messages, events and the messages that wait for the journal
 //!   (`journal.rs`).
-//! - `tools.rs`: the tools we serve; `slots.rs`: each era's own state on sessions and calls.
+//! - `tools.rs`: the tools we serve; `kept.rs`: the types each era keeps on sessions, calls
+//!   and our requests.
 //! - `protocol.rs`: what an era provides; `replicas.rs`: changes another host sharing the
 //!   store made.
 
@@ -18,13 +19,13 @@ mod calls;
 mod deadlines;
 mod following;
 mod journal;
+mod kept;
 mod lifecycle;
 mod outbound;
 mod output;
 mod protocol;
 mod replicas;
 mod sessions;
-mod slots;
 pub(crate) mod tasks;
 mod tools;
 
@@ -45,8 +46,9 @@ use output::Queue;
 
 pub(crate) use calls::Call;
 pub(crate) use following::{followed_task, Source};
+pub(crate) use kept::Kept;
 pub(crate) use lifecycle::Begin;
-pub(crate) use outbound::{progress_meta, CancelledParams, Purpose};
+pub(crate) use outbound::{progress_meta, CancelledParams};
 pub(crate) use protocol::Protocol;
 pub(crate) use sessions::{PeerRequest, Phase, Session};
 use tasks::IdHasher;
@@ -62,11 +64,11 @@ pub(crate) type Answer = Result<Box<RawValue>, RpcError>;
 
 /// Who sent one of our requests, and why.
 #[derive(Debug)]
-pub(crate) enum Sent {
+pub(crate) enum Sent<K: Kept> {
     /// The application: its answer is `Event::Response`.
     App,
-    /// An era, for a purpose only it reads.
-    Era(Era, Purpose),
+    /// An era, for a reason only it reads.
+    Era(K::Purpose),
 }
 
 /// Deadlines of the sessions' protocol state (task expiry lives in the task table).
@@ -88,7 +90,7 @@ impl Timer {
 }
 
 /// Everything a host holds, in one thread, with no IO.
-pub(crate) struct State {
+pub(crate) struct State<K: Kept> {
     pub config: Config,
     /// `config.info` as JSON text, written into every 2026-07-28 result's `_meta`.
     pub info_json: Box<str>,
@@ -96,9 +98,9 @@ pub(crate) struct State {
     pub now: Millis,
     /// After `Host::shutdown` nothing is scheduled or accepted.
     pub shut_down: bool,
-    pub sessions: Slab<Session>,
+    pub sessions: Slab<Session<K>>,
     pub tasks: TaskTable,
-    pub calls: Slab<Call>,
+    pub calls: Slab<Call<K>>,
     /// The call doing each task's work, until the application answers it or the task goes
     /// (keyed by hosted task ids, which are ours or the application's: hashed cheaply).
     pub work: HashMap<TaskId, CallId, BuildHasherDefault<IdHasher>>,
@@ -107,19 +109,13 @@ pub(crate) struct State {
     journal: Journal,
     next_input: u64,
     new_task_id: TaskIdSource,
-    protocols: fn(Era) -> &'static dyn Protocol,
 }
 
 pub(crate) use tasks::TaskTable;
 
-impl State {
-    /// An empty state at `now`; `protocols` gives each era's rules.
-    pub fn new(
-        config: Config,
-        task_ids: TaskIdSource,
-        now: Millis,
-        protocols: fn(Era) -> &'static dyn Protocol,
-    ) -> State {
+impl<K: Kept> State<K> {
+    /// An empty state at `now`.
+    pub fn new(config: Config, task_ids: TaskIdSource, now: Millis) -> Self {
         State {
             info_json: serde_json::to_string(&config.info)
                 .expect("an Implementation serializes")
@@ -137,44 +133,43 @@ impl State {
             out: Queue::default(),
             next_input: 0,
             new_task_id: task_ids,
-            protocols,
         }
     }
 
     /// The rules of `era`.
-    pub fn protocol(&self, era: Era) -> &'static dyn Protocol {
-        (self.protocols)(era)
+    pub fn protocol(&self, era: Era) -> &'static dyn Protocol<K> {
+        K::protocol(era)
     }
 
     // ---- handles ------------------------------------------------------------------------
 
-    pub fn session(&self, id: SessionId) -> Option<&Session> {
+    pub fn session(&self, id: SessionId) -> Option<&Session<K>> {
         self.sessions.get(id.index, id.generation)
     }
 
-    pub fn session_mut(&mut self, id: SessionId) -> Option<&mut Session> {
+    pub fn session_mut(&mut self, id: SessionId) -> Option<&mut Session<K>> {
         self.sessions.get_mut(id.index, id.generation)
     }
 
-    pub fn call(&self, id: CallId) -> Option<&Call> {
+    pub fn call(&self, id: CallId) -> Option<&Call<K>> {
         self.calls.get(id.index, id.generation)
     }
 
-    pub fn call_mut(&mut self, id: CallId) -> Option<&mut Call> {
+    pub fn call_mut(&mut self, id: CallId) -> Option<&mut Call<K>> {
         self.calls.get_mut(id.index, id.generation)
     }
 
-    pub fn add_call(&mut self, call: Call) -> CallId {
+    pub fn add_call(&mut self, call: Call<K>) -> CallId {
         let (index, generation) = self.calls.insert(call);
         CallId { index, generation }
     }
 
-    pub fn remove_call(&mut self, id: CallId) -> Option<Call> {
+    pub fn remove_call(&mut self, id: CallId) -> Option<Call<K>> {
         self.calls.remove(id.index, id.generation)
     }
 
     /// The session, open and past its handshake.
-    pub fn ready(&self, session: SessionId) -> Result<&Session, UsageError> {
+    pub fn ready(&self, session: SessionId) -> Result<&Session<K>, UsageError> {
         let s = self
             .session(session)
             .ok_or(UsageError::UnknownSession(session))?;

@@ -1,12 +1,11 @@
 //! Our requests to a session's peer: ids, what each was for, local timeouts, and ids given
 //! up on (whose late answers pass quietly).
 
-use std::any::Any;
 use std::collections::{HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Sent, State, Timer};
+use super::{Kept, Sent, State, Timer};
 use crate::event::{Event, MessageKind};
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{self, RequestId};
@@ -21,9 +20,6 @@ pub(crate) struct CancelledParams {
     pub reason: Option<String>,
 }
 
-/// What an era sent a request for; only that era reads it back.
-pub(crate) type Purpose = Box<dyn Any + Send>;
-
 /// The reason `notifications/cancelled` gives for a request the application gave up.
 const GIVEN_UP: &str = "Request cancelled by the client";
 
@@ -31,17 +27,27 @@ const GIVEN_UP: &str = "Request cancelled by the client";
 const ABANDONED_MEMORY: usize = 256;
 
 /// A session's requests awaiting the peer's answer.
-#[derive(Debug, Default)]
-pub(crate) struct Outbound {
+#[derive(Debug)]
+pub(crate) struct Outbound<K: Kept> {
     next_id: i64,
-    pending: HashMap<RequestId, Sent>,
+    pending: HashMap<RequestId, Sent<K>>,
     /// Requests we gave up on (timed out or withdrawn), oldest first.
     abandoned: VecDeque<RequestId>,
 }
 
-impl Outbound {
+impl<K: Kept> Default for Outbound<K> {
+    fn default() -> Self {
+        Outbound {
+            next_id: 0,
+            pending: HashMap::new(),
+            abandoned: VecDeque::new(),
+        }
+    }
+}
+
+impl<K: Kept> Outbound<K> {
     /// A fresh id for a request sent for `sent`.
-    fn start(&mut self, sent: Sent) -> RequestId {
+    fn start(&mut self, sent: Sent<K>) -> RequestId {
         let id = RequestId::Number(self.next_id);
         self.next_id += 1;
         self.pending.insert(id.clone(), sent);
@@ -54,23 +60,23 @@ impl Outbound {
     }
 
     /// The request's purpose, no longer pending.
-    pub fn take(&mut self, id: &RequestId) -> Option<Sent> {
+    pub fn take(&mut self, id: &RequestId) -> Option<Sent<K>> {
         self.pending.remove(id)
     }
 
     /// The purpose of pending request `id`.
-    pub fn get(&self, id: &RequestId) -> Option<&Sent> {
+    pub fn get(&self, id: &RequestId) -> Option<&Sent<K>> {
         self.pending.get(id)
     }
 
     /// The id of a pending request `sent` for what `pick` looks for.
-    pub fn find(&self, pick: impl Fn(&Sent) -> bool) -> Option<RequestId> {
+    pub fn find(&self, pick: impl Fn(&Sent<K>) -> bool) -> Option<RequestId> {
         let found = self.pending.iter().find(|(_, sent)| pick(sent));
         found.map(|(id, _)| id.clone())
     }
 
     /// Every pending request, in id order.
-    pub fn drain_sorted(&mut self) -> Vec<(RequestId, Sent)> {
+    pub fn drain_sorted(&mut self) -> Vec<(RequestId, Sent<K>)> {
         let mut pending: Vec<_> = self.pending.drain().collect();
         pending.sort_by(|a, b| a.0.cmp(&b.0));
         pending
@@ -96,7 +102,7 @@ pub(crate) fn progress_meta(id: &RequestId) -> serde_json::Value {
     serde_json::json!({ "progressToken": id })
 }
 
-impl State {
+impl<K: Kept> State<K> {
     /// The id the next request on `session` will get.
     pub(crate) fn next_request_id(&self, session: SessionId) -> Option<RequestId> {
         self.session(session).map(|s| s.outbound.next_id())
@@ -112,7 +118,7 @@ impl State {
         stream: Option<RequestId>,
         method: &str,
         params: Option<P>,
-        sent: Sent,
+        sent: Sent<K>,
         times_out: bool,
         about: Option<&TaskId>,
     ) -> Option<RequestId> {
@@ -133,7 +139,7 @@ impl State {
     /// Keeps request `id` pending for `sent` from now on, with no local timeout: its answer,
     /// whenever it comes, goes to that purpose (e.g. a task request given up, whose task
     /// must be cancelled once it exists).
-    pub(crate) fn repurpose_request(&mut self, session: SessionId, id: RequestId, sent: Sent) {
+    pub(crate) fn repurpose_request(&mut self, session: SessionId, id: RequestId, sent: Sent<K>) {
         self.clear_timer(&Timer::Request(session, id.clone()));
         if let Some(s) = self.session_mut(session) {
             s.outbound.pending.insert(id, sent);
@@ -141,7 +147,7 @@ impl State {
     }
 
     /// The purpose of our request `id` on `session`, while it is pending.
-    pub(crate) fn pending_request(&self, session: SessionId, id: &RequestId) -> Option<&Sent> {
+    pub(crate) fn pending_request(&self, session: SessionId, id: &RequestId) -> Option<&Sent<K>> {
         self.session(session)?.outbound.get(id)
     }
 
@@ -166,16 +172,16 @@ impl State {
     }
 
     /// Gives up the application's request `key` (reason [`GIVEN_UP`]), or, when it went out
-    /// again under another id, the pending request an era sent for a purpose `resends`
-    /// says continues it. Returns whether it was pending.
-    pub(crate) fn give_up_request<A: 'static>(
+    /// again under another id, the pending request an era sent for a reason `resends` says
+    /// continues it. Returns whether it was pending.
+    pub(crate) fn give_up_request(
         &mut self,
         session: SessionId,
         key: &RequestId,
-        resends: impl Fn(&A) -> bool,
+        resends: impl Fn(&K::Purpose) -> bool,
     ) -> bool {
-        let again = |sent: &Sent| match sent {
-            Sent::Era(_, purpose) => purpose.downcast_ref::<A>().is_some_and(&resends),
+        let again = |sent: &Sent<K>| match sent {
+            Sent::Era(purpose) => resends(purpose),
             Sent::App => false,
         };
         let on_wire = self
@@ -226,7 +232,9 @@ impl State {
                     request: id,
                 });
             }
-            Sent::Era(era, purpose) => self.protocol(era).timed_out(self, session, id, purpose),
+            Sent::Era(purpose) => {
+                K::protocol(K::era_of(&purpose)).timed_out(self, session, id, purpose)
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use super::State;
+use super::{Kept, State};
 use crate::event::{Event, MessageKind, Output, StopReason, Transmit};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{self, Reject, RequestId, RpcError};
@@ -30,7 +30,7 @@ pub(super) struct Queue {
     holding: BTreeSet<SessionId>,
 }
 
-impl State {
+impl<K: Kept> State<K> {
     /// The next output, in order.
     #[inline]
     pub fn poll_output(&mut self) -> Option<Output> {

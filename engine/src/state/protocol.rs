@@ -1,15 +1,16 @@
 //! The seam between the era-neutral host and a protocol era: what every era provides.
 //!
 //! The host owns tasks, calls, sessions, deadlines and the output queue, and knows no wire
-//! shape. An era reads and writes its messages and keeps its own state on sessions and calls
-//! ([`Slots`](super::slots::Slots)). The host reaches an era only through this trait, by
+//! shape. An era reads and writes its messages and keeps its own state on sessions, calls and
+//! our requests ([`Kept`]: types the era layer names). The host reaches an era only through
+//! this trait, by
 //! the [`Era`] a session, a call, a follower or one of our requests carries; `era/mod.rs`
 //! maps each [`Era`] to its implementation. A new era implements this trait in its own module.
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::{Answer, Purpose, State};
+use super::{Answer, Kept, State};
 use crate::error::UsageError;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
@@ -17,14 +18,14 @@ use crate::log_level::LogLevel;
 use crate::model::Request;
 
 /// One protocol era's rules, in both roles.
-pub(crate) trait Protocol: Sync {
+pub(crate) trait Protocol<K: Kept>: Sync {
     // ---- serving the peer's requests --------------------------------------------------
 
     /// Serves a peer request if this era reads it (`None` leaves it to an older era). `ping`
     /// is answered before any era sees it.
     fn serve(
         &self,
-        st: &mut State,
+        st: &mut State<K>,
         session: SessionId,
         id: &RequestId,
         method: &str,
@@ -35,30 +36,30 @@ pub(crate) trait Protocol: Sync {
     /// application. `notifications/cancelled` and `notifications/progress` never get here.
     fn notify(
         &self,
-        st: &mut State,
+        st: &mut State<K>,
         session: SessionId,
         method: &str,
         params: Option<&RawValue>,
     ) -> bool;
 
     /// The peer withdrew a request this era holds open (a parked result, a stream).
-    fn drop_held(&self, st: &mut State, session: SessionId, request: &RequestId);
+    fn drop_held(&self, st: &mut State<K>, session: SessionId, request: &RequestId);
 
     /// Tells a session that follows a hosted task in this era about the task's change.
-    fn tell(&self, st: &mut State, session: SessionId, task: &TaskId);
+    fn tell(&self, st: &mut State<K>, session: SessionId, task: &TaskId);
 
     /// Answers what a following session waits for on a task now terminal, or `gone`.
-    fn release(&self, st: &mut State, session: SessionId, task: &TaskId, gone: bool);
+    fn release(&self, st: &mut State<K>, session: SessionId, task: &TaskId, gone: bool);
 
     // ---- the application's work on calls of this era ----------------------------------
 
     /// The application answered a call that is not a task (its reply goes out).
-    fn answer(&self, st: &mut State, call: CallId, outcome: Answer);
+    fn answer(&self, st: &mut State<K>, call: CallId, outcome: Answer);
 
     /// Progress of a call (for a task, `task` names it).
     fn progress(
         &self,
-        st: &mut State,
+        st: &mut State<K>,
         call: CallId,
         task: Option<&TaskId>,
         progress: f64,
@@ -69,7 +70,7 @@ pub(crate) trait Protocol: Sync {
     /// Asks the requestor for input on behalf of a call.
     fn request_input(
         &self,
-        st: &mut State,
+        st: &mut State<K>,
         call: CallId,
         method: &str,
         capability: &'static str,
@@ -77,12 +78,12 @@ pub(crate) trait Protocol: Sync {
     ) -> Result<InputId, UsageError>;
 
     /// Withdraws a call's open input requests: its task is finished or gone.
-    fn withdraw_inputs(&self, st: &mut State, call: CallId);
+    fn withdraw_inputs(&self, st: &mut State<K>, call: CallId);
 
     /// Sends a log message about a call to its requestor, if it wants it.
     fn log(
         &self,
-        st: &mut State,
+        st: &mut State<K>,
         call: CallId,
         level: LogLevel,
         logger: Option<&str>,
@@ -93,7 +94,7 @@ pub(crate) trait Protocol: Sync {
     /// request (`request` on `session`) with the task; the task's work is the returned call.
     fn begin_offered_task(
         &self,
-        st: &mut State,
+        st: &mut State<K>,
         call: CallId,
         session: SessionId,
         request: &RequestId,
@@ -104,12 +105,12 @@ pub(crate) trait Protocol: Sync {
 
     /// Opens a client session (`fallback`: another era may follow if the server does not
     /// speak this one).
-    fn open(&self, st: &mut State, session: SessionId, fallback: bool) -> Option<RequestId>;
+    fn open(&self, st: &mut State<K>, session: SessionId, fallback: bool) -> Option<RequestId>;
 
     /// Sends a request of ours; a verb this era lacks is [`UsageError::NotInEra`].
     fn send(
         &self,
-        st: &mut State,
+        st: &mut State<K>,
         session: SessionId,
         request: Request,
     ) -> Result<RequestId, UsageError>;
@@ -118,49 +119,49 @@ pub(crate) trait Protocol: Sync {
     /// stream, with updates of `resources`); the request, when one was sent.
     fn listen_for_notices(
         &self,
-        st: &mut State,
+        st: &mut State<K>,
         session: SessionId,
         resources: &[String],
     ) -> Option<RequestId>;
 
     /// The application gives up its request `request` (the id it was given): the peer is
     /// told to stop; `false` when nothing of it is pending.
-    fn cancel_request(&self, st: &mut State, session: SessionId, request: &RequestId) -> bool;
+    fn cancel_request(&self, st: &mut State<K>, session: SessionId, request: &RequestId) -> bool;
 
     /// The peer answered a request this era sent for `purpose`.
     fn answered(
         &self,
-        st: &mut State,
+        st: &mut State<K>,
         session: SessionId,
         id: RequestId,
-        purpose: Purpose,
+        purpose: K::Purpose,
         outcome: Result<Value, RpcError>,
     );
 
     /// A request this era sent for `purpose` was not answered in time (it is no longer
     /// pending).
-    fn timed_out(&self, st: &mut State, session: SessionId, id: RequestId, purpose: Purpose);
+    fn timed_out(&self, st: &mut State<K>, session: SessionId, id: RequestId, purpose: K::Purpose);
 
     /// The session closed before the peer answered a request sent for `purpose`.
     fn closed_pending(
         &self,
-        st: &mut State,
+        st: &mut State<K>,
         session: SessionId,
         id: RequestId,
-        purpose: Purpose,
+        purpose: K::Purpose,
         error: &RpcError,
     );
 
     /// The session is closing (it still exists, but nothing more is sent on it): what this
     /// era keeps on it ends.
-    fn closed(&self, st: &mut State, session: SessionId, error: &RpcError);
+    fn closed(&self, st: &mut State<K>, session: SessionId, error: &RpcError);
 
     /// A peer task of ours changed: fetch its outcome when it has one.
-    fn follow_up(&self, st: &mut State, session: SessionId, task: &TaskId);
+    fn follow_up(&self, st: &mut State<K>, session: SessionId, task: &TaskId);
 
     /// Time to poll a peer task of ours.
-    fn poll(&self, st: &mut State, session: SessionId, task: &TaskId);
+    fn poll(&self, st: &mut State<K>, session: SessionId, task: &TaskId);
 
     /// We stop following a peer task: what this era keeps for it ends.
-    fn let_go(&self, st: &mut State, session: SessionId, task: &TaskId);
+    fn let_go(&self, st: &mut State<K>, session: SessionId, task: &TaskId);
 }

@@ -4,12 +4,12 @@
 use super::calls::Call;
 use super::lifecycle::error_outcome;
 use super::tasks::{NewOutcome, OutcomeKind};
-use super::State;
+use super::{Kept, State};
 use crate::event::StopReason;
 use crate::model::{Outcome, TaskSnapshot};
 use crate::status::TaskStatus;
 
-impl State {
+impl<K: Kept> State<K> {
     /// Applies `snapshot`, a task as another host stored it. A task this host does not hold
     /// is added, with a call that does no work here (its followers and parked results work
     /// as for any task); a task it holds moves along the transition table, and its

@@ -10,9 +10,8 @@ use serde_json::Value;
 use super::following::RemoteTask;
 use super::outbound::Outbound;
 use super::output::Held;
-use super::slots::Slots;
 use super::tasks::{IdHasher, OwnerIdx};
-use super::{Sent, State, Timer};
+use super::{Kept, Sent, State, Timer};
 use crate::event::{Event, StopReason};
 use crate::framing::LineFramer;
 use crate::ids::{CallId, Owner, SessionId, TaskId};
@@ -38,7 +37,7 @@ pub(crate) enum PeerRequest {
 
 /// One session.
 #[derive(Debug)]
-pub(crate) struct Session {
+pub(crate) struct Session<K: Kept> {
     pub role: Role,
     pub owner: OwnerIdx,
     /// The era a client session speaks, once it opens; a server session reads each request
@@ -50,7 +49,7 @@ pub(crate) struct Session {
     /// The peer's requests awaiting our answer.
     pub requests: HashMap<RequestId, PeerRequest>,
     /// Our requests awaiting the peer's answer.
-    pub outbound: Outbound,
+    pub outbound: Outbound<K>,
     /// Tasks the peer hosts that we follow (the requestor role).
     pub remote: HashMap<TaskId, RemoteTask>,
     /// Messages waiting for the journal (each with the entry it waits for), in order.
@@ -60,10 +59,10 @@ pub(crate) struct Session {
     /// Closing: nothing more is sent to it.
     pub closing: bool,
     /// What each era keeps on it.
-    pub slots: Slots,
+    pub kept: K::Session,
 }
 
-impl Session {
+impl<K: Kept> Session<K> {
     fn new(role: Role, owner: OwnerIdx, max_line_bytes: usize) -> Self {
         Session {
             role,
@@ -78,7 +77,7 @@ impl Session {
             held: VecDeque::new(),
             following: HashSet::default(),
             closing: false,
-            slots: Slots::default(),
+            kept: K::Session::default(),
         }
     }
 
@@ -95,7 +94,7 @@ impl Session {
     }
 }
 
-impl State {
+impl<K: Kept> State<K> {
     /// Opens a session for `owner`.
     pub fn open_session(&mut self, role: Role, owner: &Owner) -> SessionId {
         let owner = self.tasks.hold(owner);
@@ -126,8 +125,7 @@ impl State {
                     request: id,
                     outcome: Err(closed.clone()),
                 }),
-                Sent::Era(era, purpose) => self
-                    .protocol(era)
+                Sent::Era(purpose) => K::protocol(K::era_of(&purpose))
                     .closed_pending(self, session, id, purpose, &closed),
             }
         }

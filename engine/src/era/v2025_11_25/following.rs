@@ -6,11 +6,12 @@ use serde_json::Value;
 
 use super::state::Asked;
 use super::types::{Task, TaskIdParams};
+use crate::era::kept::{Sent, State};
 use crate::event::Event;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::Era;
-use crate::state::{followed_task, Sent, State, Timer};
+use crate::state::{followed_task, Timer};
 use crate::status::TaskStatus;
 
 /// Fetches the result when the task needs input or is terminal; forgets a task whose
@@ -43,7 +44,7 @@ pub(super) fn follow_up(st: &mut State, session: SessionId, id: &TaskId) {
             task: id.clone(),
             auto: true,
         };
-        let sent = Sent::Era(Era::V2025_11_25, Box::new(asked));
+        let sent = Sent::Era(asked.into());
         let params = Some(TaskIdParams::new(id));
         let request = st.send_request(session, None, "tasks/result", params, sent, false, None);
         if let Some(entry) = st.session_mut(session).and_then(|s| s.remote.get_mut(id)) {
@@ -93,7 +94,7 @@ pub(super) fn poll(st: &mut State, session: SessionId, id: &TaskId) {
         task: id.clone(),
         auto: true,
     };
-    let sent = Sent::Era(Era::V2025_11_25, Box::new(asked));
+    let sent = Sent::Era(asked.into());
     st.send_request(
         session,
         None,

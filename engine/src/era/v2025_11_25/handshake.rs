@@ -7,11 +7,12 @@ use super::state::Asked;
 use super::types::{
     version_has_tasks, InitializeParams, InitializeResult, LATEST_VERSION, SUPPORTED_VERSIONS,
 };
+use crate::era::kept::{Sent, State};
 use crate::event::{Event, MessageKind};
 use crate::ids::SessionId;
 use crate::jsonrpc::{self, code, Reject, RequestId, RpcError};
 use crate::model::{Era, Role};
-use crate::state::{Phase, Sent, State};
+use crate::state::Phase;
 
 /// Server: answers the client's `initialize`.
 pub(super) fn on_initialize(
@@ -120,7 +121,7 @@ pub(super) fn send_initialize(st: &mut State, session: SessionId) -> Option<Requ
     let s = st.session_mut(session)?;
     s.phase = Phase::Initializing;
     s.era = Some(Era::V2025_11_25);
-    let sent = Sent::Era(Era::V2025_11_25, Box::new(Asked::Initialize));
+    let sent = Sent::Era(Asked::Initialize.into());
     st.send_request(session, None, "initialize", Some(params), sent, true, None)
 }
 

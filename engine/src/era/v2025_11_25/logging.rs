@@ -8,10 +8,10 @@ use serde_json::Value;
 
 use super::state as kept;
 use super::types::related_task_meta;
+use crate::era::kept::State;
 use crate::ids::{CallId, SessionId};
 use crate::jsonrpc::{self, Reject, RequestId};
 use crate::log_level::LogLevel;
-use crate::state::State;
 
 #[derive(Deserialize)]
 struct SetLevelParams {
@@ -39,7 +39,7 @@ pub(super) fn on_set_level(
 pub(super) fn wants(st: &State, session: SessionId, level: LogLevel) -> bool {
     let minimum = st
         .session(session)
-        .and_then(|s| s.slots.get::<kept::SessionState>())
+        .and_then(|s| s.kept.v2025_11_25.as_deref())
         .and_then(|s| s.log_level);
     minimum.is_none_or(|min| level >= min)
 }

@@ -18,6 +18,7 @@
 mod encode;
 mod following;
 mod handshake;
+pub(super) mod kept;
 mod logging;
 mod negotiation;
 pub(super) mod notices;
@@ -34,18 +35,19 @@ use serde_json::{Map, Value};
 
 pub use types::*;
 
+use crate::era::kept::{Eras, Purpose, State};
 use crate::error::UsageError;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
 use crate::model::Request;
-use crate::state::{Answer, Protocol, Purpose, State};
+use crate::state::{Answer, Protocol};
 use state::Asked;
 
 /// This era's rules.
 pub(crate) struct V2025_11_25;
 
-impl Protocol for V2025_11_25 {
+impl Protocol<Eras> for V2025_11_25 {
     fn serve(
         &self,
         st: &mut State,
@@ -198,7 +200,7 @@ impl Protocol for V2025_11_25 {
         st.give_up_request(
             session,
             request,
-            |asked: &Asked| matches!(asked, Asked::PlainRetry { original } if original == request),
+            |purpose| matches!(purpose, Purpose::V2025_11_25(Asked::PlainRetry { original }) if original == request),
         )
     }
 
@@ -210,14 +212,14 @@ impl Protocol for V2025_11_25 {
         purpose: Purpose,
         outcome: Result<Value, RpcError>,
     ) {
-        if let Ok(asked) = purpose.downcast() {
-            requestor::answered(st, session, id, *asked, outcome);
+        if let Purpose::V2025_11_25(asked) = purpose {
+            requestor::answered(st, session, id, asked, outcome);
         }
     }
 
     fn timed_out(&self, st: &mut State, session: SessionId, id: RequestId, purpose: Purpose) {
-        if let Ok(asked) = purpose.downcast() {
-            requestor::timed_out(st, session, id, *asked);
+        if let Purpose::V2025_11_25(asked) = purpose {
+            requestor::timed_out(st, session, id, asked);
         }
     }
 
@@ -229,8 +231,8 @@ impl Protocol for V2025_11_25 {
         purpose: Purpose,
         error: &RpcError,
     ) {
-        if let Ok(asked) = purpose.downcast() {
-            requestor::closed_pending(st, session, id, *asked, error);
+        if let Purpose::V2025_11_25(asked) = purpose {
+            requestor::closed_pending(st, session, id, asked, error);
         }
     }
 

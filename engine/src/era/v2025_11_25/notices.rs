@@ -3,11 +3,11 @@
 //! the session subscribed to it.
 
 use super::{logging, resources};
+use crate::era::kept::State;
 use crate::event::MessageKind;
 use crate::ids::SessionId;
 use crate::jsonrpc;
 use crate::model::Notice;
-use crate::state::State;
 
 /// Sends `notice` on `session` (past its handshake).
 pub(in crate::era) fn send(st: &mut State, session: SessionId, notice: &Notice) {

@@ -8,12 +8,13 @@ use super::encode::{self, shown_status, with_related_task};
 use super::state::{self as kept, Asked, PendingInput};
 use super::types::{declares, AugmentableParams, PageParams, TaskIdRef};
 use super::{handshake, tools};
+use crate::era::kept::{Call, Sent, State};
 use crate::error::UsageError;
 use crate::event::{AppRequest, Event, MessageKind, StopReason};
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{self, Reject, RequestId, RpcError};
 use crate::model::Era;
-use crate::state::{Answer, Call, PeerRequest, Record, Sent, State};
+use crate::state::{Answer, PeerRequest, Record};
 use crate::status::TaskStatus;
 use crate::time::Millis;
 
@@ -271,10 +272,7 @@ pub(super) fn answer_plain(st: &mut State, call: CallId, outcome: Answer) {
     let Some(mut state) = st.remove_call(call) else {
         return;
     };
-    let related = state
-        .slots
-        .take::<kept::CallState>()
-        .and_then(|c| c.related_task);
+    let related = state.kept.v2025_11_25.take().and_then(|c| c.related_task);
     let (Some(session), Some(request)) = (state.session, state.reply_to) else {
         return;
     };
@@ -335,7 +333,7 @@ pub(super) fn send_input_request(
         st.move_task(task, TaskStatus::InputRequired);
     }
     let input = st.fresh_input();
-    let sent = Sent::Era(Era::V2025_11_25, Box::new(Asked::Input { call, input }));
+    let sent = Sent::Era(Asked::Input { call, input }.into());
     let stream = kept::call_stream(st, session, call);
     let request = st
         .send_request(
@@ -387,7 +385,7 @@ pub(super) fn on_input_response(
 pub(super) fn withdraw_inputs(st: &mut State, call: CallId, reason: &str) {
     let Some(kept) = st
         .call_mut(call)
-        .and_then(|c| c.slots.get_mut::<kept::CallState>())
+        .and_then(|c| c.kept.v2025_11_25.as_deref_mut())
     else {
         return;
     };

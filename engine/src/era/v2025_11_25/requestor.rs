@@ -14,13 +14,14 @@ use super::state::{self as kept, Asked, PlainCall};
 use super::types::{
     CallToolRequest, CreateTaskResult, PageParams, Task, TaskIdParams, TaskMetadata,
 };
+use crate::era::kept::{Purpose, Sent, State};
 use crate::error::UsageError;
 use crate::event::Event;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::{Era, PlainReason};
 use crate::peer_error::PeerErrorKind;
-use crate::state::{progress_meta, Sent, Source, State};
+use crate::state::{progress_meta, Source};
 
 /// `tools/call` arguments: an object, or `null` for none (then the member is left out).
 fn tool_arguments(arguments: &Value) -> Result<Option<&Value>, UsageError> {
@@ -40,7 +41,7 @@ fn send(
     asked: Asked,
 ) -> Option<RequestId> {
     let times_out = asked.times_out();
-    let sent = Sent::Era(Era::V2025_11_25, Box::new(asked));
+    let sent = Sent::Era(asked.into());
     st.send_request(session, None, method, params, sent, times_out, None)
 }
 
@@ -88,7 +89,7 @@ pub(super) fn call_tool(
     // The call's progress goes to the task call the application holds, plain or not.
     let meta = st.next_request_id(session).map(|id| progress_meta(&id));
     let s = st.ready(session)?;
-    let plan = match s.slots.get::<kept::SessionState>() {
+    let plan = match s.kept.v2025_11_25.as_deref() {
         Some(kept) => kept.peer_tools.plan(&s.peer_capabilities, name),
         None => PeerTools::default().plan(&s.peer_capabilities, name),
     };
@@ -389,7 +390,7 @@ pub(super) fn timed_out(st: &mut State, session: SessionId, id: RequestId, asked
 }
 
 fn withdrawn() -> Sent {
-    Sent::Era(Era::V2025_11_25, Box::new(Asked::Withdrawn))
+    Sent::Era(Asked::Withdrawn.into())
 }
 
 /// Gives up our task request `request` while its answer is pending: it stays pending (no
@@ -401,8 +402,10 @@ pub(super) fn withdraw_task_request(
     request: &RequestId,
 ) -> bool {
     let pending = st.pending_request(session, request);
-    let is_task_request = matches!(pending, Some(Sent::Era(Era::V2025_11_25, purpose))
-        if matches!(purpose.downcast_ref::<Asked>(), Some(Asked::TaskRequest { .. })));
+    let is_task_request = matches!(
+        pending,
+        Some(Sent::Era(Purpose::V2025_11_25(Asked::TaskRequest { .. })))
+    );
     if is_task_request {
         st.repurpose_request(session, request.clone(), withdrawn());
     }

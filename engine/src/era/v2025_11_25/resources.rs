@@ -7,10 +7,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::state as kept;
+use crate::era::kept::State;
 use crate::event::Event;
 use crate::ids::SessionId;
 use crate::jsonrpc::{self, Reject, RequestId};
-use crate::state::State;
 
 #[derive(Deserialize)]
 struct UriParams {
@@ -58,6 +58,6 @@ pub(super) fn on_subscribe(
 pub(super) fn subscribed(st: &State, session: SessionId, uri: &str) -> bool {
     let kept = st
         .session(session)
-        .and_then(|s| s.slots.get::<kept::SessionState>());
+        .and_then(|s| s.kept.v2025_11_25.as_deref());
     kept.is_some_and(|s| s.resources.iter().any(|u| u == uri))
 }

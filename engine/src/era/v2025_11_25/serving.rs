@@ -4,11 +4,12 @@ use serde_json::value::RawValue;
 
 use super::types::Task;
 use super::{handshake, logging, receiver, resources, tools};
+use crate::era::kept::State;
 use crate::ids::SessionId;
 use crate::jsonrpc::{self, Reject, RequestId, RpcError};
 use crate::model::{Era, Role};
 use crate::peer_error::PeerErrorKind;
-use crate::state::{Source, State};
+use crate::state::Source;
 
 /// A request of this era (`ping` is answered before it gets here): on a server session,
 /// `initialize` and whatever follows it; `None` for anything else there.

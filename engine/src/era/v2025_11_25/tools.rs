@@ -6,12 +6,13 @@ use serde_json::Value;
 
 use super::types::{declares, CallToolParams, ListToolsResult, PageParams};
 use super::{encode, handshake};
+use crate::era::kept::{Call, State};
 use crate::event::{Event, ToolCall};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{self, code, Reject, RequestId, RpcError};
 use crate::model::{Era, InputKinds, TaskDecision, TaskRequest, TaskSupport};
 use crate::peer_error::PeerErrorKind;
-use crate::state::{Begin, Call, PeerRequest, State};
+use crate::state::{Begin, PeerRequest};
 
 pub(super) fn on_tools_list(
     st: &mut State,

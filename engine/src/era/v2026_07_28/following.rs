@@ -11,11 +11,12 @@ use serde_json::{json, Map, Value};
 use super::outgoing::{answerable, answering_call, input_event, respond_to, send};
 use super::state::{self as kept, Answering, Asked};
 use super::types::Task;
+use crate::era::kept::State;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::{Era, TaskInfo};
 use crate::peer_error::PeerErrorKind;
-use crate::state::{followed_task, Source, State, Timer};
+use crate::state::{followed_task, Source, Timer};
 use crate::status::TaskStatus;
 
 fn task_params(task: &str) -> Value {

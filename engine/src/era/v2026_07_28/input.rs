@@ -12,12 +12,12 @@ use serde_json::{Map, Value};
 
 use super::encode;
 use super::state::{self as kept, Ask, Rounds};
+use crate::era::kept::State;
 use crate::error::UsageError;
 use crate::event::{Event, StopReason};
 use crate::ids::{CallId, InputId, TaskId};
 use crate::jsonrpc::{Reject, RpcError};
 use crate::model::InputKinds;
-use crate::state::State;
 use crate::status::TaskStatus;
 
 /// Asks for input on behalf of a call: a task lists it (the task shows `input_required`);
@@ -88,7 +88,7 @@ pub(super) fn answer_asks(
     let mut none_left = false;
     if let Some(kept) = st
         .call_mut(call)
-        .and_then(|c| c.slots.get_mut::<kept::CallState>())
+        .and_then(|c| c.kept.v2026_07_28.as_deref_mut())
     {
         for (key, value) in responses {
             if let Some(i) = kept.asks.iter().position(|a| a.key == key) {

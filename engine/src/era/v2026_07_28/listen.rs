@@ -9,11 +9,12 @@ use super::encode;
 use super::input::asks_of;
 use super::meta::{stateless, tasks_required, Meta, RequestMeta};
 use super::state::{self as kept, Listen, Notices};
+use crate::era::kept::State;
 use crate::event::{Event, MessageKind};
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId};
 use crate::model::{Era, Notice};
-use crate::state::{PeerRequest, State};
+use crate::state::PeerRequest;
 
 /// `params` of `subscriptions/listen`.
 #[derive(Deserialize)]

@@ -40,6 +40,7 @@ pub(super) mod listen;
 mod meta;
 mod outgoing;
 pub(super) use meta::names_version;
+pub(super) mod kept;
 mod requestor;
 mod serving;
 mod state;
@@ -52,12 +53,13 @@ use serde_json::{Map, Value};
 
 pub(crate) use meta::VERSION_KEY;
 
+use crate::era::kept::{Eras, Purpose, State};
 use crate::error::UsageError;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
 use crate::model::Request;
-use crate::state::{Answer, Protocol, Purpose, State};
+use crate::state::{Answer, Protocol};
 
 /// The protocol version this era serves statelessly.
 pub const VERSION: &str = "2026-07-28";
@@ -70,7 +72,7 @@ const CACHE_TTL_MS: u64 = 60_000;
 /// This era's rules.
 pub(crate) struct V2026_07_28;
 
-impl Protocol for V2026_07_28 {
+impl Protocol<Eras> for V2026_07_28 {
     fn serve(
         &self,
         st: &mut State,
@@ -245,14 +247,14 @@ impl Protocol for V2026_07_28 {
         purpose: Purpose,
         outcome: Result<Value, RpcError>,
     ) {
-        if let Ok(asked) = purpose.downcast() {
-            requestor::answered(st, session, id, *asked, outcome);
+        if let Purpose::V2026_07_28(asked) = purpose {
+            requestor::answered(st, session, id, asked, outcome);
         }
     }
 
     fn timed_out(&self, st: &mut State, session: SessionId, id: RequestId, purpose: Purpose) {
-        if let Ok(asked) = purpose.downcast() {
-            requestor::timed_out(st, session, id, *asked);
+        if let Purpose::V2026_07_28(asked) = purpose {
+            requestor::timed_out(st, session, id, asked);
         }
     }
 
@@ -264,8 +266,8 @@ impl Protocol for V2026_07_28 {
         purpose: Purpose,
         error: &RpcError,
     ) {
-        if let Ok(asked) = purpose.downcast() {
-            requestor::closed_pending(st, session, id, *asked, error);
+        if let Purpose::V2026_07_28(asked) = purpose {
+            requestor::closed_pending(st, session, id, asked, error);
         }
     }
 

@@ -8,11 +8,11 @@ use super::meta::{CAPABILITIES_KEY, CLIENT_INFO_KEY};
 use super::state::{self as kept, Answering, Asked};
 use super::types::InputRequest;
 use super::{EXTENSION, VERSION, VERSION_KEY};
+use crate::era::kept::{Call, Sent, State};
 use crate::event::{AppRequest, Event};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{RequestId, RpcError};
 use crate::model::Era;
-use crate::state::{Call, Sent, State};
 
 /// An answer the client cannot accept.
 pub(super) fn invalid(message: String) -> RpcError {
@@ -30,7 +30,7 @@ pub(super) fn send(
     let declare = !matches!(&asked, Asked::Call(c) if !c.as_task);
     let params = with_meta(params, request_meta(st, declare));
     let times_out = asked.times_out();
-    let sent = Sent::Era(Era::V2026_07_28, Box::new(asked));
+    let sent = Sent::Era(asked.into());
     st.send_request(session, None, method, Some(params), sent, times_out, None)
 }
 

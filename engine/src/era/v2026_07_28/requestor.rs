@@ -11,12 +11,13 @@ use super::outgoing::{answerable, answering_call, input_event, invalid, respond_
 use super::state::{self as kept, Answering, Asked, Calling, Retry};
 use super::types::Task;
 use super::{EXTENSION, VERSION};
+use crate::era::kept::{Purpose, State};
 use crate::error::UsageError;
 use crate::event::Event;
 use crate::ids::SessionId;
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::{Era, Implementation, PlainReason};
-use crate::state::{progress_meta, Phase, State, Timer};
+use crate::state::{progress_meta, Phase, Timer};
 
 /// MRTR rounds one call may take before it fails (a server that never stops asking).
 const MAX_ROUNDS: u8 = 16;
@@ -379,7 +380,7 @@ pub(super) fn give_up(st: &mut State, session: SessionId, key: &RequestId) -> bo
     st.give_up_request(
         session,
         key,
-        |asked: &Asked| matches!(asked, Asked::Call(call) if call.original.as_ref() == Some(key)),
+        |purpose| matches!(purpose, Purpose::V2026_07_28(Asked::Call(call)) if call.original.as_ref() == Some(key)),
     )
 }
 

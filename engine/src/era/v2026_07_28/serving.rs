@@ -9,11 +9,11 @@ use serde_json::{json, Map, Value};
 use super::meta::{names_version, read, MetaOnly, Read, RequestMeta, Stateless};
 use super::state as kept;
 use super::{encode, listen, tasks, tools, CACHE_TTL_MS, EXTENSION, VERSION};
+use crate::era::kept::State;
 use crate::ids::SessionId;
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::model::{Era, Role};
 use crate::peer_error::PeerErrorKind;
-use crate::state::State;
 
 /// Serves a request of this era; `None` leaves it to an older era.
 pub(super) fn serve(

@@ -7,11 +7,12 @@ use serde::Deserialize;
 use super::encode;
 use super::input;
 use super::meta::{stateless, tasks_required, Meta, RequestMeta};
+use crate::era::kept::State;
 use crate::event::StopReason;
 use crate::ids::SessionId;
 use crate::jsonrpc::{Reject, RequestId};
 use crate::model::Era;
-use crate::state::{Record, State};
+use crate::state::Record;
 
 /// `params` of `tasks/get` and `tasks/cancel`.
 #[derive(Deserialize)]

@@ -11,13 +11,14 @@ use super::input::rounds;
 use super::meta::{stateless, tasks_required, Meta, RequestMeta};
 use super::state::{self as kept, Answering};
 use super::CACHE_TTL_MS;
+use crate::era::kept::{Call, State};
 use crate::event::{Event, ToolCall};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
 use crate::model::{Era, InputKinds, TaskDecision, TaskRequest, TaskSupport};
 use crate::peer_error::PeerErrorKind;
-use crate::state::{Answer, Begin, Call, PeerRequest, State};
+use crate::state::{Answer, Begin, PeerRequest};
 
 /// `params` of `tools/list`.
 #[derive(Deserialize)]
@@ -170,7 +171,7 @@ pub(super) fn begin_task(
 pub(super) fn answer(st: &mut State, call: CallId, outcome: Answer) {
     let answering = st
         .call_mut(call)
-        .and_then(|c| c.slots.get_mut::<kept::CallState>())
+        .and_then(|c| c.kept.v2026_07_28.as_deref_mut())
         .and_then(|k| k.answering.take());
     if let Some(answering) = answering {
         return answer_server_input(st, call, answering, outcome);
@@ -223,10 +224,7 @@ pub(super) fn log(
     let Some(state) = st.call(call) else {
         return;
     };
-    let minimum = state
-        .slots
-        .get::<kept::CallState>()
-        .and_then(|k| k.log_level);
+    let minimum = state.kept.v2026_07_28.as_deref().and_then(|k| k.log_level);
     let (Some(session), None) = (state.session, &state.task) else {
         return;
     };
