@@ -20,6 +20,12 @@ pub(crate) type Call = state::Call<Eras>;
 /// Who sent one of our requests, and why.
 pub(crate) type Sent = state::Sent<Eras>;
 
+/// Each era's part of the host's state.
+#[derive(Debug, Default)]
+pub(crate) struct HostKept {
+    pub(super) v2026_07_28: v2026::HostState,
+}
+
 /// Each era's part of a session, made when the era first needs it (a session may serve
 /// both eras).
 #[derive(Debug, Default)]
@@ -55,6 +61,7 @@ impl From<v2026::Asked> for Purpose {
 }
 
 impl Kept for Eras {
+    type Host = HostKept;
     type Session = SessionKept;
     type Call = CallKept;
     type Purpose = Purpose;

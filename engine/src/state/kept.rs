@@ -8,6 +8,8 @@ use crate::model::Era;
 
 /// The types the eras keep, and their rules.
 pub(crate) trait Kept: Sized + fmt::Debug + 'static {
+    /// What the eras keep for the whole host (what they learned from earlier requests).
+    type Host: Default + Send + fmt::Debug;
     /// What the eras keep on a session (each era's part made when it first needs it).
     type Session: Default + Send + fmt::Debug;
     /// What the eras keep on a call.

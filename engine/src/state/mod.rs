@@ -104,6 +104,8 @@ pub(crate) struct State<K: Kept> {
     /// The call doing each task's work, until the application answers it or the task goes
     /// (keyed by hosted task ids, which are ours or the application's: hashed cheaply).
     pub work: HashMap<TaskId, CallId, BuildHasherDefault<IdHasher>>,
+    /// What the eras keep for the whole host.
+    pub kept: K::Host,
     timers: Deadlines<Timer>,
     out: Queue,
     journal: Journal,
@@ -129,6 +131,7 @@ impl<K: Kept> State<K> {
             sessions: Slab::default(),
             calls: Slab::default(),
             work: HashMap::default(),
+            kept: K::Host::default(),
             timers: Deadlines::new(),
             out: Queue::default(),
             next_input: 0,

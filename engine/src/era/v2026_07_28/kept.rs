@@ -5,9 +5,17 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use super::meta::LastMeta;
 use crate::ids::{CallId, InputId, TaskId};
 use crate::jsonrpc::RequestId;
 use crate::log_level::LogLevel;
+
+/// The host's state in this era.
+#[derive(Debug, Default)]
+pub(crate) struct HostState {
+    /// The last request `_meta` read, and what it declares.
+    pub(super) last_meta: LastMeta,
+}
 
 /// A session's state in this era.
 #[derive(Debug, Default)]

@@ -9,11 +9,15 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use super::{EXTENSION, VERSION};
 use crate::jsonrpc::{self, Reject, RpcError};
 use crate::log_level::LogLevel;
 use crate::model::InputKinds;
 use crate::peer_error::PeerErrorKind;
+
+/// The protocol version this era serves statelessly.
+pub const VERSION: &str = "2026-07-28";
+/// The tasks extension's identifier.
+pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// The `_meta` key that marks a request of this era.
 pub(crate) const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
@@ -29,10 +33,16 @@ pub(super) const MISSING_CAPABILITY: i64 = -32021;
 /// `-32022`: the request names a protocol version we do not serve statelessly.
 pub(super) const UNSUPPORTED_VERSION: i64 = -32022;
 
-/// `_meta` as a request of this era carries it, read in the same pass as the method's own
-/// fields, without building values: what is wrong with it is found by [`Meta::check`].
+/// `_meta` as a request carries it: its text, found while the method's own fields are read
+/// (one pass), then read itself by [`read`] unless it is the text the last request carried.
 #[derive(Debug, Default, Deserialize)]
-pub(super) struct Meta<'a> {
+#[serde(transparent)]
+pub(super) struct Meta<'a>(#[serde(borrow)] Option<&'a RawValue>);
+
+/// The members of `_meta` the engine reads, without building values: what is wrong with them
+/// is found by [`check`].
+#[derive(Debug, Default, Deserialize)]
+struct MetaFields<'a> {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion", default, borrow)]
     version: Seen<Cow<'a, str>>,
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
@@ -42,6 +52,11 @@ pub(super) struct Meta<'a> {
     #[serde(rename = "io.modelcontextprotocol/logLevel", default)]
     log_level: Option<Value>,
 }
+
+/// The last `_meta` text that passed [`check`], and what it declares: a client sends the same
+/// `_meta` with each request, so the next one that carries it is not read again.
+#[derive(Debug, Default)]
+pub(crate) struct LastMeta(Option<(Box<str>, RequestMeta)>);
 
 /// A member that must have one type: absent (or `null`), of another type, or read.
 #[derive(Debug, Default)]
@@ -53,7 +68,7 @@ enum Seen<T> {
 }
 
 /// What the client capabilities declare that the engine reads.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Capabilities {
     tasks: bool,
     elicitation: bool,
@@ -100,8 +115,8 @@ pub(super) struct MetaOnly<'a> {
 stateless!(MetaOnly);
 
 /// What one request declares about itself.
-#[derive(Debug)]
-pub(super) struct RequestMeta {
+#[derive(Clone, Debug)]
+pub(crate) struct RequestMeta {
     capabilities: Capabilities,
     /// The request's progress token.
     pub progress_token: Option<Value>,
@@ -112,22 +127,37 @@ pub(super) struct RequestMeta {
 /// Reads a request's params once, if the request is of this era (`server/discover` always
 /// is; any other request when its `_meta` names a protocol version): the `_meta` checked
 /// first (a missing required key is -32602, another version than ours -32022), then the
-/// method's fields.
-pub(super) fn read<'a, P: Stateless<'a>>(params: Option<&'a RawValue>, discover: bool) -> Read<P> {
+/// method's fields. A `_meta` the same as the `last` one checked is known already.
+pub(super) fn read<'a, P: Stateless<'a>>(
+    params: Option<&'a RawValue>,
+    discover: bool,
+    last: &mut LastMeta,
+) -> Read<P> {
     if !discover && !names_version(params) {
         return Read::NotOurs;
     }
     let text = params.map_or("{}", RawValue::get);
     let (meta, fields) = match serde_json::from_str::<P>(text) {
-        Ok(mut fields) => (Ok(fields.meta()), Ok(fields)),
+        Ok(mut fields) => (Ok(fields.meta().0), Ok(fields)),
         // The `_meta` comes first: read alone, its error (if any) is the answer.
         Err(error) => {
-            let meta = serde_json::from_str::<MetaOnly<'a>>(text).map(|m| m.meta);
+            let meta = serde_json::from_str::<MetaOnly<'a>>(text).map(|m| m.meta.0);
             (meta, Err(jsonrpc::params_error(&error)))
         }
     };
+    if let (Ok(Some(raw)), Some((known, declared))) = (&meta, &last.0) {
+        if raw.get() == &**known {
+            return Read::Fields(fields, declared.clone());
+        }
+    }
+    let raw = meta.as_ref().ok().copied().flatten();
+    let meta = meta.and_then(|raw| {
+        raw.map_or(Ok(MetaFields::default()), |raw| {
+            serde_json::from_str(raw.get())
+        })
+    });
     match meta {
-        Ok(Meta {
+        Ok(MetaFields {
             version: Seen::Absent,
             ..
         })
@@ -137,13 +167,18 @@ pub(super) fn read<'a, P: Stateless<'a>>(params: Option<&'a RawValue>, discover:
             Read::NotOurs
         }
         meta => match check(meta) {
-            Ok(meta) => Read::Fields(fields, meta),
+            Ok(meta) => {
+                if let Some(raw) = raw {
+                    last.0 = Some((raw.get().into(), meta.clone()));
+                }
+                Read::Fields(fields, meta)
+            }
             Err(reject) => Read::Refused(reject),
         },
     }
 }
 
-fn check(parsed: Result<Meta<'_>, serde_json::Error>) -> Result<RequestMeta, Reject> {
+fn check(parsed: Result<MetaFields<'_>, serde_json::Error>) -> Result<RequestMeta, Reject> {
     let meta = parsed.map_err(|e| {
         let message = e.to_string();
         let message = message.split(" at line ").next().unwrap_or(&message);

@@ -52,6 +52,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 pub(crate) use meta::VERSION_KEY;
+pub use meta::{EXTENSION, VERSION};
 
 use crate::era::kept::{Eras, Purpose, State};
 use crate::error::UsageError;
@@ -60,11 +61,6 @@ use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
 use crate::model::Request;
 use crate::state::{Answer, Protocol};
-
-/// The protocol version this era serves statelessly.
-pub const VERSION: &str = "2026-07-28";
-/// The tasks extension's identifier.
-pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// How long a client may cache `server/discover` and `tools/list` (ms).
 const CACHE_TTL_MS: u64 = 60_000;

@@ -32,26 +32,28 @@ pub(super) fn serve(
         return None;
     }
     match method {
-        "server/discover" => with::<MetaOnly>(params, true, |_, _| on_discover(st, session, id)),
-        "tools/list" => with(params, false, |fields, _| {
+        "server/discover" => {
+            with::<MetaOnly>(st, params, true, |st, _, _| on_discover(st, session, id))
+        }
+        "tools/list" => with(st, params, false, |st, fields, _| {
             tools::on_tools_list(st, session, id, fields?)
         }),
-        "tools/call" => with(params, false, |fields, meta| {
+        "tools/call" => with(st, params, false, |st, fields, meta| {
             tools::on_tools_call(st, session, id, fields?, &meta)
         }),
-        "tasks/get" => with(params, false, |fields, meta| {
+        "tasks/get" => with(st, params, false, |st, fields, meta| {
             tasks::on_tasks_get(st, session, id, fields, &meta)
         }),
-        "tasks/cancel" => with(params, false, |fields, meta| {
+        "tasks/cancel" => with(st, params, false, |st, fields, meta| {
             tasks::on_tasks_cancel(st, session, id, fields, &meta)
         }),
-        "tasks/update" => with(params, false, |fields, meta| {
+        "tasks/update" => with(st, params, false, |st, fields, meta| {
             tasks::on_tasks_update(st, session, id, fields, &meta)
         }),
-        "subscriptions/listen" => with(params, false, |fields, meta| {
+        "subscriptions/listen" => with(st, params, false, |st, fields, meta| {
             listen::on_listen(st, session, id, fields?, &meta)
         }),
-        _ => with::<MetaOnly>(params, false, |_, meta| {
+        _ => with::<MetaOnly>(st, params, false, |st, _, meta| {
             if owned_by_engine(method) || !st.config.app_serves(method) {
                 return Err(unknown(method));
             }
@@ -66,14 +68,15 @@ pub(super) fn serve(
 
 /// Reads the params as `P` and serves them with `serve`, if the request is of this era.
 fn with<'a, P: Stateless<'a>>(
+    st: &mut State,
     params: Option<&'a RawValue>,
     discover: bool,
-    serve: impl FnOnce(Result<P, Reject>, RequestMeta) -> Result<(), Reject>,
+    serve: impl FnOnce(&mut State, Result<P, Reject>, RequestMeta) -> Result<(), Reject>,
 ) -> Option<Result<(), Reject>> {
-    match read::<P>(params, discover) {
+    match read::<P>(params, discover, &mut st.kept.v2026_07_28.last_meta) {
         Read::NotOurs => None,
         Read::Refused(reject) => Some(Err(reject)),
-        Read::Fields(fields, meta) => Some(serve(fields, meta)),
+        Read::Fields(fields, meta) => Some(serve(st, fields, meta)),
     }
 }
 

@@ -102,6 +102,29 @@ fn the_gates_come_in_the_checklists_order() {
 }
 
 #[test]
+fn each_request_is_judged_by_its_own_meta_when_the_last_one_is_known() {
+    // The host keeps the last `_meta` it read; requests that alternate must still each be
+    // answered as their own `_meta` declares.
+    let mut m = V2026::new();
+    for _ in 0..2 {
+        let declared = m.declared("tasks/get", json!({ "taskId": "gate-test" }));
+        assert_eq!(
+            declared["error"]["message"],
+            "Failed to retrieve task: Task not found"
+        );
+        let undeclared = m.request("tasks/get", json!({ "taskId": "gate-test" }), json!({}));
+        assert_eq!(error_code(&undeclared), -32021);
+    }
+    let declared = m.declared("tasks/get", json!({ "taskId": "gate-test" }));
+    let again = m.declared("tasks/get", json!({ "taskId": "gate-test" }));
+    assert_eq!(declared["error"], again["error"]);
+    let other_version = json!({"jsonrpc":"2.0","id":9,"method":"tasks/get","params":{"taskId":"gate-test","_meta":{
+        "io.modelcontextprotocol/protocolVersion": "2026-01-01",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXT: {}}}}}});
+    assert_eq!(error_code(&m.raw(&other_version.to_string())[0]), -32022);
+}
+
+#[test]
 fn a_v2025_session_on_the_same_host_keeps_2025_11_25() {
     let mut m = V2026::new();
     let v2025 = m
