@@ -23,7 +23,7 @@ use serde_json::value::RawValue;
 
 use crate::error::UsageError;
 use crate::ids::SessionId;
-use crate::jsonrpc::{Reject, RequestId, RpcError};
+use crate::jsonrpc::{Params, Reject, RequestId, RpcError};
 use crate::model::{Era, Notice, Role};
 use crate::peer_error::PeerErrorKind;
 use crate::state::{Phase, Protocol};
@@ -74,7 +74,7 @@ pub(crate) fn send_notice(
 
 /// Whether `ping` is answered with `{}`: in every era but 2026-07-28, which removed it (a
 /// request carrying that era's `_meta` version goes to [`route_request`], which refuses it).
-pub(crate) fn answers_ping(params: Option<&RawValue>) -> bool {
+pub(crate) fn answers_ping(params: Option<&str>) -> bool {
     !v2026_07_28::names_version(params)
 }
 
@@ -83,27 +83,44 @@ pub(crate) fn answers_ping(params: Option<&RawValue>) -> bool {
 /// newest era that claims a request reads it: 2026-07-28 claims `server/discover` and every
 /// request carrying its per-request protocol version, 2025-11-25 `initialize` and whatever
 /// follows it. A request no era claims is one of 2026-07-28 missing its `_meta`, or one sent
-/// before `initialize` (checklist 2026 §3.1 r4).
+/// before `initialize` (checklist 2026 §3.1 r4). Unchecked params are checked by the era
+/// that reads them whole (2026-07-28's, on a server session) or before any other era sees
+/// them: `None` (nothing answered) when they are no single JSON value.
 pub(crate) fn route_request(
     st: &mut State,
     session: SessionId,
     id: &RequestId,
     method: &str,
-    params: Option<&RawValue>,
-) -> Result<(), Reject> {
+    params: Params<'_>,
+) -> Option<Result<(), Reject>> {
     let Some(s) = st.session(session) else {
-        return Ok(());
+        return Some(Ok(()));
     };
-    let eras = match (s.role, s.era) {
-        (Role::Server, _) => &Era::ALL[..],
-        (Role::Client, era) => only(era.unwrap_or(Era::ALL[Era::ALL.len() - 1])),
+    let (eras, mut checked) = match (s.role, s.era) {
+        (Role::Server, _) => (&Era::ALL[..], params.checked()),
+        (Role::Client, era) => (
+            only(era.unwrap_or(Era::ALL[Era::ALL.len() - 1])),
+            Some(params.check()?),
+        ),
     };
     for &era in eras {
-        if let Some(served) = protocol(era).serve(st, session, id, method, params) {
-            return served;
+        let served = match (era, checked, params) {
+            (_, Some(params), _) => protocol(era).serve(st, session, id, method, params),
+            (Era::V2026_07_28, None, Params::Unchecked(text)) => {
+                v2026_07_28::serve_unchecked(st, session, id, method, text)
+            }
+            (_, None, _) => {
+                let params = params.check()?;
+                checked = Some(params);
+                protocol(era).serve(st, session, id, method, params)
+            }
+        };
+        if let Some(served) = served {
+            return Some(served);
         }
     }
-    Err(Reject::peer(
+    params.check()?;
+    Some(Err(Reject::peer(
         PeerErrorKind::InvalidParams {
             field: Some("_meta".into()),
         },
@@ -112,7 +129,7 @@ pub(crate) fn route_request(
              first to speak 2025-11-25",
             v2026_07_28::VERSION_KEY
         )),
-    ))
+    )))
 }
 
 /// Reads a notification in the eras of the session (a client session's own; every era on

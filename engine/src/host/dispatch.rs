@@ -2,8 +2,6 @@
 //! every era does alike happens here (limits, duplicate ids, `ping`, cancellation, progress,
 //! matching answers to our requests); the rest goes to the era that reads it.
 
-use std::borrow::Cow;
-
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -14,7 +12,7 @@ use crate::era::{Eras, Sent, State};
 use crate::event::{Event, StopReason};
 use crate::framing::Frame;
 use crate::ids::{SessionId, TaskId};
-use crate::jsonrpc::{self, Malformed, Message, Reject, RequestId, RpcError};
+use crate::jsonrpc::{self, Malformed, Message, Params, Reject, RequestId, RpcError};
 use crate::model::{LogMessage, ProgressParams};
 use crate::peer_error::PeerErrorKind;
 use crate::state::{CancelledParams, Kept, PeerRequest, Timer};
@@ -39,6 +37,9 @@ struct RelatedTask {
     #[serde(rename = "taskId")]
     task_id: TaskId,
 }
+
+/// A request whose unchecked params are no single JSON value: the fast path misread its line.
+struct Misread;
 
 /// A notification the engine does not act on, as sent, for the application.
 fn pass_on(st: &mut State, session: SessionId, method: &str, params: Option<&RawValue>) {
@@ -69,9 +70,22 @@ impl Host {
     }
 
     fn handle_line(&mut self, session: SessionId, line: &[u8]) {
-        match jsonrpc::parse(line, self.state.config.limits.max_depth) {
+        let parsed = jsonrpc::parse(line, self.state.config.limits.max_depth);
+        self.handle_parsed(session, line, parsed);
+    }
+
+    fn handle_parsed(
+        &mut self,
+        session: SessionId,
+        line: &[u8],
+        parsed: Result<Message<'_>, Box<Malformed>>,
+    ) {
+        match parsed {
             Ok(Message::Request { id, method, params }) => {
-                self.on_request(session, id, method, params)
+                if let Err(Misread) = self.on_request(session, &id, &method, params) {
+                    let parsed = jsonrpc::parse_general(line, self.state.config.limits.max_depth);
+                    self.handle_parsed(session, line, parsed);
+                }
             }
             Ok(Message::Notification { method, params }) => {
                 self.on_notification(session, &method, params)
@@ -91,45 +105,48 @@ impl Host {
         }
     }
 
+    /// Serves a request; [`Misread`] (nothing answered) when its params, unchecked, are no
+    /// single JSON value.
     fn on_request(
         &mut self,
         session: SessionId,
-        id: RequestId,
-        method: Cow<'_, str>,
-        params: Option<&RawValue>,
-    ) {
+        id: &RequestId,
+        method: &str,
+        params: Params<'_>,
+    ) -> Result<(), Misread> {
         let st = &mut self.state;
         let Some(s) = st.session(session) else {
-            return;
+            return Ok(());
         };
-        if s.requests.contains_key(&id) {
+        let refusal = if s.requests.contains_key(id) {
             let error = RpcError::invalid_request(format!(
                 "Invalid Request: id {id} is already used by a request in progress"
             ));
-            return st.refuse(
-                session,
-                &id,
-                Reject::peer(PeerErrorKind::DuplicateId, error),
-            );
+            Some(Reject::peer(PeerErrorKind::DuplicateId, error))
+        } else {
+            let pending = s.requests.len();
+            (pending >= st.config.limits.max_pending_requests && may_wait(method)).then(|| {
+                let error = RpcError::internal(format!(
+                    "Too many requests in progress ({pending}); retry later"
+                ));
+                Reject::peer(PeerErrorKind::TooManyPending, error)
+            })
+        };
+        if let Some(reject) = refusal {
+            params.check().ok_or(Misread)?;
+            st.refuse(session, id, reject);
+            return Ok(());
         }
-        let pending = s.requests.len();
-        if pending >= st.config.limits.max_pending_requests && may_wait(&method) {
-            let error = RpcError::internal(format!(
-                "Too many requests in progress ({pending}); retry later"
-            ));
-            return st.refuse(
-                session,
-                &id,
-                Reject::peer(PeerErrorKind::TooManyPending, error),
-            );
+        if method == "ping" && era::answers_ping(params.text()) {
+            params.check().ok_or(Misread)?;
+            let line = jsonrpc::reply_with(id, 48, |buf| buf.extend_from_slice(b"{}"));
+            st.reply(session, id, None, line);
+            return Ok(());
         }
-        if method == "ping" && era::answers_ping(params) {
-            let line = jsonrpc::reply_with(&id, 48, |buf| buf.extend_from_slice(b"{}"));
-            return st.reply(session, &id, None, line);
+        if let Err(reject) = era::route_request(st, session, id, method, params).ok_or(Misread)? {
+            st.refuse(session, id, reject);
         }
-        if let Err(reject) = era::route_request(st, session, &id, &method, params) {
-            st.refuse(session, &id, reject);
-        }
+        Ok(())
     }
 
     fn on_notification(&mut self, session: SessionId, method: &str, params: Option<&RawValue>) {

@@ -39,6 +39,9 @@ fn nested(depth: usize) -> String {
     )
 }
 
+/// A 2026-07-28 request's `_meta`, declaring the tasks extension.
+const META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}"#;
+
 fn cases() -> Vec<(&'static str, Vec<u8>, Expect)> {
     let long_id = "i".repeat(100_000);
     vec![
@@ -78,6 +81,10 @@ fn cases() -> Vec<(&'static str, Vec<u8>, Expect)> {
         // Nesting deeper than `limits.max_depth` is refused as -32600 before it is read (intended).
         ("deeply nested progress token", format!(r#"{{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{{"name":"job","task":{{}},"_meta":{{"progressToken":{}1{}}}}}}}"#, "[".repeat(100_000), "]".repeat(100_000)).into_bytes(), WithId(-32600, json!(14))),
         ("deeply nested unknown member", format!(r#"{{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{{"name":"job","extra":{}1{}}}}}"#, "[".repeat(100_000), "]".repeat(100_000)).into_bytes(), WithId(-32600, json!(15))),
+        // A 2026-07-28 request's params are checked in the pass that reads them: text the
+        // fast path took for params is still judged as the whole line is.
+        ("2026-07-28 params that are no JSON", format!(r#"{{"jsonrpc":"2.0","id":21,"method":"tasks/get","params":{{"taskId":"x","_meta":{META},}}}}"#).into_bytes(), NoId(-32700)),
+        ("2026-07-28 request with a second id after its params", format!(r#"{{"jsonrpc":"2.0","id":22,"method":"tasks/get","params":{{"taskId":"x","_meta":{META}}},"id":23}}"#).into_bytes(), NoId(-32600)),
         ("response to an unknown id", br#"{"jsonrpc":"2.0","id":999,"result":{}}"#.to_vec(), Silent),
         ("error response to an unknown id", br#"{"jsonrpc":"2.0","id":998,"error":{"code":-1,"message":"x"}}"#.to_vec(), Silent),
         ("response with result and error", br#"{"jsonrpc":"2.0","id":997,"result":{},"error":{"code":1,"message":"x"}}"#.to_vec(), Silent),
@@ -123,6 +130,25 @@ fn every_bad_message_gets_the_right_answer_and_the_session_lives_on() {
         }
         d.assert_alive();
     }
+}
+
+#[test]
+fn a_member_after_2026_params_leaves_the_request_as_it_is() {
+    // The fast path takes `{…},"x":1` for the params; they do not check, so the general
+    // path reads the line, which is a valid request.
+    let mut d = ready();
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":24,"method":"tasks/get","params":{{"taskId":"x","_meta":{META}}},"x":1}}"#
+    );
+    let out = d.feed_raw(line.as_bytes());
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0]["id"], 24);
+    assert_eq!(error_code(&out[0]), Some(-32602));
+    assert_eq!(
+        error_message(&out[0]),
+        "Failed to retrieve task: Task not found"
+    );
+    d.assert_alive();
 }
 
 #[test]

@@ -129,16 +129,18 @@ pub(crate) struct RequestMeta {
 /// first (a missing required key is -32602, another version than ours -32022), then the
 /// method's fields. A `_meta` the same as the `last` one checked is known already.
 pub(super) fn read<'a, P: Stateless<'a>>(
-    params: Option<&'a RawValue>,
+    params: Option<&'a str>,
     discover: bool,
     last: &mut LastMeta,
 ) -> Read<P> {
     if !discover && !names_version(params) {
         return Read::NotOurs;
     }
-    let text = params.map_or("{}", RawValue::get);
+    let text = params.unwrap_or("{}");
     let (meta, fields) = match serde_json::from_str::<P>(text) {
         Ok(mut fields) => (Ok(fields.meta().0), Ok(fields)),
+        // Unchecked params that are no JSON value: not read here (see `jsonrpc::Params`).
+        Err(error) if !error.is_data() => return Read::NotOurs,
         // The `_meta` comes first: read alone, its error (if any) is the answer.
         Err(error) => {
             let meta = serde_json::from_str::<MetaOnly<'a>>(text).map(|m| m.meta.0);
@@ -417,11 +419,9 @@ impl<'de> Deserialize<'de> for Extensions {
 /// names it at all. A byte search for its `/`, then its tail, short enough for the standard
 /// library's vectorised search (the whole key cost a tools/call ~1,600 instructions);
 /// `initialize`'s `"protocolVersion"` has no slash before it.
-pub(in crate::era) fn names_version(params: Option<&RawValue>) -> bool {
-    params.is_some_and(|p| {
-        let text = p.get();
-        text.as_bytes().contains(&b'/') && text.contains("/protocolVersion\"")
-    })
+pub(in crate::era) fn names_version(params: Option<&str>) -> bool {
+    params
+        .is_some_and(|text| text.as_bytes().contains(&b'/') && text.contains("/protocolVersion\""))
 }
 
 /// `-32021` naming the tasks extension as the capability the request lacks.

@@ -40,6 +40,7 @@ pub(super) mod listen;
 mod meta;
 mod outgoing;
 pub(super) use meta::names_version;
+pub(super) use serving::serve_unchecked;
 pub(super) mod kept;
 mod requestor;
 mod serving;
@@ -57,7 +58,7 @@ pub use meta::{EXTENSION, VERSION};
 use crate::era::kept::{Eras, Purpose, State};
 use crate::error::UsageError;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
-use crate::jsonrpc::{Reject, RequestId, RpcError};
+use crate::jsonrpc::{Params, Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
 use crate::model::Request;
 use crate::state::{Answer, Protocol};
@@ -77,7 +78,7 @@ impl Protocol<Eras> for V2026_07_28 {
         method: &str,
         params: Option<&RawValue>,
     ) -> Option<Result<(), Reject>> {
-        serving::serve(st, session, id, method, params)
+        serving::serve(st, session, id, method, Params::Checked(params))
     }
 
     fn notify(

@@ -3,7 +3,6 @@
 //! pass, the `_meta` checked before the method); on a client session of this era, none (a
 //! server of this era sends no request).
 
-use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::meta::{names_version, read, MetaOnly, Read, RequestMeta, Stateless};
@@ -11,65 +10,84 @@ use super::state as kept;
 use super::{encode, listen, tasks, tools, CACHE_TTL_MS, EXTENSION, VERSION};
 use crate::era::kept::State;
 use crate::ids::SessionId;
-use crate::jsonrpc::{Reject, RequestId, RpcError};
+use crate::jsonrpc::{Params, Reject, RequestId, RpcError};
 use crate::model::{Era, Role};
 use crate::peer_error::PeerErrorKind;
 
-/// Serves a request of this era; `None` leaves it to an older era.
+/// Serves a request of this era whose params are unchecked text (checked as they are read);
+/// `None` when it is not one, or its params must be checked first.
+pub(in crate::era) fn serve_unchecked(
+    st: &mut State,
+    session: SessionId,
+    id: &RequestId,
+    method: &str,
+    params: &str,
+) -> Option<Result<(), Reject>> {
+    serve(st, session, id, method, Params::Unchecked(params))
+}
+
+/// Serves a request of this era; `None` leaves it to an older era (or, with unchecked
+/// params, to be checked first).
 pub(super) fn serve(
     st: &mut State,
     session: SessionId,
     id: &RequestId,
     method: &str,
-    params: Option<&RawValue>,
+    params: Params<'_>,
 ) -> Option<Result<(), Reject>> {
     if st.session(session)?.role == Role::Client {
         return Some(Err(unknown(method)));
     }
+    let text = params.text();
     // Most requests of a 2025-11-25 session never name this era's version: let them go at
     // once, before anything else is read.
-    if method != "server/discover" && !names_version(params) {
+    if method != "server/discover" && !names_version(text) {
         return None;
     }
     match method {
         "server/discover" => {
-            with::<MetaOnly>(st, params, true, |st, _, _| on_discover(st, session, id))
+            with::<MetaOnly>(st, text, true, |st, _, _| on_discover(st, session, id))
         }
-        "tools/list" => with(st, params, false, |st, fields, _| {
+        "tools/list" => with(st, text, false, |st, fields, _| {
             tools::on_tools_list(st, session, id, fields?)
         }),
-        "tools/call" => with(st, params, false, |st, fields, meta| {
+        "tools/call" => with(st, text, false, |st, fields, meta| {
             tools::on_tools_call(st, session, id, fields?, &meta)
         }),
-        "tasks/get" => with(st, params, false, |st, fields, meta| {
+        "tasks/get" => with(st, text, false, |st, fields, meta| {
             tasks::on_tasks_get(st, session, id, fields, &meta)
         }),
-        "tasks/cancel" => with(st, params, false, |st, fields, meta| {
+        "tasks/cancel" => with(st, text, false, |st, fields, meta| {
             tasks::on_tasks_cancel(st, session, id, fields, &meta)
         }),
-        "tasks/update" => with(st, params, false, |st, fields, meta| {
+        "tasks/update" => with(st, text, false, |st, fields, meta| {
             tasks::on_tasks_update(st, session, id, fields, &meta)
         }),
-        "subscriptions/listen" => with(st, params, false, |st, fields, meta| {
+        "subscriptions/listen" => with(st, text, false, |st, fields, meta| {
             listen::on_listen(st, session, id, fields?, &meta)
         }),
-        _ => with::<MetaOnly>(st, params, false, |st, _, meta| {
-            if owned_by_engine(method) || !st.config.app_serves(method) {
-                return Err(unknown(method));
-            }
-            let call = st.app_request(Era::V2026_07_28, session, id, method, params);
-            if let Some(state) = st.call_mut(call) {
-                kept::of_call(state).log_level = meta.log_level;
-            }
-            Ok(())
-        }),
+        _ => {
+            // The application gets its params checked (text that is no JSON value is
+            // no request of this era: the host reads the line again).
+            let params = params.check()?;
+            with::<MetaOnly>(st, text, false, |st, _, meta| {
+                if owned_by_engine(method) || !st.config.app_serves(method) {
+                    return Err(unknown(method));
+                }
+                let call = st.app_request(Era::V2026_07_28, session, id, method, params);
+                if let Some(state) = st.call_mut(call) {
+                    kept::of_call(state).log_level = meta.log_level;
+                }
+                Ok(())
+            })
+        }
     }
 }
 
 /// Reads the params as `P` and serves them with `serve`, if the request is of this era.
 fn with<'a, P: Stateless<'a>>(
     st: &mut State,
-    params: Option<&'a RawValue>,
+    params: Option<&'a str>,
     discover: bool,
     serve: impl FnOnce(&mut State, Result<P, Reject>, RequestMeta) -> Result<(), Reject>,
 ) -> Option<Result<(), Reject>> {
