@@ -41,6 +41,9 @@ fn push_task_fields(buf: &mut Buf, task: &Record) {
     }
 }
 
+/// The bytes [`push_server_info`] writes besides `info` itself.
+const SERVER_INFO_SIZE: usize = 48;
+
 /// `,"_meta":{"io.modelcontextprotocol/serverInfo":{…}}`, `info` being our `Implementation`
 /// as JSON text (the state's `info_json`).
 fn push_server_info(buf: &mut Buf, info: &str) {
@@ -51,7 +54,7 @@ fn push_server_info(buf: &mut Buf, info: &str) {
 
 /// The flat `CreateTaskResult`: `resultType: "task"` beside the task fields.
 pub(super) fn create_task_result(id: &RequestId, task: &Record, info: &str) -> String {
-    jsonrpc::reply_with(id, 320, |buf| {
+    jsonrpc::reply_with(id, 320 + SERVER_INFO_SIZE + info.len(), |buf| {
         buf.extend_from_slice(br#"{"resultType":"task","#);
         push_task_fields(buf, task);
         push_server_info(buf, info);
@@ -61,7 +64,8 @@ pub(super) fn create_task_result(id: &RequestId, task: &Record, info: &str) -> S
 
 /// `GetTaskResult`: `resultType` and the [`push_detailed`] task.
 pub(super) fn get_task_result(id: &RequestId, task: &Record, asks: &[Ask], info: &str) -> String {
-    jsonrpc::reply_with(id, detailed_size(task, asks), |buf| {
+    let size = detailed_size(task, asks) + SERVER_INFO_SIZE + info.len();
+    jsonrpc::reply_with(id, size, |buf| {
         buf.extend_from_slice(br#"{"resultType":"complete","#);
         push_detailed(buf, task, asks);
         push_server_info(buf, info);
@@ -231,7 +235,7 @@ fn push_detailed(buf: &mut Buf, task: &Record, asks: &[Ask]) {
 
 /// The empty acknowledgement of `tasks/update` and `tasks/cancel`.
 pub(super) fn ack(id: &RequestId, info: &str) -> String {
-    jsonrpc::reply_with(id, 160, |buf| {
+    jsonrpc::reply_with(id, 96 + SERVER_INFO_SIZE + info.len(), |buf| {
         buf.extend_from_slice(br#"{"resultType":"complete""#);
         push_server_info(buf, info);
         buf.push(b'}');
