@@ -18,10 +18,10 @@ use crate::state::PeerRequest;
 
 /// `params` of `subscriptions/listen`.
 #[derive(Deserialize)]
-pub(super) struct ListenParams<'a> {
+pub(super) struct ListenParams {
     notifications: Filter,
-    #[serde(rename = "_meta", default, borrow)]
-    meta: Meta<'a>,
+    #[serde(rename = "_meta", default)]
+    meta: Meta,
 }
 
 stateless!(ListenParams);
@@ -97,7 +97,7 @@ pub(super) fn on_listen(
     st: &mut State,
     session: SessionId,
     id: &RequestId,
-    p: ListenParams<'_>,
+    p: ListenParams,
     meta: &RequestMeta,
 ) -> Result<(), Reject> {
     let notices = p.notifications.agreed(st);

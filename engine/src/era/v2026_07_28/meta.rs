@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use serde::de::DeserializeOwned;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -37,7 +38,7 @@ pub(super) const UNSUPPORTED_VERSION: i64 = -32022;
 /// (one pass), then read itself by [`read`] unless it is the text the last request carried.
 #[derive(Debug, Default, Deserialize)]
 #[serde(transparent)]
-pub(super) struct Meta<'a>(#[serde(borrow)] Option<&'a RawValue>);
+pub(super) struct Meta(Option<Box<RawValue>>);
 
 /// The members of `_meta` the engine reads, without building values: what is wrong with them
 /// is found by [`check`].
@@ -77,17 +78,18 @@ struct Capabilities {
 }
 
 /// The `params` of a request of this era: the method's own fields and its `_meta` (a field
-/// `#[serde(rename = "_meta", default, borrow)] meta: Meta<'a>`), read in one pass.
-pub(super) trait Stateless<'a>: Deserialize<'a> {
+/// `#[serde(rename = "_meta", default)] meta: Meta`), read in one pass. They own what they
+/// hold, so that they can be read from params with a known `_meta` taken out.
+pub(super) trait Stateless: DeserializeOwned {
     /// Takes the `_meta` read with the fields.
-    fn meta(&mut self) -> Meta<'a>;
+    fn meta(&mut self) -> Meta;
 }
 
 /// Implements [`Stateless`] for params structs with a `meta` field.
 macro_rules! stateless {
     ($($name:ident),* $(,)?) => {$(
-        impl<'a> $crate::era::v2026_07_28::meta::Stateless<'a> for $name<'a> {
-            fn meta(&mut self) -> $crate::era::v2026_07_28::meta::Meta<'a> {
+        impl $crate::era::v2026_07_28::meta::Stateless for $name {
+            fn meta(&mut self) -> $crate::era::v2026_07_28::meta::Meta {
                 std::mem::take(&mut self.meta)
             }
         }
@@ -108,9 +110,9 @@ pub(super) enum Read<P> {
 
 /// A request's params with only its `_meta` (methods with no fields of their own).
 #[derive(Deserialize)]
-pub(super) struct MetaOnly<'a> {
-    #[serde(rename = "_meta", default, borrow)]
-    meta: Meta<'a>,
+pub(super) struct MetaOnly {
+    #[serde(rename = "_meta", default)]
+    meta: Meta,
 }
 stateless!(MetaOnly);
 
@@ -128,8 +130,8 @@ pub(crate) struct RequestMeta {
 /// is; any other request when its `_meta` names a protocol version): the `_meta` checked
 /// first (a missing required key is -32602, another version than ours -32022), then the
 /// method's fields. A `_meta` the same as the `last` one checked is known already.
-pub(super) fn read<'a, P: Stateless<'a>>(
-    params: Option<&'a str>,
+pub(super) fn read<P: Stateless>(
+    params: Option<&str>,
     discover: bool,
     last: &mut LastMeta,
 ) -> Read<P> {
@@ -137,13 +139,23 @@ pub(super) fn read<'a, P: Stateless<'a>>(
         return Read::NotOurs;
     }
     let text = params.unwrap_or("{}");
+    if let Some((known, declared)) = &last.0 {
+        // The `_meta` the last request carried, first or last: only the rest is read.
+        let rest = without_meta(text, known);
+        if let Some(Ok(mut fields)) = rest.map(|rest| serde_json::from_str::<P>(&rest)) {
+            // A second `_meta` would be an error: the whole text says which.
+            if fields.meta().0.is_none() {
+                return Read::Fields(Ok(fields), declared.clone());
+            }
+        }
+    }
     let (meta, fields) = match serde_json::from_str::<P>(text) {
         Ok(mut fields) => (Ok(fields.meta().0), Ok(fields)),
         // Unchecked params that are no JSON value: not read here (see `jsonrpc::Params`).
         Err(error) if !error.is_data() => return Read::NotOurs,
         // The `_meta` comes first: read alone, its error (if any) is the answer.
         Err(error) => {
-            let meta = serde_json::from_str::<MetaOnly<'a>>(text).map(|m| m.meta.0);
+            let meta = serde_json::from_str::<MetaOnly>(text).map(|m| m.meta.0);
             (meta, Err(jsonrpc::params_error(&error)))
         }
     };
@@ -152,13 +164,16 @@ pub(super) fn read<'a, P: Stateless<'a>>(
             return Read::Fields(fields, declared.clone());
         }
     }
-    let raw = meta.as_ref().ok().copied().flatten();
-    let meta = meta.and_then(|raw| {
-        raw.map_or(Ok(MetaFields::default()), |raw| {
-            serde_json::from_str(raw.get())
-        })
-    });
-    match meta {
+    let (raw, unreadable) = match meta {
+        Ok(raw) => (raw, None),
+        Err(error) => (None, Some(error)),
+    };
+    let parsed = match (&raw, unreadable) {
+        (_, Some(error)) => Err(error),
+        (Some(raw), None) => serde_json::from_str(raw.get()),
+        (None, None) => Ok(MetaFields::default()),
+    };
+    match parsed {
         Ok(MetaFields {
             version: Seen::Absent,
             ..
@@ -168,16 +183,58 @@ pub(super) fn read<'a, P: Stateless<'a>>(
         {
             Read::NotOurs
         }
-        meta => match check(meta) {
-            Ok(meta) => {
-                if let Some(raw) = raw {
-                    last.0 = Some((raw.get().into(), meta.clone()));
+        parsed => match check(parsed) {
+            Ok(declared) => {
+                if let Some(raw) = &raw {
+                    last.0 = Some((raw.get().into(), declared.clone()));
                 }
-                Read::Fields(fields, meta)
+                Read::Fields(fields, declared)
             }
             Err(reject) => Read::Refused(reject),
         },
     }
+}
+
+/// `params` (an object's text) without its member `"_meta": meta`, when that is its first or
+/// last member (compact, or with whitespace between tokens); `None` otherwise. What is left
+/// is the object's other members: when it reads as a JSON object, `params` is one too,
+/// whose `_meta` is `meta` (a valid JSON value, checked before).
+fn without_meta(params: &str, meta: &str) -> Option<String> {
+    const KEY: &str = "\"_meta\"";
+    let inner = trim(params).strip_prefix('{')?.strip_suffix('}')?;
+    let rest = match trim(inner).strip_suffix(meta) {
+        // Last: `…, "_meta": M`.
+        Some(before) => {
+            let before = trim(before).strip_suffix(':')?;
+            let before = trim(before).strip_suffix(KEY)?;
+            if trim(before).is_empty() {
+                // The only member.
+                return Some("{}".to_owned());
+            }
+            trim(before).strip_suffix(',')?
+        }
+        // First: `"_meta": M, …`.
+        None => {
+            let after = trim(inner).strip_prefix(KEY)?;
+            let after = trim(after).strip_prefix(':')?;
+            let after = trim(after).strip_prefix(meta)?;
+            trim(after).strip_prefix(',')?
+        }
+    };
+    // `{, "_meta": M}` and `{"_meta": M, }` are no objects, though `{}` is.
+    if trim(rest).is_empty() {
+        return None;
+    }
+    let mut object = String::with_capacity(rest.len() + 2);
+    object.push('{');
+    object.push_str(rest);
+    object.push('}');
+    Some(object)
+}
+
+/// `text` without JSON whitespace at either end.
+fn trim(text: &str) -> &str {
+    text.trim_matches([' ', '\t', '\n', '\r'])
 }
 
 fn check(parsed: Result<MetaFields<'_>, serde_json::Error>) -> Result<RequestMeta, Reject> {
@@ -438,4 +495,52 @@ fn invalid_meta(field: Option<&str>, message: String) -> Reject {
         },
         RpcError::invalid_params(message),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_meta;
+
+    const M: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
+
+    #[test]
+    fn a_known_meta_first_or_last_is_taken_out() {
+        let at = |params: String| without_meta(&params, M);
+        assert_eq!(
+            at(format!(r#"{{"taskId":"t","_meta":{M}}}"#)).as_deref(),
+            Some(r#"{"taskId":"t"}"#)
+        );
+        assert_eq!(
+            at(format!(r#"{{"_meta":{M},"taskId":"t"}}"#)).as_deref(),
+            Some(r#"{"taskId":"t"}"#)
+        );
+        assert_eq!(at(format!(r#"{{"_meta":{M}}}"#)).as_deref(), Some("{}"));
+        // Python's json.dumps spacing.
+        assert_eq!(
+            at(format!(r#"{{"taskId": "t", "_meta": {M}}}"#)).as_deref(),
+            Some(r#"{"taskId": "t"}"#)
+        );
+        assert_eq!(
+            at(format!(r#" {{ "_meta" : {M} , "taskId": "t" }} "#)).as_deref(),
+            Some(r#"{ "taskId": "t"}"#)
+        );
+    }
+
+    #[test]
+    fn anything_else_is_left_to_the_whole_read() {
+        let at = |params: String| without_meta(&params, M);
+        for params in [
+            // Not first or last, another value, another key, no separator.
+            format!(r#"{{"a":1,"_meta":{M},"b":2}}"#),
+            r#"{"taskId":"t","_meta":{}}"#.to_owned(),
+            format!(r#"{{"taskId":"t","meta":{M}}}"#),
+            format!(r#"{{"taskId":"t" "_meta":{M}}}"#),
+            // Commas with nothing beside them: no objects, though `{}` is.
+            format!(r#"{{,"_meta":{M}}}"#),
+            format!(r#"{{"_meta":{M},}}"#),
+            format!("[{M}]"),
+        ] {
+            assert_eq!(at(params.clone()), None, "{params}");
+        }
+    }
 }

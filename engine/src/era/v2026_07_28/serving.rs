@@ -85,9 +85,9 @@ pub(super) fn serve(
 }
 
 /// Reads the params as `P` and serves them with `serve`, if the request is of this era.
-fn with<'a, P: Stateless<'a>>(
+fn with<P: Stateless>(
     st: &mut State,
-    params: Option<&'a str>,
+    params: Option<&str>,
     discover: bool,
     serve: impl FnOnce(&mut State, Result<P, Reject>, RequestMeta) -> Result<(), Reject>,
 ) -> Option<Result<(), Reject>> {

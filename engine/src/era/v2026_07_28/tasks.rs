@@ -1,7 +1,5 @@
 //! `tasks/get`, `tasks/cancel` and `tasks/update` in this era.
 
-use std::borrow::Cow;
-
 use serde::Deserialize;
 
 use super::encode;
@@ -17,21 +15,20 @@ use crate::state::Record;
 /// `params` of `tasks/get` and `tasks/cancel`.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct TaskIdParams<'a> {
-    #[serde(borrow)]
-    task_id: Cow<'a, str>,
-    #[serde(rename = "_meta", default, borrow)]
-    meta: Meta<'a>,
+pub(super) struct TaskIdParams {
+    task_id: String,
+    #[serde(rename = "_meta", default)]
+    meta: Meta,
 }
 
 /// `params` of `tasks/update`.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct UpdateParams<'a> {
+pub(super) struct UpdateParams {
     task_id: String,
     input_responses: serde_json::Map<String, serde_json::Value>,
-    #[serde(rename = "_meta", default, borrow)]
-    meta: Meta<'a>,
+    #[serde(rename = "_meta", default)]
+    meta: Meta,
 }
 
 stateless!(TaskIdParams, UpdateParams);
@@ -42,7 +39,7 @@ pub(super) fn on_tasks_get(
     st: &mut State,
     session: SessionId,
     id: &RequestId,
-    params: Result<TaskIdParams<'_>, Reject>,
+    params: Result<TaskIdParams, Reject>,
     meta: &RequestMeta,
 ) -> Result<(), Reject> {
     let task = requested_task(st, session, params, meta, "retrieve")?
@@ -61,7 +58,7 @@ pub(super) fn on_tasks_cancel(
     st: &mut State,
     session: SessionId,
     id: &RequestId,
-    params: Result<TaskIdParams<'_>, Reject>,
+    params: Result<TaskIdParams, Reject>,
     meta: &RequestMeta,
 ) -> Result<(), Reject> {
     let record = requested_task(st, session, params, meta, "cancel")?;
@@ -84,7 +81,7 @@ pub(super) fn on_tasks_update(
     st: &mut State,
     session: SessionId,
     id: &RequestId,
-    params: Result<UpdateParams<'_>, Reject>,
+    params: Result<UpdateParams, Reject>,
     meta: &RequestMeta,
 ) -> Result<(), Reject> {
     if !meta.declares_tasks() {
@@ -110,7 +107,7 @@ pub(super) fn on_tasks_update(
 fn requested_task<'a>(
     st: &'a State,
     session: SessionId,
-    p: Result<TaskIdParams<'_>, Reject>,
+    p: Result<TaskIdParams, Reject>,
     meta: &RequestMeta,
     action: &str,
 ) -> Result<&'a Record, Reject> {

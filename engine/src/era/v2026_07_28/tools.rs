@@ -22,28 +22,28 @@ use crate::state::{Answer, Begin, PeerRequest};
 
 /// `params` of `tools/list`.
 #[derive(Deserialize)]
-pub(super) struct PageParams<'a> {
+pub(super) struct PageParams {
     #[serde(default)]
     cursor: Option<String>,
-    #[serde(rename = "_meta", default, borrow)]
-    meta: Meta<'a>,
+    #[serde(rename = "_meta", default)]
+    meta: Meta,
 }
 
 /// `params` of `tools/call`.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct CallParams<'a> {
+pub(super) struct CallParams {
     name: String,
-    #[serde(default, borrow)]
-    arguments: Option<&'a RawValue>,
+    #[serde(default)]
+    arguments: Option<Box<RawValue>>,
     /// MRTR: the answers to the input the previous round asked for.
     #[serde(default)]
     input_responses: Option<Map<String, Value>>,
     /// MRTR: the state the previous round returned, echoed.
     #[serde(default)]
     request_state: Option<String>,
-    #[serde(rename = "_meta", default, borrow)]
-    meta: Meta<'a>,
+    #[serde(rename = "_meta", default)]
+    meta: Meta,
 }
 
 stateless!(PageParams, CallParams);
@@ -52,7 +52,7 @@ pub(super) fn on_tools_list(
     st: &mut State,
     session: SessionId,
     id: &RequestId,
-    p: PageParams<'_>,
+    p: PageParams,
 ) -> Result<(), Reject> {
     let (tools, next_cursor) = st
         .tools
@@ -85,10 +85,13 @@ pub(super) fn on_tools_call(
     st: &mut State,
     session: SessionId,
     id: &RequestId,
-    p: CallParams<'_>,
+    p: CallParams,
     meta: &RequestMeta,
 ) -> Result<(), Reject> {
-    if p.arguments.is_some_and(|a| !a.get().starts_with('{')) {
+    if p.arguments
+        .as_ref()
+        .is_some_and(|a| !a.get().starts_with('{'))
+    {
         return Err(Reject::peer(
             PeerErrorKind::InvalidParams {
                 field: Some("arguments".into()),
@@ -108,7 +111,7 @@ pub(super) fn on_tools_call(
     let token = meta.progress_token.clone();
     let kinds = meta.input_kinds();
     let request = wants_task
-        .then(|| st.task_request(&p.name, p.arguments))
+        .then(|| st.task_request(&p.name, p.arguments.as_deref()))
         .flatten();
     let (call, task, task_offered) = if wants_task && decision == TaskDecision::Policy {
         let (task, call) = begin_task(st, session, id, token, kinds, request)?;
@@ -132,7 +135,7 @@ pub(super) fn on_tools_call(
         session,
         request: id.clone(),
         name: p.name,
-        arguments: p.arguments.map(ToOwned::to_owned),
+        arguments: p.arguments,
         task,
         task_offered,
     }));

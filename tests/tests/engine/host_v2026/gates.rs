@@ -125,6 +125,43 @@ fn each_request_is_judged_by_its_own_meta_when_the_last_one_is_known() {
 }
 
 #[test]
+fn a_meta_known_from_the_last_request_changes_no_answer() {
+    // The `_meta` `declared` sends, as the host saw it last: lines carrying it in places the
+    // host's shortcut takes (first, last, alone) and ones it leaves (between, twice) are each
+    // answered as by a host that never saw it.
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": { "extensions": { EXT: {} } },
+    })
+    .to_string();
+    let line = |params: String| {
+        format!(r#"{{"jsonrpc":"2.0","id":"x","method":"tasks/get","params":{params}}}"#)
+    };
+    let lines = [
+        line(format!(r#"{{"taskId":"gate-test","_meta":{meta}}}"#)),
+        line(format!(r#"{{"_meta":{meta},"taskId":"gate-test"}}"#)),
+        line(format!(
+            r#"{{"_meta": {meta}, "taskId": "gate-test", "x": [1, {{}}]}}"#
+        )),
+        line(format!(r#"{{"_meta":{meta}}}"#)),
+        line(format!(r#"{{"a":1,"_meta":{meta},"taskId":"gate-test"}}"#)),
+        line(format!(
+            r#"{{"_meta":{meta},"taskId":"gate-test","_meta":{meta}}}"#
+        )),
+        line(format!(r#"{{"_meta":{meta},"taskId":7}}"#)),
+        line(format!(r#"{{"_meta":{meta},}}"#)),
+        line(format!(r#"{{,"_meta":{meta}}}"#)),
+    ];
+    for line in lines {
+        let fresh = V2026::new().raw(&line);
+        let mut warm = V2026::new();
+        warm.declared("tasks/get", json!({ "taskId": "gate-test" }));
+        assert_eq!(warm.raw(&line), fresh, "{line}");
+        assert_eq!(fresh.len(), 1, "{line}: {fresh:?}");
+    }
+}
+
+#[test]
 fn a_v2025_session_on_the_same_host_keeps_2025_11_25() {
     let mut m = V2026::new();
     let v2025 = m
