@@ -71,10 +71,9 @@ impl Shared {
     /// The engine's error about a body the transport could not read, from a session of its
     /// own (the error does not depend on any session).
     pub async fn unreadable(&self, body: Bytes) -> Response {
-        let Ok(session) = self.handle.open(ANONYMOUS, 1).await else {
+        let Ok(session) = self.handle.request(ANONYMOUS, 1, body.to_vec()).await else {
             return stopped();
         };
-        let _ = session.send(body.to_vec());
         match session.recv().await {
             Some(out) => json_message(StatusCode::BAD_REQUEST, out.message),
             None => stopped(),

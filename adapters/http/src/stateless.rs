@@ -1,6 +1,6 @@
 //! 2026-07-28 over HTTP: every POST is one request, served by an engine session that lives
-//! as long as its response (one short-lived session per request: it carries nothing over,
-//! and opening and closing one costs only its own work). The routing headers are checked
+//! as long as its response (one short-lived session per request: it carries nothing over;
+//! the request reaches the engine with the session's opening, in one message to the driver). The routing headers are checked
 //! against the body first (a tool's call also its `Mcp-Param-*` headers, against the marks
 //! of the tool's input schema), and a JSON-RPC error maps to the HTTP status the spec gives.
 
@@ -40,10 +40,7 @@ pub(crate) async fn post(
     if let Err(why) = routing::check(headers, &envelope) {
         return mismatch(why);
     }
-    let owner = owner.unwrap_or_else(|| ANONYMOUS.to_owned());
-    let open = shared.handle.open(owner, shared.config.stream_capacity);
-    let (session, called) = futures::join!(open, called_tool(shared, &envelope));
-    if let Some(tool) = called {
+    if let Some(tool) = called_tool(shared, &envelope) {
         // A tool with invalid marks is left out by clients: none of its headers is checked.
         let marks = tool_params::marks(&tool.input_schema).unwrap_or_default();
         if !marks.is_empty() {
@@ -53,12 +50,11 @@ pub(crate) async fn post(
             }
         }
     }
-    let Ok(session) = session else {
+    let owner = owner.unwrap_or_else(|| ANONYMOUS.to_owned());
+    let capacity = shared.config.stream_capacity;
+    let Ok(session) = shared.handle.request(owner, capacity, body.to_vec()).await else {
         return stopped();
     };
-    if session.send(body.to_vec()).is_err() {
-        return stopped();
-    }
     let Some(id) = envelope.request_id().cloned() else {
         // A notification or a response: taken, nothing to answer.
         return StatusCode::ACCEPTED.into_response();
@@ -78,10 +74,10 @@ pub(crate) async fn post(
 }
 
 /// The tool a `tools/call` request names, as listed now (for its `x-mcp-header` marks).
-async fn called_tool(shared: &Shared, envelope: &Envelope) -> Option<taskwire_driver::Tool> {
+fn called_tool(shared: &Shared, envelope: &Envelope) -> Option<taskwire_driver::Tool> {
     match (envelope.method.as_deref(), &envelope.name) {
         (Some("tools/call"), Some(name)) if envelope.request_id().is_some() => {
-            shared.handle.tool(name).await
+            shared.handle.tool(name)
         }
         _ => None,
     }

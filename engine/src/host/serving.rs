@@ -24,6 +24,11 @@ impl Host {
         self.state.tools.get(name)
     }
 
+    /// Every tool, as `tools/list` lists them now, in order.
+    pub fn tools(&self) -> impl Iterator<Item = &crate::model::Tool> {
+        self.state.tools.iter()
+    }
+
     /// When set, calls to unregistered tool names reach the application (as if their
     /// task support were "optional") instead of getting -32602.
     pub fn accept_unknown_tools(&mut self, accept: bool) {

@@ -38,6 +38,11 @@ impl ToolRegistry {
         true
     }
 
+    /// Every tool, as listed, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &Tool> {
+        self.defs.iter().map(|d| &d.tool)
+    }
+
     /// The tool `name`, as listed.
     pub fn get(&self, name: &str) -> Option<&Tool> {
         self.by_name.get(name).map(|&i| &self.defs[i].tool)

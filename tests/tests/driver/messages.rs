@@ -187,3 +187,46 @@ fn a_stopped_server_opens_no_sessions() {
         assert_eq!(refused, taskwire_driver::Error::Closed);
     });
 }
+
+#[test]
+fn a_request_is_served_as_its_session_opens() {
+    with_server(async |handle| {
+        let ping = json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}).to_string();
+        let session = handle.request("alice", 4, ping).await.expect("opens");
+        let (_, reply) = until_reply(&session, 5).await;
+        assert_eq!(reply["result"], json!({}));
+    });
+}
+
+#[test]
+fn the_handle_tells_each_tool_as_listed_now() {
+    let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
+    let server = server()
+        .setup(|host, _| {
+            host.add_tool(Tool::new("set_up", TaskSupport::Forbidden));
+            Ok(())
+        })
+        .expect("set up");
+    let live = server.live_tools();
+    let handle = server.start(runtime);
+    assert!(
+        handle.tool("wait").is_some(),
+        "a tool the server was built with"
+    );
+    assert!(handle.tool("set_up").is_some(), "a tool added in setup");
+    assert!(handle.tool("nothing").is_none());
+    live.remove("wait");
+    live.add(
+        Tool::new("later", TaskSupport::Optional),
+        |_, _: Value| async { Ok(CallToolResult::text("later")) },
+    );
+    crate::links::within_20s(handle, async |handle| {
+        // The changes hold from the next message the server reads on.
+        let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
+        let session = handle.request("alice", 4, ping).await.expect("opens");
+        until_reply(&session, 1).await;
+        assert!(handle.tool("wait").is_none(), "removed while serving");
+        let later = handle.tool("later").expect("added while serving");
+        assert_eq!(later.name, "later");
+    });
+}

@@ -26,6 +26,8 @@ pub(crate) enum LinkInput {
         owner: Owner,
         outgoing: Sender<Box<Outgoing>>,
         capacity: usize,
+        /// A message to serve as the session opens.
+        first: Option<Vec<u8>>,
         reply: oneshot::Sender<Option<SessionId>>,
     },
     Message {
@@ -44,14 +46,21 @@ pub(crate) struct MessageLinks {
 }
 
 impl MessageLinks {
-    /// Opens a session for `owner` whose outgoing messages queue up to `capacity` deep.
-    pub async fn open(&self, owner: Owner, capacity: usize) -> Result<MessageSession, Error> {
+    /// Opens a session for `owner` whose outgoing messages queue up to `capacity` deep, and
+    /// serves `first` in it at once.
+    pub async fn open(
+        &self,
+        owner: Owner,
+        capacity: usize,
+        first: Option<Vec<u8>>,
+    ) -> Result<MessageSession, Error> {
         let (tx, outgoing) = async_channel::unbounded();
         let (reply, opened) = oneshot::channel();
         let open = LinkInput::Open {
             owner,
             outgoing: tx,
             capacity: capacity.max(1),
+            first,
             reply,
         };
         self.inputs.send(open).await.map_err(|_| Error::Closed)?;

@@ -333,6 +333,7 @@ impl<A: App> Driver<A> {
                     owner,
                     outgoing,
                     capacity,
+                    first,
                     reply,
                 } => {
                     let session = if self.stopping {
@@ -343,6 +344,9 @@ impl<A: App> Driver<A> {
                     if let Some(session) = session {
                         tracing::debug!(?session, "message session opened");
                         self.messages.insert(session, (outgoing, capacity));
+                        if let Some(first) = first {
+                            self.deliver(session, first);
+                        }
                     }
                     let _ = reply.send(session);
                 }

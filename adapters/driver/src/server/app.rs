@@ -56,16 +56,16 @@ impl App for ToolSet {
             }
             ServerCommand::AddTool(tool, handler) => {
                 tracing::debug!(tool = %tool.name, "tool added");
-                self.insert(tool.name.clone(), handler);
+                let name = tool.name.clone();
+                self.insert(name.clone(), handler);
                 ctx.host.add_tool(tool::app_def(tool));
+                self.catalog.refresh(ctx.host, &name);
             }
             ServerCommand::RemoveTool(name) => {
                 tracing::debug!(tool = %name, "tool removed");
                 self.remove(&name);
                 ctx.host.remove_tool(&name);
-            }
-            ServerCommand::DescribeTool(name, reply) => {
-                let _ = reply.send(ctx.host.tool(&name).cloned());
+                self.catalog.refresh(ctx.host, &name);
             }
         }
     }

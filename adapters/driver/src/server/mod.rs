@@ -2,6 +2,7 @@
 //! or many.
 
 mod app;
+mod catalog;
 mod context;
 #[cfg(feature = "schemars")]
 mod form;
@@ -32,6 +33,7 @@ use crate::error::Error;
 use crate::ids::new_task_id;
 use crate::runtime::{BoxFuture, Reader, Runtime, Writer};
 use crate::store::TaskStore;
+use catalog::Catalog;
 use tool::{Handler, ToolSet};
 
 /// A server's own command (its tools' contexts and its connections' handles send the
@@ -43,8 +45,6 @@ pub(crate) enum ServerCommand {
     AddTool(Tool, Handler),
     /// Remove the tool of this name.
     RemoveTool(String),
-    /// Tell the tool of this name as it is listed now.
-    DescribeTool(String, oneshot::Sender<Option<Tool>>),
 }
 
 /// The owner of a stdio connection's tasks: the one peer on the other end of the pipe.
@@ -239,10 +239,15 @@ impl Server {
 
     /// Starts serving in the background; connections are added with [`ServerHandle::connect`].
     pub fn start(self, runtime: Arc<dyn Runtime>) -> ServerHandle {
+        let catalog = self.tools.catalog.clone();
         let (driver, commands) = self.driver(runtime.clone(), Until::Shutdown);
         let links = driver.message_links();
         runtime.spawn(Box::pin(driver));
-        ServerHandle { commands, links }
+        ServerHandle {
+            commands,
+            links,
+            catalog,
+        }
     }
 
     /// Keeps the tasks in `store` (SQLite, PostgreSQL, …): at start the server loads them
@@ -267,6 +272,7 @@ impl Server {
         until: Until,
     ) -> (Driver<ToolSet>, Sender<Command<ServerCommand>>) {
         let tx = self.commands.0.clone();
+        self.tools.catalog.fill(&self.host);
         let mut driver = Driver::new(self.host, runtime, self.tools, until, self.commands);
         if let Some(store) = self.store {
             driver.with_store(store);
@@ -292,6 +298,7 @@ pub async fn serve_stdio(server: Server, runtime: Arc<dyn Runtime>) -> io::Resul
 pub struct ServerHandle {
     commands: Sender<Command<ServerCommand>>,
     links: MessageLinks,
+    catalog: Catalog,
 }
 
 impl ServerHandle {
@@ -319,17 +326,27 @@ impl ServerHandle {
         owner: impl Into<Owner>,
         capacity: usize,
     ) -> Result<MessageSession, Error> {
-        self.links.open(owner.into(), capacity).await
+        self.links.open(owner.into(), capacity, None).await
+    }
+
+    /// [`ServerHandle::open`] for one request (a 2026-07-28 POST): `message` is served as the
+    /// session opens, with no round trip between. Read the session's messages up to the
+    /// reply, then drop it.
+    pub async fn request(
+        &self,
+        owner: impl Into<Owner>,
+        capacity: usize,
+        message: impl Into<Vec<u8>>,
+    ) -> Result<MessageSession, Error> {
+        let first = Some(message.into());
+        self.links.open(owner.into(), capacity, first).await
     }
 
     /// The tool `name` as `tools/list` lists it now (e.g. for a transport that checks a
-    /// call's `Mcp-Param-*` headers against the `x-mcp-header` marks of its input schema);
-    /// `None` when there is no such tool or the server has stopped.
-    pub async fn tool(&self, name: &str) -> Option<Tool> {
-        let (reply, answer) = oneshot::channel();
-        let describe = ServerCommand::DescribeTool(name.to_owned(), reply);
-        self.commands.send(Command::App(describe)).await.ok()?;
-        answer.await.ok().flatten()
+    /// call's `Mcp-Param-*` headers against the `x-mcp-header` marks of its input schema),
+    /// read without a round trip to the server; `None` when there is no such tool.
+    pub fn tool(&self, name: &str) -> Option<Tool> {
+        self.catalog.get(name)
     }
 
     /// Closes every connection and stops all work.
