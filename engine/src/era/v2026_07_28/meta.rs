@@ -129,15 +129,13 @@ pub(crate) struct RequestMeta {
 /// Reads a request's params once, if the request is of this era (`server/discover` always
 /// is; any other request when its `_meta` names a protocol version): the `_meta` checked
 /// first (a missing required key is -32602, another version than ours -32022), then the
-/// method's fields. A `_meta` the same as the `last` one checked is known already.
+/// method's fields. A `_meta` the same as the `last` one checked is known already. The
+/// caller has let go of the requests [`names_version`] rules out.
 pub(super) fn read<P: Stateless>(
     params: Option<&str>,
     discover: bool,
     last: &mut LastMeta,
 ) -> Read<P> {
-    if !discover && !names_version(params) {
-        return Read::NotOurs;
-    }
     let text = params.unwrap_or("{}");
     if let Some((known, declared)) = &last.0 {
         // The `_meta` the last request carried, first or last: only the rest is read.
