@@ -655,7 +655,7 @@ pub(crate) fn lenient_ms<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>,
     }
 }
 
-const HEAD: &[u8] = br#"{"jsonrpc":"2.0","#;
+const HEAD: &str = r#"{"jsonrpc":"2.0","#;
 
 /// Appends a request id (a number or a string).
 pub(crate) fn push_id(buf: &mut Buf, id: &RequestId) {
@@ -668,13 +668,13 @@ pub(crate) fn push_id(buf: &mut Buf, id: &RequestId) {
 /// `{"jsonrpc":"2.0","id":…,"result":…}` with the result written by `body`.
 pub(crate) fn reply_with(id: &RequestId, capacity: usize, body: impl FnOnce(&mut Buf)) -> String {
     let mut buf = Buf::with_capacity(capacity);
-    buf.extend_from_slice(HEAD);
-    buf.extend_from_slice(br#""id":"#);
+    buf.push_str(HEAD);
+    buf.push_str(r#""id":"#);
     push_id(&mut buf, id);
-    buf.extend_from_slice(br#","result":"#);
+    buf.push_str(r#","result":"#);
     body(&mut buf);
-    buf.push(b'}');
-    json::finish(buf)
+    buf.push('}');
+    buf
 }
 
 /// A reply carrying any serializable result.
@@ -685,29 +685,29 @@ pub(crate) fn result_line<T: Serialize + ?Sized>(id: &RequestId, result: &T) -> 
 /// `{"jsonrpc":"2.0","id":…,"error":…}`; the id is omitted when unknown.
 pub(crate) fn error_line(id: Option<&RequestId>, error: &RpcError) -> String {
     let mut buf = Buf::with_capacity(96 + error.message.len());
-    buf.extend_from_slice(HEAD);
+    buf.push_str(HEAD);
     if let Some(id) = id {
-        buf.extend_from_slice(br#""id":"#);
+        buf.push_str(r#""id":"#);
         push_id(&mut buf, id);
-        buf.push(b',');
+        buf.push(',');
     }
-    buf.extend_from_slice(br#""error":"#);
+    buf.push_str(r#""error":"#);
     push_error(&mut buf, error);
-    buf.push(b'}');
-    json::finish(buf)
+    buf.push('}');
+    buf
 }
 
 /// An error object: `{"code":…,"message":…,"data"?:…}`.
 pub(crate) fn push_error(buf: &mut Buf, error: &RpcError) {
-    buf.extend_from_slice(br#"{"code":"#);
+    buf.push_str(r#"{"code":"#);
     json::push_i64(buf, error.code);
-    buf.extend_from_slice(br#","message":"#);
+    buf.push_str(r#","message":"#);
     json::push_str(buf, &error.message);
     if let Some(data) = &error.data {
-        buf.extend_from_slice(br#","data":"#);
+        buf.push_str(r#","data":"#);
         json::push_serialized(buf, data);
     }
-    buf.push(b'}');
+    buf.push('}');
 }
 
 /// A request line.
@@ -717,31 +717,31 @@ pub(crate) fn request_line<P: Serialize>(
     params: Option<P>,
 ) -> String {
     let mut buf = Buf::with_capacity(128);
-    buf.extend_from_slice(HEAD);
-    buf.extend_from_slice(br#""id":"#);
+    buf.push_str(HEAD);
+    buf.push_str(r#""id":"#);
     push_id(&mut buf, id);
-    buf.extend_from_slice(br#","method":"#);
+    buf.push_str(r#","method":"#);
     json::push_str(&mut buf, method);
     if let Some(params) = params {
-        buf.extend_from_slice(br#","params":"#);
+        buf.push_str(r#","params":"#);
         json::push_serialized(&mut buf, &params);
     }
-    buf.push(b'}');
-    json::finish(buf)
+    buf.push('}');
+    buf
 }
 
 /// A notification line with params written by `body` (or none).
 pub(crate) fn notification_with(method: &str, body: Option<&dyn Fn(&mut Buf)>) -> String {
     let mut buf = Buf::with_capacity(192);
-    buf.extend_from_slice(HEAD);
-    buf.extend_from_slice(br#""method":"#);
+    buf.push_str(HEAD);
+    buf.push_str(r#""method":"#);
     json::push_str(&mut buf, method);
     if let Some(body) = body {
-        buf.extend_from_slice(br#","params":"#);
+        buf.push_str(r#","params":"#);
         body(&mut buf);
     }
-    buf.push(b'}');
-    json::finish(buf)
+    buf.push('}');
+    buf
 }
 
 /// A notification line with serializable params.

@@ -139,7 +139,7 @@ impl Host {
         }
         if method == "ping" && era::answers_ping(params.text()) {
             params.check().ok_or(Misread)?;
-            let line = jsonrpc::reply_with(id, 48, |buf| buf.extend_from_slice(b"{}"));
+            let line = jsonrpc::reply_with(id, 48, |buf| buf.push_str("{}"));
             st.reply(session, id, None, line);
             return Ok(());
         }

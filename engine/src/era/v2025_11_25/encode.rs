@@ -19,29 +19,29 @@ pub(super) fn shown_status(task: &Record) -> TaskStatus {
 
 /// The flat `Task` object: `ttl` always written (`null` is unlimited).
 pub(super) fn push_task(buf: &mut Buf, task: &Record) {
-    buf.extend_from_slice(br#"{"taskId":"#);
+    buf.push_str(r#"{"taskId":"#);
     json::push_str(buf, task.id.as_str());
-    buf.extend_from_slice(br#","status":""#);
-    buf.extend_from_slice(shown_status(task).as_str().as_bytes());
-    buf.push(b'"');
+    buf.push_str(r#","status":""#);
+    buf.push_str(shown_status(task).as_str());
+    buf.push('"');
     if let Some(message) = task.message() {
-        buf.extend_from_slice(br#","statusMessage":"#);
+        buf.push_str(r#","statusMessage":"#);
         json::push_str(buf, message);
     }
-    buf.extend_from_slice(br#","createdAt":"#);
+    buf.push_str(r#","createdAt":"#);
     json::push_time(buf, task.created_at);
-    buf.extend_from_slice(br#","lastUpdatedAt":"#);
+    buf.push_str(r#","lastUpdatedAt":"#);
     json::push_time(buf, task.last_updated_at);
-    buf.extend_from_slice(br#","ttl":"#);
+    buf.push_str(r#","ttl":"#);
     match task.ttl_ms() {
         Some(ttl) => json::push_u64(buf, ttl),
-        None => buf.extend_from_slice(b"null"),
+        None => buf.push_str("null"),
     }
     if let Some(poll) = task.poll_interval_ms() {
-        buf.extend_from_slice(br#","pollInterval":"#);
+        buf.push_str(r#","pollInterval":"#);
         json::push_u64(buf, poll);
     }
-    buf.push(b'}');
+    buf.push('}');
 }
 
 /// A reply carrying the task (`tasks/get`, `tasks/cancel`).
@@ -52,16 +52,16 @@ pub(super) fn task_reply(id: &RequestId, task: &Record) -> String {
 /// `CreateTaskResult`: `{"task": Task, "_meta"?: {model-immediate-response}}`.
 pub(super) fn create_task_result(id: &RequestId, task: &Record, immediate: Option<&str>) -> String {
     jsonrpc::reply_with(id, 288, |buf| {
-        buf.extend_from_slice(br#"{"task":"#);
+        buf.push_str(r#"{"task":"#);
         push_task(buf, task);
         if let Some(text) = immediate {
-            buf.extend_from_slice(br#","_meta":{"#);
+            buf.push_str(r#","_meta":{"#);
             json::push_str(buf, MODEL_IMMEDIATE_RESPONSE);
-            buf.push(b':');
+            buf.push(':');
             json::push_str(buf, text);
-            buf.push(b'}');
+            buf.push('}');
         }
-        buf.push(b'}');
+        buf.push('}');
     })
 }
 
@@ -90,12 +90,12 @@ pub(super) fn outcome_reply(id: &RequestId, task: &Record) -> Option<(String, Op
 /// `{"jsonrpc":"2.0","id":…,"error":<raw>}`.
 fn error_reply(id: &RequestId, raw: &RawValue) -> String {
     let mut buf = Buf::with_capacity(raw.get().len() + 48);
-    buf.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    buf.push_str(r#"{"jsonrpc":"2.0","id":"#);
     jsonrpc::push_id(&mut buf, id);
-    buf.extend_from_slice(br#","error":"#);
-    buf.extend_from_slice(raw.get().as_bytes());
-    buf.push(b'}');
-    json::finish(buf)
+    buf.push_str(r#","error":"#);
+    buf.push_str(raw.get());
+    buf.push('}');
+    buf
 }
 
 /// The code of a stored error object (ours start `{"code":N`).
@@ -121,15 +121,15 @@ pub(super) fn push_with_related_task(buf: &mut Buf, raw: &RawValue, task: &str) 
         return;
     }
     let body = text.strip_suffix('}').unwrap_or(text).trim_end();
-    buf.extend_from_slice(body.as_bytes());
+    buf.push_str(body);
     if !body.ends_with('{') {
-        buf.push(b',');
+        buf.push(',');
     }
-    buf.extend_from_slice(br#""_meta":{""#);
-    buf.extend_from_slice(RELATED_TASK.as_bytes());
-    buf.extend_from_slice(br#"":{"taskId":"#);
+    buf.push_str(r#""_meta":{""#);
+    buf.push_str(RELATED_TASK);
+    buf.push_str(r#"":{"taskId":"#);
     json::push_str(buf, task);
-    buf.extend_from_slice(b"}}}");
+    buf.push_str("}}}");
 }
 
 /// Inserts the related-task key into a result object's `_meta`.
@@ -154,7 +154,7 @@ mod tests {
         let raw = RawValue::from_string(raw.into()).unwrap();
         let mut buf = Buf::new();
         push_with_related_task(&mut buf, &raw, "t\"1");
-        serde_json::from_slice(&buf).unwrap()
+        serde_json::from_str(&buf).unwrap()
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub(super) fn on_set_level(
     if let Some(s) = kept::session_mut(st, session) {
         s.log_level = Some(level);
     }
-    let line = jsonrpc::reply_with(id, 48, |buf| buf.extend_from_slice(b"{}"));
+    let line = jsonrpc::reply_with(id, 48, |buf| buf.push_str("{}"));
     st.reply(session, id, None, line);
     Ok(())
 }

@@ -100,19 +100,19 @@ pub(super) fn on_tasks_list(
     );
     let reveals = st.newest_unstored(tasks.iter().map(|r| &r.id));
     let line = jsonrpc::reply_with(id, 64 + 200 * tasks.len(), |buf| {
-        buf.extend_from_slice(br#"{"tasks":["#);
+        buf.push_str(r#"{"tasks":["#);
         for (i, task) in tasks.iter().enumerate() {
             if i > 0 {
-                buf.push(b',');
+                buf.push(',');
             }
             encode::push_task(buf, task);
         }
-        buf.push(b']');
+        buf.push(']');
         if let (true, Some(last)) = (more, tasks.last()) {
-            buf.extend_from_slice(br#","nextCursor":"#);
+            buf.push_str(r#","nextCursor":"#);
             push_cursor(buf, last.created_at, &last.id);
         }
-        buf.push(b'}');
+        buf.push('}');
     });
     st.reply_listing(session, id, reveals, line);
     Ok(())
@@ -287,9 +287,7 @@ pub(super) fn answer_plain(st: &mut State, call: CallId, outcome: Answer) {
                 Some(task) => jsonrpc::reply_with(&request, text.len() + 128, |buf| {
                     encode::push_with_related_task(buf, &result, task.as_str())
                 }),
-                None => jsonrpc::reply_with(&request, text.len() + 48, |buf| {
-                    buf.extend_from_slice(text.as_bytes())
-                }),
+                None => jsonrpc::reply_with(&request, text.len() + 48, |buf| buf.push_str(text)),
             };
             st.reply(session, &request, None, line);
         }

@@ -46,7 +46,7 @@ pub(super) fn on_subscribe(
             changed = Some(s.resources.clone());
         }
     }
-    let line = jsonrpc::reply_with(id, 48, |buf| buf.extend_from_slice(b"{}"));
+    let line = jsonrpc::reply_with(id, 48, |buf| buf.push_str("{}"));
     st.reply(session, id, None, line);
     if let Some(uris) = changed {
         st.event(Event::ResourceSubscriptions { session, uris });

@@ -17,26 +17,26 @@ use crate::status::TaskStatus;
 /// The task fields (no braces): status as stored, so an `isError: true` result reads as
 /// `completed`; `ttlMs` always written (`null` is unlimited).
 fn push_task_fields(buf: &mut Buf, task: &Record) {
-    buf.extend_from_slice(br#""taskId":"#);
+    buf.push_str(r#""taskId":"#);
     json::push_str(buf, task.id.as_str());
-    buf.extend_from_slice(br#","status":""#);
-    buf.extend_from_slice(task.status.as_str().as_bytes());
-    buf.push(b'"');
+    buf.push_str(r#","status":""#);
+    buf.push_str(task.status.as_str());
+    buf.push('"');
     if let Some(message) = task.message() {
-        buf.extend_from_slice(br#","statusMessage":"#);
+        buf.push_str(r#","statusMessage":"#);
         json::push_str(buf, message);
     }
-    buf.extend_from_slice(br#","createdAt":"#);
+    buf.push_str(r#","createdAt":"#);
     json::push_time(buf, task.created_at);
-    buf.extend_from_slice(br#","lastUpdatedAt":"#);
+    buf.push_str(r#","lastUpdatedAt":"#);
     json::push_time(buf, task.last_updated_at);
-    buf.extend_from_slice(br#","ttlMs":"#);
+    buf.push_str(r#","ttlMs":"#);
     match task.ttl_ms() {
         Some(ttl) => json::push_u64(buf, ttl),
-        None => buf.extend_from_slice(b"null"),
+        None => buf.push_str("null"),
     }
     if let Some(poll) = task.poll_interval_ms().filter(|&p| p > 0) {
-        buf.extend_from_slice(br#","pollIntervalMs":"#);
+        buf.push_str(r#","pollIntervalMs":"#);
         json::push_u64(buf, poll);
     }
 }
@@ -47,18 +47,18 @@ const SERVER_INFO_SIZE: usize = 48;
 /// `,"_meta":{"io.modelcontextprotocol/serverInfo":{…}}`, `info` being our `Implementation`
 /// as JSON text (the state's `info_json`).
 fn push_server_info(buf: &mut Buf, info: &str) {
-    buf.extend_from_slice(br#","_meta":{"io.modelcontextprotocol/serverInfo":"#);
-    buf.extend_from_slice(info.as_bytes());
-    buf.push(b'}');
+    buf.push_str(r#","_meta":{"io.modelcontextprotocol/serverInfo":"#);
+    buf.push_str(info);
+    buf.push('}');
 }
 
 /// The flat `CreateTaskResult`: `resultType: "task"` beside the task fields.
 pub(super) fn create_task_result(id: &RequestId, task: &Record, info: &str) -> String {
     jsonrpc::reply_with(id, 320 + SERVER_INFO_SIZE + info.len(), |buf| {
-        buf.extend_from_slice(br#"{"resultType":"task","#);
+        buf.push_str(r#"{"resultType":"task","#);
         push_task_fields(buf, task);
         push_server_info(buf, info);
-        buf.push(b'}');
+        buf.push('}');
     })
 }
 
@@ -66,10 +66,10 @@ pub(super) fn create_task_result(id: &RequestId, task: &Record, info: &str) -> S
 pub(super) fn get_task_result(id: &RequestId, task: &Record, asks: &[Ask], info: &str) -> String {
     let size = detailed_size(task, asks) + SERVER_INFO_SIZE + info.len();
     jsonrpc::reply_with(id, size, |buf| {
-        buf.extend_from_slice(br#"{"resultType":"complete","#);
+        buf.push_str(r#"{"resultType":"complete","#);
         push_detailed(buf, task, asks);
         push_server_info(buf, info);
-        buf.push(b'}');
+        buf.push('}');
     })
 }
 
@@ -77,10 +77,10 @@ pub(super) fn get_task_result(id: &RequestId, task: &Record, asks: &[Ask], info:
 /// as `tasks/get` would show it now.
 pub(super) fn task_notification(subscription: &RequestId, task: &Record, asks: &[Ask]) -> String {
     let body = |buf: &mut Buf| {
-        buf.push(b'{');
+        buf.push('{');
         push_detailed(buf, task, asks);
         push_subscription(buf, subscription);
-        buf.push(b'}');
+        buf.push('}');
     };
     jsonrpc::notification_with("notifications/tasks", Some(&body))
 }
@@ -92,30 +92,24 @@ pub(super) fn listen_acknowledged(
     notices: &Notices,
 ) -> String {
     let body = |buf: &mut Buf| {
-        buf.extend_from_slice(br#"{"notifications":{"#);
+        buf.push_str(r#"{"notifications":{"#);
         let mut first = true;
-        let mut key = |buf: &mut Buf, name: &[u8]| {
+        let mut key = |buf: &mut Buf, name: &str| {
             if !std::mem::take(&mut first) {
-                buf.push(b',');
+                buf.push(',');
             }
-            buf.extend_from_slice(name);
+            buf.push_str(name);
         };
         if let Some(tasks) = tasks {
-            key(buf, br#""taskIds":"#);
+            key(buf, r#""taskIds":"#);
             push_strs(buf, tasks.iter().map(TaskId::as_str));
         }
         for (agreed, name) in [
-            (
-                notices.tools_list_changed,
-                &br#""toolsListChanged":true"#[..],
-            ),
-            (
-                notices.prompts_list_changed,
-                br#""promptsListChanged":true"#,
-            ),
+            (notices.tools_list_changed, r#""toolsListChanged":true"#),
+            (notices.prompts_list_changed, r#""promptsListChanged":true"#),
             (
                 notices.resources_list_changed,
-                br#""resourcesListChanged":true"#,
+                r#""resourcesListChanged":true"#,
             ),
         ] {
             if agreed {
@@ -123,15 +117,15 @@ pub(super) fn listen_acknowledged(
             }
         }
         if !notices.resource_subscriptions.is_empty() {
-            key(buf, br#""resourceSubscriptions":"#);
+            key(buf, r#""resourceSubscriptions":"#);
             push_strs(
                 buf,
                 notices.resource_subscriptions.iter().map(String::as_str),
             );
         }
-        buf.push(b'}');
+        buf.push('}');
         push_subscription(buf, subscription);
-        buf.push(b'}');
+        buf.push('}');
     };
     jsonrpc::notification_with("notifications/subscriptions/acknowledged", Some(&body))
 }
@@ -143,51 +137,51 @@ pub(super) fn listen_notice(subscription: &RequestId, notice: &Notice) -> String
         _ => Map::new(),
     };
     let body = |buf: &mut Buf| {
-        buf.push(b'{');
+        buf.push('{');
         for (key, value) in params.iter().filter(|(key, _)| *key != "_meta") {
             json::push_str(buf, key);
-            buf.push(b':');
+            buf.push(':');
             json::push_serialized(buf, value);
-            buf.push(b',');
+            buf.push(',');
         }
         push_subscription_meta(buf, subscription);
-        buf.push(b'}');
+        buf.push('}');
     };
     jsonrpc::notification_with(notice.method(), Some(&body))
 }
 
 /// `["a","b"]`.
 fn push_strs<'a>(buf: &mut Buf, items: impl Iterator<Item = &'a str>) {
-    buf.push(b'[');
+    buf.push('[');
     for (i, item) in items.enumerate() {
         if i > 0 {
-            buf.push(b',');
+            buf.push(',');
         }
         json::push_str(buf, item);
     }
-    buf.push(b']');
+    buf.push(']');
 }
 
 /// The graceful end of a listen stream: its request's result.
 pub(super) fn listen_ended(subscription: &RequestId) -> String {
     jsonrpc::reply_with(subscription, 128, |buf| {
-        buf.extend_from_slice(br#"{"resultType":"complete""#);
+        buf.push_str(r#"{"resultType":"complete""#);
         push_subscription(buf, subscription);
-        buf.push(b'}');
+        buf.push('}');
     })
 }
 
 /// `,"_meta":{"io.modelcontextprotocol/subscriptionId":<id>}`.
 fn push_subscription(buf: &mut Buf, subscription: &RequestId) {
-    buf.push(b',');
+    buf.push(',');
     push_subscription_meta(buf, subscription);
 }
 
 /// `"_meta":{"io.modelcontextprotocol/subscriptionId":<id>}`.
 fn push_subscription_meta(buf: &mut Buf, subscription: &RequestId) {
-    buf.extend_from_slice(br#""_meta":{"io.modelcontextprotocol/subscriptionId":"#);
+    buf.push_str(r#""_meta":{"io.modelcontextprotocol/subscriptionId":"#);
     jsonrpc::push_id(buf, subscription);
-    buf.push(b'}');
+    buf.push('}');
 }
 
 fn detailed_size(task: &Record, asks: &[Ask]) -> usize {
@@ -208,26 +202,26 @@ fn push_detailed(buf: &mut Buf, task: &Record, asks: &[Ask]) {
     push_task_fields(buf, task);
     match (task.status, task.outcome()) {
         (TaskStatus::Completed, Some(StoredOutcome::Result { raw, .. })) => {
-            buf.extend_from_slice(br#","result":"#);
+            buf.push_str(r#","result":"#);
             push_complete(buf, raw);
         }
         (TaskStatus::Failed, Some(StoredOutcome::Error(raw))) => {
-            buf.extend_from_slice(br#","error":"#);
-            buf.extend_from_slice(raw.get().as_bytes());
+            buf.push_str(r#","error":"#);
+            buf.push_str(raw.get());
         }
         // Always present in this status (the schema requires it); empty for a task of
         // the 2025-11-25 era, whose input requests went to its own client as requests.
         (TaskStatus::InputRequired, _) => {
-            buf.extend_from_slice(br#","inputRequests":{"#);
+            buf.push_str(r#","inputRequests":{"#);
             for (i, ask) in asks.iter().enumerate() {
                 if i > 0 {
-                    buf.push(b',');
+                    buf.push(',');
                 }
                 json::push_str(buf, &ask.key);
-                buf.push(b':');
-                buf.extend_from_slice(ask.request.get().as_bytes());
+                buf.push(':');
+                buf.push_str(ask.request.get());
             }
-            buf.push(b'}');
+            buf.push('}');
         }
         _ => {}
     }
@@ -236,9 +230,9 @@ fn push_detailed(buf: &mut Buf, task: &Record, asks: &[Ask]) {
 /// The empty acknowledgement of `tasks/update` and `tasks/cancel`.
 pub(super) fn ack(id: &RequestId, info: &str) -> String {
     jsonrpc::reply_with(id, 96 + SERVER_INFO_SIZE + info.len(), |buf| {
-        buf.extend_from_slice(br#"{"resultType":"complete""#);
+        buf.push_str(r#"{"resultType":"complete""#);
         push_server_info(buf, info);
-        buf.push(b'}');
+        buf.push('}');
     })
 }
 
@@ -290,11 +284,11 @@ fn push_complete(buf: &mut Buf, raw: &RawValue) {
         return;
     }
     let body = text.strip_prefix('{').unwrap_or(text).trim_start();
-    buf.extend_from_slice(br#"{"resultType":"complete""#);
+    buf.push_str(r#"{"resultType":"complete""#);
     if !body.starts_with('}') {
-        buf.push(b',');
+        buf.push(',');
     }
-    buf.extend_from_slice(body.as_bytes());
+    buf.push_str(body);
 }
 
 #[cfg(test)]
@@ -306,17 +300,17 @@ mod tests {
         let raw = RawValue::from_string(raw.into()).unwrap();
         let mut buf = Buf::new();
         push_complete(&mut buf, &raw);
-        serde_json::from_slice(&buf).unwrap()
+        serde_json::from_str(&buf).unwrap()
     }
 
     #[test]
     fn server_info_goes_under_its_key() {
         let mut buf = Buf::new();
-        buf.push(b'{');
-        buf.extend_from_slice(br#""x":1"#);
+        buf.push('{');
+        buf.push_str(r#""x":1"#);
         push_server_info(&mut buf, r#"{"name":"n","version":"1"}"#);
-        buf.push(b'}');
-        let parsed: Value = serde_json::from_slice(&buf).unwrap();
+        buf.push('}');
+        let parsed: Value = serde_json::from_str(&buf).unwrap();
         assert_eq!(
             parsed["_meta"][SERVER_INFO_KEY],
             json!({ "name": "n", "version": "1" })
