@@ -1,7 +1,9 @@
-//! `cargo run --release -p taskwire-bench --bin instructions [-- N [TASK_SERVER]]`:
+//! `cargo run --release -p taskwire-bench --bin instructions [-- N [TASK_SERVER] [--before OLD]]`:
 //! instructions per message of the whole `task-server` process (engine, driver, runtime,
 //! both stdio pumps), counted by callgrind, which does not drift with the machine's load.
-//! `TASK_SERVER` measures another build (e.g. an older commit's) instead of this tree's.
+//! `TASK_SERVER` measures another build (e.g. an older commit's) instead of this tree's;
+//! `--before OLD` measures `OLD` too, kind by kind beside it, and writes the table as
+//! `before → after` cells (the form the benchmarks' README keeps).
 //!
 //! For each message kind the server gets, on stdin from a file, the handshake and then N
 //! (default 20,000) pipelined messages, and once 2N; it writes to a file. The figure is
@@ -33,6 +35,10 @@ struct Args {
     /// The task-server to measure, e.g. an older commit's build (default: this tree's, built
     /// with cargo build --release).
     task_server: Option<PathBuf>,
+    /// Another task-server (e.g. the commit before a change) measured beside it: each cell
+    /// reads `before → after`.
+    #[arg(long, value_name = "OLD")]
+    before: Option<PathBuf>,
 }
 
 const KINDS: [(&str, &str); 6] = [
@@ -78,25 +84,66 @@ const HANDSHAKE: &str = concat!(
 );
 
 fn main() {
-    let Args { n, task_server } = Args::parse();
+    let Args {
+        n,
+        task_server,
+        before,
+    } = Args::parse();
     let server = task_server.unwrap_or_else(|| {
         demo::release_binary("taskwire-demo", "task-server").unwrap_or_else(|e| panic!("{e}"))
     });
     let scratch = target_dir().join("tmp").join("instructions");
     std::fs::create_dir_all(&scratch).expect("scratch dir");
+    // One more message: (I(2N) - I(N)) / N.
+    let per_message = |server: &Path, runtime: &str, line: &str| {
+        let one = count(server, runtime, &scratch, line, n);
+        let two = count(server, runtime, &scratch, line, 2 * n);
+        two.saturating_sub(one) / n
+    };
     println!(
         "task-server, {n} and {} pipelined messages per kind\n",
         2 * n
     );
-    println!("| runtime | message | instructions per message (whole process) |");
-    println!("| --- | --- | --- |");
-    for runtime in ["smol", "tokio"] {
-        for (kind, line) in KINDS {
-            let one = count(&server, runtime, &scratch, line, n);
-            let two = count(&server, runtime, &scratch, line, 2 * n);
-            println!("| {runtime} | `{kind}` | {} |", two.saturating_sub(one) / n);
+    match before {
+        None => {
+            println!("| runtime | message | instructions per message (whole process) |");
+            println!("| --- | --- | --- |");
+            for runtime in ["smol", "tokio"] {
+                for (kind, line) in KINDS {
+                    let after = per_message(&server, runtime, line);
+                    println!("| {runtime} | `{kind}` | {after} |");
+                }
+            }
+        }
+        Some(old) => {
+            println!("| message | whole process, smol | whole process, tokio |");
+            println!("| --- | ---: | ---: |");
+            for (kind, line) in KINDS {
+                let cells: Vec<String> = ["smol", "tokio"]
+                    .into_iter()
+                    .map(|runtime| {
+                        let was = per_message(&old, runtime, line);
+                        let is = per_message(&server, runtime, line);
+                        format!("{} → {}", thousands(was), thousands(is))
+                    })
+                    .collect();
+                println!("| `{kind}` | {} |", cells.join(" | "));
+            }
         }
     }
+}
+
+/// `n` with a comma between thousands, as the README writes figures.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// Total instructions of one server run fed `n` copies of `line`.
@@ -138,4 +185,22 @@ fn count(server: &Path, runtime: &str, scratch: &Path, line: &str, n: u64) -> u6
         .trim()
         .parse()
         .expect("a count")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thousands;
+
+    #[test]
+    fn figures_are_written_as_the_readme_writes_them() {
+        for (n, text) in [
+            (0, "0"),
+            (999, "999"),
+            (1_000, "1,000"),
+            (16_176, "16,176"),
+            (1_234_567, "1,234,567"),
+        ] {
+            assert_eq!(thousands(n), text);
+        }
+    }
 }
