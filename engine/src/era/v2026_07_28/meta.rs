@@ -501,9 +501,12 @@ mod tests {
 
     const M: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
 
+    fn at(params: String) -> Option<String> {
+        without_meta(&params, M)
+    }
+
     #[test]
     fn a_known_meta_first_or_last_is_taken_out() {
-        let at = |params: String| without_meta(&params, M);
         assert_eq!(
             at(format!(r#"{{"taskId":"t","_meta":{M}}}"#)).as_deref(),
             Some(r#"{"taskId":"t"}"#)
@@ -526,7 +529,6 @@ mod tests {
 
     #[test]
     fn anything_else_is_left_to_the_whole_read() {
-        let at = |params: String| without_meta(&params, M);
         for params in [
             // Not first or last, another value, another key, no separator.
             format!(r#"{{"a":1,"_meta":{M},"b":2}}"#),
