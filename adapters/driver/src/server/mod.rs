@@ -331,7 +331,9 @@ impl ServerHandle {
 
     /// [`ServerHandle::open`] for one request (a 2026-07-28 POST): `message` is served as the
     /// session opens, with no round trip between. Read the session's messages up to the
-    /// reply, then drop it.
+    /// reply, then drop it. A 2026-07-28 request names its era in `params._meta`:
+    /// `"io.modelcontextprotocol/protocolVersion": "2026-07-28"` and
+    /// `"io.modelcontextprotocol/clientCapabilities": {…}` (without them it is answered -32602).
     pub async fn request(
         &self,
         owner: impl Into<Owner>,
