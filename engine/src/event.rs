@@ -7,7 +7,8 @@ use serde_json::Value;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{RequestId, RpcError};
 use crate::model::{
-    Implementation, LogMessage, PlainReason, ProgressParams, TaskInfo, TaskRequest, TaskSnapshot,
+    Implementation, LogMessage, PlainReason, ProgressParams, TaskInfo, TaskPage, TaskRequest,
+    TaskSnapshot,
 };
 use crate::peer_error::PeerErrorKind;
 use crate::time::Millis;
@@ -292,6 +293,29 @@ pub enum Event {
         request: RequestId,
         /// The peer's answer.
         outcome: Result<Value, RpcError>,
+    },
+    /// The peer answered our `tasks/get` or `tasks/cancel`
+    /// ([`Host::get_task`](crate::Host::get_task), [`Host::cancel_task`](crate::Host::cancel_task)):
+    /// the task as it stands, read in the session's era (in 2026-07-28, where the cancel is
+    /// an ack, as the `tasks/get` the engine sends after it reads it). An answer that is no
+    /// task, or one about another task, is an internal error (-32603) here.
+    TaskAnswer {
+        /// The session.
+        session: SessionId,
+        /// Our request id.
+        request: RequestId,
+        /// The task, or the error the request ended with.
+        outcome: Result<TaskInfo, RpcError>,
+    },
+    /// The peer answered our `tasks/list` ([`Host::list_tasks`](crate::Host::list_tasks)):
+    /// one page.
+    TaskPage {
+        /// The session.
+        session: SessionId,
+        /// Our request id.
+        request: RequestId,
+        /// The page, or the error the request ended with.
+        outcome: Result<TaskPage, RpcError>,
     },
     /// The peer accepted a task-augmented request of ours.
     TaskCreated {

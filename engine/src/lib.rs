@@ -131,8 +131,8 @@ pub use jsonrpc::{RequestId, RpcError};
 pub use log_level::LogLevel;
 pub use model::{
     Era, Implementation, InputKinds, LogMessage, Notice, Outcome, PlainReason, ProgressParams,
-    Request, Role, TaskDecision, TaskInfo, TaskRequest, TaskSnapshot, TaskSupport, Tool, ToolDef,
-    ToolExecution,
+    Request, Role, TaskDecision, TaskInfo, TaskPage, TaskRequest, TaskSnapshot, TaskSupport, Tool,
+    ToolDef, ToolExecution,
 };
 pub use peer_error::PeerErrorKind;
 pub use state::TaskIdSource;

@@ -139,8 +139,9 @@ impl Host {
         )
     }
 
-    /// `tasks/get`; the answer arrives as [`Event::Response`](crate::Event::Response) and
-    /// updates the task's view.
+    /// `tasks/get`; the task as it stands arrives as
+    /// [`Event::TaskAnswer`](crate::Event::TaskAnswer) (read in either era; a failure too),
+    /// and updates the task's view.
     pub fn get_task(
         &mut self,
         now: Millis,
@@ -201,7 +202,9 @@ impl Host {
         )
     }
 
-    /// `tasks/cancel`; the answer arrives as [`Event::Response`](crate::Event::Response).
+    /// `tasks/cancel`; the task as it stands after the cancel arrives as
+    /// [`Event::TaskAnswer`](crate::Event::TaskAnswer) (in 2026-07-28, where the cancel is an
+    /// ack, as the `tasks/get` the engine sends after it reads it).
     pub fn cancel_task(
         &mut self,
         now: Millis,
@@ -259,7 +262,8 @@ impl Host {
         Ok(st.protocol(era).listen_for_notices(st, session, resources))
     }
 
-    /// `tasks/list`, one page (2025-11-25 only: [`UsageError::NotInEra`] in 2026-07-28).
+    /// `tasks/list`, one page, which arrives as [`Event::TaskPage`](crate::Event::TaskPage)
+    /// (2025-11-25 only: [`UsageError::NotInEra`] in 2026-07-28).
     pub fn list_tasks(
         &mut self,
         now: Millis,

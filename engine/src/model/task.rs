@@ -106,6 +106,16 @@ pub struct TaskInfo {
     pub poll_interval_ms: Option<u64>,
 }
 
+/// One page of a peer's `tasks/list`, as [`Event::TaskPage`](crate::Event::TaskPage)
+/// reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskPage {
+    /// The tasks on this page.
+    pub tasks: Vec<TaskInfo>,
+    /// The cursor of the next page (ask again with it); `None` on the last page.
+    pub next_cursor: Option<String>,
+}
+
 /// Everything stored about a hosted task: a journal entry's payload, and what
 /// [`Host::restore`](crate::Host::restore) loads after a restart. It serializes (serde) as
 /// the JSON a store may keep: `{"info":{…},"owner":"…","era":"2025-11-25",…}`.

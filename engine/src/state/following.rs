@@ -75,10 +75,10 @@ impl RemoteTask {
     }
 }
 
-/// The task a follow's `tasks/get` answered (`Host::follow_task`), read by its era's `read`
-/// (`None`: a time that is not RFC 3339); an error when the answer is one, is no task, or
-/// names another.
-pub(crate) fn followed_task<E: std::fmt::Display>(
+/// The task an answer to our `tasks/get` or `tasks/cancel` of `task` holds, read by its
+/// era's `read` (`None`: a time that is not RFC 3339); an error when the answer is one, is
+/// no task, or names another.
+pub(crate) fn answered_task<E: std::fmt::Display>(
     task: &TaskId,
     outcome: Result<serde_json::Value, RpcError>,
     read: impl FnOnce(&serde_json::Value) -> Result<Option<TaskInfo>, E>,
@@ -88,7 +88,7 @@ pub(crate) fn followed_task<E: std::fmt::Display>(
     let view = view.ok_or_else(|| invalid("a time of the task is not RFC 3339".into()))?;
     if view.id != *task {
         return Err(invalid(format!(
-            "tasks/get for {task} answered task {}",
+            "the answer about task {task} is about task {}",
             view.id
         )));
     }

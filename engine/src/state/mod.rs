@@ -45,7 +45,7 @@ use journal::Journal;
 use output::Queue;
 
 pub(crate) use calls::Call;
-pub(crate) use following::{followed_task, Source};
+pub(crate) use following::{answered_task, Source};
 pub(crate) use kept::Kept;
 pub(crate) use lifecycle::Begin;
 pub(crate) use outbound::{progress_meta, CancelledParams};

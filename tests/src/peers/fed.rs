@@ -162,13 +162,17 @@ pub fn unknown_task_errors(fixture_name: &str, unknown: &str) -> Vec<(&'static s
         .expect("a task request");
         let out = d.drain();
         replay.serve(&mut d, out);
-        let outcome = d.take_events().into_iter().find_map(|e| match e {
+        // `tasks/result` answers raw, `tasks/get` and `tasks/cancel` typed.
+        let error = d.take_events().into_iter().find_map(|e| match e {
             Event::Response {
                 request, outcome, ..
-            } if request == id => Some(outcome),
+            } if request == id => Some(outcome.map(drop)),
+            Event::TaskAnswer {
+                request, outcome, ..
+            } if request == id => Some(outcome.map(drop)),
             _ => None,
         });
-        errors.push((method, outcome.expect(method).expect_err(method)));
+        errors.push((method, error.expect(method).expect_err(method)));
     }
     errors
 }

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 use taskwire_engine::{
-    CallId, Event, RequestId, RpcError, StopReason, TaskStatus, TaskSupport, UsageError,
+    CallId, Event, RequestId, RpcError, StopReason, TaskInfo, TaskStatus, TaskSupport, UsageError,
 };
 use taskwire_harness::setup::{client_config, first_text, server_config, text_result, tool};
 use taskwire_harness::{Pair, Side};
@@ -24,9 +24,10 @@ fn started() -> (Pair, CallId) {
     (pair, work)
 }
 
-fn response(pair: &Pair, id: &RequestId) -> Result<serde_json::Value, RpcError> {
+/// The task answer to `id` (a `tasks/cancel` answers with the task as it stands).
+fn response(pair: &Pair, id: &RequestId) -> Result<TaskInfo, RpcError> {
     let found = pair.find(Side::Client, |e| match e {
-        Event::Response {
+        Event::TaskAnswer {
             request, outcome, ..
         } if request == id => Some(outcome.clone()),
         _ => None,
@@ -51,7 +52,7 @@ fn cancel_while_working() {
         .unwrap();
     pair.deliver();
     let answer = response(&pair, &cancel).expect("cancelled");
-    assert_eq!(answer["status"], "cancelled");
+    assert_eq!(answer.status, TaskStatus::Cancelled);
     assert_eq!(stops(&pair), [(work, StopReason::Cancelled)]);
     assert_eq!(statuses(&pair), [TaskStatus::Cancelled], "reported once");
     let results = pair.task_results();
@@ -113,7 +114,10 @@ fn cancel_reaches_the_server_before_the_completion() {
     pair.deliver();
     pair.advance(2_000);
 
-    assert_eq!(response(&pair, &cancel).unwrap()["status"], "cancelled");
+    assert_eq!(
+        response(&pair, &cancel).unwrap().status,
+        TaskStatus::Cancelled
+    );
     assert_eq!(stops(&pair), [(work, StopReason::Cancelled)]);
     let results = pair.task_results();
     assert_eq!(results.len(), 1);

@@ -22,6 +22,17 @@ fn error_of(pair: &Pair, id: &RequestId) -> RpcError {
             outcome: Err(e),
             ..
         } if request == id => Some(e.clone()),
+        // `tasks/get`, `tasks/cancel` and `tasks/list` answer with typed events.
+        Event::TaskAnswer {
+            request,
+            outcome: Err(e),
+            ..
+        }
+        | Event::TaskPage {
+            request,
+            outcome: Err(e),
+            ..
+        } if request == id => Some(e.clone()),
         _ => None,
     });
     assert_eq!(found.len(), 1, "one error for {id}:\n{}", pair.transcript());

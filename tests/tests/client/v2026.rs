@@ -344,13 +344,13 @@ fn cancel_is_answered_by_the_task_after_the_ack_and_the_outcome_follows() {
         .unwrap();
     pair.deliver();
     let answered = pair.find(Side::Client, |e| match e {
-        Event::Response {
+        Event::TaskAnswer {
             request, outcome, ..
         } if *request == cancel => Some(outcome.clone()),
         _ => None,
     });
     assert_eq!(answered.len(), 1);
-    assert_eq!(answered[0].as_ref().unwrap()["status"], "cancelled");
+    assert_eq!(answered[0].as_ref().unwrap().status, TaskStatus::Cancelled);
     let results = pair.run_until_task_result(1_000);
     let error = results[0].as_ref().unwrap_err();
     assert_eq!(error.message, "Task was cancelled");

@@ -2,7 +2,7 @@
 
 use futures::channel::oneshot;
 use serde_json::Value;
-use taskwire_engine::{Request, RequestId, TaskInfo};
+use taskwire_engine::{Request, RequestId, TaskInfo, TaskPage};
 
 use super::{Initialized, TaskCall};
 use crate::driver::Reply;
@@ -36,8 +36,10 @@ pub(crate) enum Answer {
     Value(Reply<Value>),
     /// A `CallToolResult`.
     Tool(Reply<CallToolResult>),
-    /// A task as it stands.
+    /// A task as it stands (`tasks/get`, `tasks/cancel`).
     Info(Reply<TaskInfo>),
+    /// A page of tasks (`tasks/list`).
+    Page(Reply<TaskPage>),
     /// A task call: the task, then its updates (or the plain answer when there is none).
     Task(Reply<TaskCall>),
 }
@@ -73,6 +75,9 @@ impl Answer {
                 let _ = reply.send(Err(error));
             }
             Answer::Info(reply) => {
+                let _ = reply.send(Err(error));
+            }
+            Answer::Page(reply) => {
                 let _ = reply.send(Err(error));
             }
             Answer::Task(reply) => {

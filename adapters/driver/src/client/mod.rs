@@ -474,21 +474,13 @@ impl Client {
     /// `tasks/list`).
     pub async fn list_tasks(&self) -> Result<Vec<TaskInfo>, Error> {
         let mut tasks = Vec::new();
-        let mut cursor: Option<String> = None;
+        let mut cursor = None;
         loop {
-            let params = cursor
-                .take()
-                .map_or_else(|| json!({}), |c| json!({ "cursor": c }));
-            let page = self.request("tasks/list", Some(params)).await?;
-            let (items, next): (Vec<taskwire_engine::era::v2025_11_25::Task>, _) =
-                page_items(page, "tasks")?;
-            for task in items {
-                let info = task.to_info().ok_or_else(|| {
-                    Error::malformed(format!("task {:?}: a time is not RFC 3339", task.task_id))
-                })?;
-                tasks.push(info);
-            }
-            match next {
+            let page = self
+                .send(Request::ListTasks { cursor }, Answer::Page, None)
+                .await?;
+            tasks.extend(page.tasks);
+            match page.next_cursor {
                 Some(next) => cursor = Some(next),
                 None => return Ok(tasks),
             }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use async_channel::{Receiver, Sender};
 use serde_json::Value;
 use taskwire_engine::{
-    Event, PlainReason, ProgressParams, RequestId, RpcError, TaskId, TaskInfo, UsageError,
+    Event, PlainReason, ProgressParams, RequestId, RpcError, TaskId, TaskInfo, TaskPage, UsageError,
 };
 
 use super::command::Answer;
@@ -20,6 +20,7 @@ enum Pending {
     Value(Reply<Value>),
     Tool(Reply<CallToolResult>),
     Info(Reply<TaskInfo>),
+    Page(Reply<TaskPage>),
     /// A task call whose caller waits for the task, or for the answer if there is none.
     Task {
         reply: Reply<TaskCall>,
@@ -55,6 +56,7 @@ impl Waits {
             Answer::Value(reply) => Pending::Value(reply),
             Answer::Tool(reply) => Pending::Tool(reply),
             Answer::Info(reply) => Pending::Info(reply),
+            Answer::Page(reply) => Pending::Page(reply),
             Answer::Task(reply) => {
                 let (tx, updates) = async_channel::unbounded();
                 if let Ok(id) = &sent {
@@ -86,6 +88,20 @@ impl Waits {
             } => {
                 if let Some(pending) = self.replies.remove(&request) {
                     self.answer(Some(request), pending, outcome.map_err(Error::from_outcome));
+                }
+            }
+            Event::TaskAnswer {
+                request, outcome, ..
+            } => {
+                if let Some(Pending::Info(reply)) = self.replies.remove(&request) {
+                    let _ = reply.send(outcome.map_err(Error::from_outcome));
+                }
+            }
+            Event::TaskPage {
+                request, outcome, ..
+            } => {
+                if let Some(Pending::Page(reply)) = self.replies.remove(&request) {
+                    let _ = reply.send(outcome.map_err(Error::from_outcome));
                 }
             }
             Event::TimedOut { request, .. } => {
@@ -203,8 +219,13 @@ impl Waits {
             Pending::Tool(reply) => {
                 let _ = reply.send(outcome.and_then(CallToolResult::from_value));
             }
+            // Their answers come as `TaskAnswer` and `TaskPage`: here only the errors that
+            // end any request (the engine sends them no `Response` otherwise).
             Pending::Info(reply) => {
-                let _ = reply.send(outcome.and_then(task_info));
+                let _ = reply.send(Err(error_only(outcome)));
+            }
+            Pending::Page(reply) => {
+                let _ = reply.send(Err(error_only(outcome)));
             }
             // The server answered without a task: the answer is the outcome.
             Pending::Task { reply, updates } => {
@@ -234,10 +255,9 @@ fn tool_outcome(outcome: Result<Value, RpcError>) -> Result<CallToolResult, Erro
         .and_then(CallToolResult::from_value)
 }
 
-/// A task out of a `tasks/get` or `tasks/cancel` answer.
-fn task_info(value: Value) -> Result<TaskInfo, Error> {
-    let task: taskwire_engine::era::v2025_11_25::Task =
-        serde_json::from_value(value).map_err(|e| Error::malformed(format!("task: {e}")))?;
-    task.to_info()
-        .ok_or_else(|| Error::malformed("task: a time is not RFC 3339"))
+/// The error of an outcome whose success comes typed by another event.
+fn error_only(outcome: Result<Value, Error>) -> Error {
+    outcome
+        .err()
+        .unwrap_or_else(|| Error::malformed("a task answer that is no task"))
 }

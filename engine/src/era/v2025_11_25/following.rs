@@ -11,7 +11,7 @@ use crate::event::Event;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::Era;
-use crate::state::{followed_task, Timer};
+use crate::state::{answered_task, Timer};
 use crate::status::TaskStatus;
 
 /// Fetches the result when the task needs input or is terminal; forgets a task whose
@@ -75,7 +75,7 @@ pub(super) fn on_followed(
     task: &TaskId,
     outcome: Result<Value, RpcError>,
 ) {
-    let read = followed_task(task, outcome, |value| {
+    let read = answered_task(task, outcome, |value| {
         Task::deserialize(value).map(|view| view.to_info())
     });
     match read {

@@ -74,6 +74,8 @@ pub(crate) enum Asked {
     TaskCancel {
         task: TaskId,
     },
+    /// `tasks/list` asked by the application: answered with `Event::TaskPage`.
+    TaskList,
     /// The `tasks/get` that starts following a task made earlier (`Host::follow_task`):
     /// answered as if it had created the task.
     Follow {

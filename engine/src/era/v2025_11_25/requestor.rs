@@ -12,16 +12,17 @@ use super::receiver;
 use super::serving;
 use super::state::{self as kept, Asked, PlainCall};
 use super::types::{
-    CallToolRequest, CreateTaskResult, PageParams, Task, TaskIdParams, TaskMetadata,
+    CallToolRequest, CreateTaskResult, ListTasksResult, PageParams, Task, TaskIdParams,
+    TaskMetadata,
 };
 use crate::era::kept::{Purpose, Sent, State};
 use crate::error::UsageError;
 use crate::event::Event;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
-use crate::model::{Era, PlainReason};
+use crate::model::{Era, PlainReason, TaskPage};
 use crate::peer_error::PeerErrorKind;
-use crate::state::{progress_meta, Source};
+use crate::state::{answered_task, progress_meta, Source};
 
 /// `tools/call` arguments: an object, or `null` for none (then the member is left out).
 fn tool_arguments(arguments: &Value) -> Result<Option<&Value>, UsageError> {
@@ -201,8 +202,9 @@ pub(super) fn list_tasks(
     session: SessionId,
     cursor: Option<String>,
 ) -> Result<RequestId, UsageError> {
-    let params = Some(json!(PageParams { cursor }));
-    app_request(st, session, "tasks/list", params).ok_or(UsageError::UnknownSession(session))
+    let params = Some(PageParams { cursor });
+    send(st, session, "tasks/list", params, Asked::TaskList)
+        .ok_or(UsageError::UnknownSession(session))
 }
 
 /// Task-augmented requests need a negotiated version that has tasks.
@@ -260,7 +262,7 @@ pub(super) fn answered(
                 Err(_) => {}
             }
             if !auto {
-                respond(st, id, outcome);
+                answer_task(st, session, id, &task, outcome);
             }
             st.after_poll(session, &task);
         }
@@ -278,8 +280,13 @@ pub(super) fn answered(
                     ),
                 }
             }
-            respond(st, id, outcome);
+            answer_task(st, session, id, &task, outcome);
         }
+        Asked::TaskList => st.event(Event::TaskPage {
+            session,
+            request: id,
+            outcome: outcome.and_then(task_page),
+        }),
         Asked::TaskResult { task, auto } => {
             st.on_remote_result(session, &task, outcome.clone());
             if !auto {
@@ -288,6 +295,39 @@ pub(super) fn answered(
         }
         Asked::Input { call, input } => receiver::on_input_response(st, call, input, outcome),
     }
+}
+
+/// Hands the application the answer to its `tasks/get` or `tasks/cancel` of `task`.
+fn answer_task(
+    st: &mut State,
+    session: SessionId,
+    request: RequestId,
+    task: &TaskId,
+    outcome: Result<Value, RpcError>,
+) {
+    let outcome = answered_task(task, outcome, |value| {
+        Task::deserialize(value).map(|view| view.to_info())
+    });
+    st.event(Event::TaskAnswer {
+        session,
+        request,
+        outcome,
+    });
+}
+
+/// A `tasks/list` answer as a page of tasks.
+fn task_page(page: Value) -> Result<TaskPage, RpcError> {
+    let invalid = |what: String| RpcError::internal(format!("Invalid response: {what}"));
+    let page = ListTasksResult::deserialize(page)
+        .map_err(|e| invalid(format!("malformed tasks/list result: {e}")))?;
+    let tasks = page.tasks.iter().map(|task| {
+        task.to_info()
+            .ok_or_else(|| invalid(format!("a time of task {:?} is not RFC 3339", task.task_id)))
+    });
+    Ok(TaskPage {
+        tasks: tasks.collect::<Result<_, _>>()?,
+        next_cursor: page.next_cursor,
+    })
 }
 
 fn on_task_created(
@@ -448,14 +488,23 @@ pub(super) fn closed_pending(
             session,
             error: error.clone(),
         }),
-        Asked::ToolsList
-        | Asked::TaskRequest { .. }
-        | Asked::TaskCancel { .. }
-        | Asked::Follow { .. } => st.event(response(id)),
-        Asked::PlainRetry { original } => st.event(response(original)),
-        Asked::TaskGet { auto: false, .. } | Asked::TaskResult { auto: false, .. } => {
+        Asked::ToolsList | Asked::TaskRequest { .. } | Asked::Follow { .. } => {
             st.event(response(id))
         }
+        Asked::PlainRetry { original } => st.event(response(original)),
+        Asked::TaskResult { auto: false, .. } => st.event(response(id)),
+        Asked::TaskGet { auto: false, .. } | Asked::TaskCancel { .. } => {
+            st.event(Event::TaskAnswer {
+                session,
+                request: id,
+                outcome: Err(error.clone()),
+            })
+        }
+        Asked::TaskList => st.event(Event::TaskPage {
+            session,
+            request: id,
+            outcome: Err(error.clone()),
+        }),
         Asked::TaskGet { .. } | Asked::TaskResult { .. } | Asked::Withdrawn => {}
         Asked::Input { call, input } => receiver::input_failed(st, call, input, error.clone()),
     }

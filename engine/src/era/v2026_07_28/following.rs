@@ -12,11 +12,12 @@ use super::outgoing::{answerable, answering_call, input_event, respond_to, send}
 use super::state::{self as kept, Answering, Asked};
 use super::types::Task;
 use crate::era::kept::State;
+use crate::event::Event;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::{Era, TaskInfo};
 use crate::peer_error::PeerErrorKind;
-use crate::state::{followed_task, Source, Timer};
+use crate::state::{answered_task, Source, Timer};
 use crate::status::TaskStatus;
 
 fn task_params(task: &str) -> Value {
@@ -61,7 +62,7 @@ pub(super) fn on_followed(
     task: &TaskId,
     outcome: Result<Value, RpcError>,
 ) {
-    let read = followed_task(task, outcome, |value| {
+    let read = answered_task(task, outcome, |value| {
         Task::deserialize(value).map(|view| view.to_info())
     });
     match read {
@@ -112,9 +113,28 @@ pub(super) fn on_detailed_task(
         Err(_) => {}
     }
     if let Some(request) = report {
-        respond_to(st, session, request, outcome);
+        answer_task(st, session, request, &task, outcome);
     }
     st.after_poll(session, &task);
+}
+
+/// Hands the application the answer to its `tasks/get` of `task` (or to the `tasks/cancel`
+/// it followed).
+pub(super) fn answer_task(
+    st: &mut State,
+    session: SessionId,
+    request: RequestId,
+    task: &TaskId,
+    outcome: Result<Value, RpcError>,
+) {
+    let outcome = answered_task(task, outcome, |value| {
+        Task::deserialize(value).map(|view| view.to_info())
+    });
+    st.event(Event::TaskAnswer {
+        session,
+        request,
+        outcome,
+    });
 }
 
 fn observe_detailed(

@@ -445,7 +445,7 @@ pub(super) fn answered(
         Asked::Follow { task } => following::on_followed(st, session, id, &task, outcome),
         Asked::TaskCancel { task } => match outcome {
             Ok(_) => following::after_cancel_ack(st, session, task, id),
-            Err(error) => respond_to(st, session, id, Err(error)),
+            Err(error) => following::answer_task(st, session, id, &task, Err(error)),
         },
         Asked::Ack { task } => {
             // An error ends the task with it (the server will not take its input).
@@ -497,8 +497,13 @@ pub(super) fn closed_pending(
                 error: error.clone(),
             })
         }
-        Asked::TaskCancel { .. } | Asked::TaskGet { auto: false, .. } | Asked::Follow { .. } => id,
-        Asked::AfterCancel { original, .. } => original,
+        Asked::TaskCancel { task } | Asked::TaskGet { task, auto: false } => {
+            return following::answer_task(st, session, id, &task, Err(error.clone()))
+        }
+        Asked::AfterCancel { task, original } => {
+            return following::answer_task(st, session, original, &task, Err(error.clone()))
+        }
+        Asked::Follow { .. } => id,
         Asked::Call(call) => call.original.unwrap_or(id),
         Asked::TaskGet { .. } | Asked::Ack { .. } | Asked::Listen { .. } | Asked::Notices => return,
     };

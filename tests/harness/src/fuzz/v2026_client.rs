@@ -482,7 +482,9 @@ impl Harness {
             Event::Initialized {
                 protocol_version, ..
             } if protocol_version == "2026-07-28" => count(0),
-            Event::Response { request, .. } | Event::TimedOut { request, .. } => {
+            Event::Response { request, .. }
+            | Event::TaskAnswer { request, .. }
+            | Event::TimedOut { request, .. } => {
                 if let Some(call) = self.calls.get_mut(&request_id_key(request)) {
                     assert_eq!(
                         *call,

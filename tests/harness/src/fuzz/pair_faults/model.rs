@@ -479,7 +479,22 @@ impl World {
                 request, outcome, ..
             } if who == Who::Other => {
                 if let Some(probe) = self.probes.remove(&request_id_key(&request)) {
-                    self.check_probe(&probe, &outcome);
+                    self.check_probe(&probe, &[], outcome.as_ref().err());
+                }
+            }
+            Event::TaskAnswer {
+                request, outcome, ..
+            } if who == Who::Other => {
+                if let Some(probe) = self.probes.remove(&request_id_key(&request)) {
+                    self.check_probe(&probe, &[], outcome.as_ref().err());
+                }
+            }
+            Event::TaskPage {
+                request, outcome, ..
+            } if who == Who::Other => {
+                if let Some(probe) = self.probes.remove(&request_id_key(&request)) {
+                    let listed = outcome.as_ref().map_or(&[][..], |page| &page.tasks[..]);
+                    self.check_probe(&probe, listed, outcome.as_ref().err());
                 }
             }
             Event::ToolCall(tc) => match &tc.task {
