@@ -104,6 +104,7 @@
 #![warn(missing_docs)]
 
 mod config;
+mod envelope;
 pub mod era;
 mod error;
 mod event;
@@ -121,6 +122,7 @@ pub mod status;
 pub mod time;
 
 pub use config::{ClientEra, ClientFeatures, Config, Durability, Limits, PollConfig, TaskConfig};
+pub use envelope::Envelope;
 pub use error::{Quota, UsageError};
 pub use event::{
     AppRequest, Change, Event, JournalEntry, MessageKind, Output, StopReason, ToolCall, Transmit,

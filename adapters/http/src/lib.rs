@@ -25,7 +25,6 @@
 
 mod client;
 mod config;
-mod envelope;
 mod guard;
 mod header_value;
 mod listen;

@@ -6,9 +6,9 @@
 
 use axum::http::HeaderMap;
 
-use crate::envelope::{version_key, Envelope};
 use crate::guard::header_str;
 use crate::header_value::decode;
+use taskwire_driver::engine::Envelope;
 
 /// `HeaderMismatch` (HTTP only).
 pub(crate) const HEADER_MISMATCH: i64 = -32020;
@@ -26,7 +26,7 @@ pub(crate) fn check(headers: &HeaderMap, envelope: &Envelope) -> Result<(), Stri
         (Some(header), Some(body)) if header != body => {
             return Err(format!(
                 "MCP-Protocol-Version is {header:?} but _meta[{:?}] is {body:?}",
-                version_key()
+                Envelope::VERSION_KEY
             ))
         }
         (None, _) => return Err("the MCP-Protocol-Version header is missing".into()),

@@ -15,13 +15,13 @@ use taskwire_driver::engine::{era, Era};
 use taskwire_driver::{Server, ServerHandle};
 
 use crate::config::HttpConfig;
-use crate::envelope::Envelope;
 use crate::guard::{admit, header_str};
 use crate::listen::serve_router;
 use crate::response::{accepts_sse, error};
 use crate::sessions::{self, SESSION_HEADER};
 use crate::shared::Shared;
 use crate::stateless;
+use taskwire_driver::engine::Envelope;
 
 /// The MCP endpoint at `path` over the running server `handle`: mount it in your own axum
 /// app (`Router::merge`), or let [`serve`] run it. Both protocol eras at once: a POST with
@@ -158,7 +158,8 @@ async fn serve_post(
 /// header names a version of it.
 fn per_request(envelope: Option<&Envelope>, headers: &HeaderMap) -> bool {
     let era = header_str(headers, "mcp-protocol-version").and_then(era::serving_version);
-    envelope.is_some_and(Envelope::is_per_request) || era.is_some_and(|era| era != Era::V2025_11_25)
+    envelope.is_some_and(|e| e.protocol_version.is_some())
+        || era.is_some_and(|era| era != Era::V2025_11_25)
 }
 
 async fn get_mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {

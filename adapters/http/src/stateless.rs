@@ -10,11 +10,11 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use taskwire_driver::engine::MessageKind;
 
-use crate::envelope::{self, Envelope};
 use crate::response::{accepts_sse, error_for, stopped, Answer, Frame};
 use crate::routing::{self, HEADER_MISMATCH};
 use crate::shared::{Shared, ANONYMOUS};
 use crate::tool_params;
+use taskwire_driver::engine::Envelope;
 
 /// Serves one stateless POST.
 pub(crate) async fn post(
@@ -44,7 +44,9 @@ pub(crate) async fn post(
         // A tool with invalid marks is left out by clients: none of its headers is checked.
         let marks = tool_params::marks(&tool.input_schema).unwrap_or_default();
         if !marks.is_empty() {
-            let arguments = envelope::arguments(&body);
+            let arguments = (envelope.arguments.as_deref())
+                .and_then(|raw| serde_json::from_str(raw.get()).ok())
+                .unwrap_or_default();
             if let Err(why) = tool_params::check(headers, &marks, &arguments) {
                 return mismatch(why);
             }

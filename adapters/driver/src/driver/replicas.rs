@@ -6,8 +6,7 @@
 use std::collections::VecDeque;
 use std::task::{Context, Poll};
 
-use serde::Deserialize;
-use taskwire_engine::{RpcError, SessionId, TaskSnapshot};
+use taskwire_engine::{Envelope, RpcError, SessionId, TaskSnapshot};
 
 use super::{now, poll_next, App, Command, Driver, COMMANDS_PER_TURN};
 use crate::store::{StoreError, StoreNews};
@@ -24,14 +23,15 @@ impl<A: App> Driver<A> {
                 waiting.push_back(message);
                 return;
             }
-            let stale = |(method, task): &(String, String)| {
+            let envelope = Envelope::read(&message).unwrap_or_default();
+            let stale = |task: &&str| {
                 !self.host.has_task(task)
-                    || (method == "tasks/cancel"
+                    || (envelope.method.as_deref() == Some("tasks/cancel")
                         && self.host.task_call(task).is_some()
                         && !self.host.runs_here(task))
             };
-            if let Some((_, task)) = named_task(&message).filter(stale) {
-                let fetch = link.store.fetch(&task);
+            if let Some(task) = envelope.task().filter(stale) {
+                let fetch = link.store.fetch(task);
                 link.parked.insert(session, VecDeque::from([message]));
                 let tx = self.tx.clone();
                 self.runtime.spawn(Box::pin(async move {
@@ -112,48 +112,5 @@ impl<A: App> Driver<A> {
              out), and its work was lost. Call the tool again.",
         );
         let _ = self.host.respond(now(), call, Err(lost));
-    }
-}
-
-/// The method and task of a `tasks/*` request naming one (`params.taskId`).
-fn named_task(message: &[u8]) -> Option<(String, String)> {
-    #[derive(Deserialize)]
-    struct Request {
-        method: Option<String>,
-        params: Option<Params>,
-    }
-    #[derive(Deserialize)]
-    struct Params {
-        #[serde(rename = "taskId")]
-        task_id: Option<String>,
-    }
-    // Most messages are no task request: a cheap look first.
-    if !message.windows(6).any(|w| w == b"tasks/") {
-        return None;
-    }
-    let request: Request = serde_json::from_slice(message).ok()?;
-    let method = request.method.filter(|m| m.starts_with("tasks/"))?;
-    Some((method, request.params?.task_id?))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::named_task;
-
-    #[test]
-    fn the_task_a_request_names() {
-        let get = br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"t\u0031"}}"#;
-        assert_eq!(
-            named_task(get),
-            Some(("tasks/get".to_owned(), "t1".to_owned()))
-        );
-        for none in [
-            &br#"{"jsonrpc":"2.0","id":1,"method":"tasks/list","params":{}}"#[..],
-            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"taskId":"tasks/x"}}"#,
-            br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":7}}"#,
-            b"not json tasks/",
-        ] {
-            assert_eq!(named_task(none), None);
-        }
     }
 }

@@ -13,8 +13,8 @@ use serde_json::{json, Value};
 use taskwire_driver::engine::jsonrpc::RequestId;
 
 use super::{failure, Session, Transport};
-use crate::envelope::Envelope;
 use crate::header_value::encode;
+use taskwire_driver::engine::Envelope;
 
 /// The code of a request the transport could not deliver or get an answer to (as for a
 /// peer gone on stdio: "Connection closed").
@@ -59,9 +59,10 @@ impl Transport {
             };
             // Only a tool with marked parameters needs its arguments read.
             if let Some(name) = call_of.filter(|name| self.param_headers.marks(name)) {
-                let call: Value = serde_json::from_str(&message).unwrap_or_default();
-                let arguments = &call["params"]["arguments"];
-                for (header, value) in self.param_headers.for_call(name, arguments) {
+                let arguments: Value = (envelope.arguments.as_deref())
+                    .and_then(|raw| serde_json::from_str(raw.get()).ok())
+                    .unwrap_or_default();
+                for (header, value) in self.param_headers.for_call(name, &arguments) {
                     request = request.header(header, value);
                 }
             }

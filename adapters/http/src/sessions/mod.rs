@@ -16,12 +16,12 @@ use futures::StreamExt;
 use taskwire_driver::engine::MessageKind;
 use taskwire_driver::{random_uuid, Outgoing};
 
-use crate::envelope::Envelope;
 use crate::guard::header_str;
 use crate::response::{accepts_sse, error, error_for, sse_until_closed, Answer};
 use crate::shared::Shared;
 use routes::{Refusal, Routes};
 use table::{NoRoom, Session};
+use taskwire_driver::engine::Envelope;
 
 /// The session header.
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";

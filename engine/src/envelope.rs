@@ -1,0 +1,213 @@
+//! What an incoming message says about itself, read by the engine's rules for a caller that
+//! must decide before the engine serves it: a transport choosing the era and checking the
+//! 2026-07-28 routing headers, a driver fetching the task a request names from a shared
+//! store. The engine reads the message whole again when it serves it.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::era::v2026_07_28::VERSION_KEY;
+use crate::jsonrpc::RequestId;
+
+#[derive(Deserialize)]
+struct Raw<'a> {
+    #[serde(default)]
+    id: Option<RequestId>,
+    #[serde(default, borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    error: Option<&'a RawValue>,
+}
+
+/// The params fields an envelope reads, each as sent (a value that is no string is left out).
+#[derive(Default, Deserialize)]
+struct Params<'a> {
+    #[serde(default, borrow)]
+    name: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    uri: Option<&'a RawValue>,
+    #[serde(default, borrow, rename = "taskId")]
+    task_id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    arguments: Option<&'a RawValue>,
+    #[serde(default, borrow, rename = "_meta")]
+    meta: Option<&'a RawValue>,
+}
+
+#[derive(Default, Deserialize)]
+struct Meta<'a> {
+    #[serde(default, borrow, rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Option<&'a RawValue>,
+}
+
+/// The methods whose request names a task in `params.taskId`.
+const TASK_METHODS: [&str; 4] = ["tasks/get", "tasks/update", "tasks/cancel", "tasks/result"];
+
+/// What an incoming message says about itself: its id and method, what it names, and the
+/// protocol version a 2026-07-28 request names in its `_meta`. Read leniently: a field of
+/// the wrong type is left out (the engine's answer, when it serves the message, says what
+/// is wrong with it).
+///
+/// ```
+/// use taskwire_engine::{Envelope, RequestId};
+///
+/// let message = br#"{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"t1",
+///     "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+/// let envelope = Envelope::read(message).expect("a JSON-RPC message");
+/// assert_eq!(envelope.request_id(), Some(&RequestId::Number(3)));
+/// assert_eq!(envelope.task(), Some("t1"));
+/// assert_eq!(envelope.protocol_version.as_deref(), Some("2026-07-28"));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Envelope {
+    /// The request id (`None` for a notification; a response's is its request's).
+    pub id: Option<RequestId>,
+    /// The method (`None` for a response).
+    pub method: Option<String>,
+    /// What the request names, which the 2026-07-28 `Mcp-Name` header repeats:
+    /// `params.name` (`tools/call`, `prompts/get`), `params.uri` (`resources/read`),
+    /// `params.taskId` (`tasks/get`, `tasks/update`, `tasks/cancel`, `tasks/result`).
+    pub name: Option<String>,
+    /// `params._meta["io.modelcontextprotocol/protocolVersion"]`: set exactly on a message of
+    /// the per-request era (2026-07-28).
+    pub protocol_version: Option<String>,
+    /// `params.arguments` of a `tools/call`, as sent.
+    pub arguments: Option<Box<RawValue>>,
+}
+
+impl Envelope {
+    /// The envelope of `message`; `None` when it is no single JSON-RPC message (not JSON,
+    /// not an object, or an object with no method, result or error): the engine answers
+    /// such a message with the precise error when it is fed.
+    pub fn read(message: &[u8]) -> Option<Envelope> {
+        let raw: Raw<'_> = serde_json::from_slice(message).ok()?;
+        if raw.method.is_none() && raw.result.is_none() && raw.error.is_none() {
+            return None;
+        }
+        // Params that are no object are the engine's to refuse.
+        let params: Params<'_> = raw
+            .params
+            .and_then(|p| serde_json::from_str(p.get()).ok())
+            .unwrap_or_default();
+        let meta: Meta<'_> = params
+            .meta
+            .and_then(|m| serde_json::from_str(m.get()).ok())
+            .unwrap_or_default();
+        let method = raw.method.map(Cow::into_owned);
+        let named = match method.as_deref() {
+            Some("tools/call" | "prompts/get") => params.name,
+            Some("resources/read") => params.uri,
+            Some(m) if TASK_METHODS.contains(&m) => params.task_id,
+            _ => None,
+        };
+        let arguments = match method.as_deref() {
+            Some("tools/call") => params.arguments.map(ToOwned::to_owned),
+            _ => None,
+        };
+        Some(Envelope {
+            id: raw.id,
+            method,
+            name: named.and_then(text),
+            protocol_version: meta.protocol_version.and_then(text),
+            arguments,
+        })
+    }
+
+    /// The id of a request (it has a method and an id): its reply ends its exchange.
+    pub fn request_id(&self) -> Option<&RequestId> {
+        self.method.as_ref().and(self.id.as_ref())
+    }
+
+    /// Whether the method is one whose request names a task (`tasks/get`, `tasks/update`,
+    /// `tasks/cancel`, `tasks/result`).
+    pub fn names_a_task(&self) -> bool {
+        self.method
+            .as_deref()
+            .is_some_and(|m| TASK_METHODS.contains(&m))
+    }
+
+    /// The task a `tasks/*` request names.
+    pub fn task(&self) -> Option<&str> {
+        self.name.as_deref().filter(|_| self.names_a_task())
+    }
+
+    /// Whether a 2026-07-28 request of this method must name something in `Mcp-Name`
+    /// (`tools/call`, `prompts/get`, `resources/read`, `tasks/get`, `tasks/update`,
+    /// `tasks/cancel`).
+    pub fn names_something(&self) -> bool {
+        matches!(
+            self.method.as_deref(),
+            Some(
+                "tools/call"
+                    | "prompts/get"
+                    | "resources/read"
+                    | "tasks/get"
+                    | "tasks/update"
+                    | "tasks/cancel"
+            )
+        )
+    }
+
+    /// The `_meta` key [`Envelope::protocol_version`] comes from.
+    pub const VERSION_KEY: &'static str = VERSION_KEY;
+}
+
+/// A JSON string's text; `None` for any other value.
+fn text(value: &RawValue) -> Option<String> {
+    serde_json::from_str::<Cow<'_, str>>(value.get())
+        .ok()
+        .map(Cow::into_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_what_callers_route_on_and_nothing_more() {
+        let e = Envelope::read(
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"e\u0063ho",
+                "arguments":{"text":"hi"},
+                "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+        )
+        .expect("an envelope");
+        assert_eq!(e.request_id(), Some(&RequestId::Number(3)));
+        assert_eq!(e.name.as_deref(), Some("echo"));
+        assert_eq!(e.task(), None);
+        assert_eq!(
+            e.arguments.as_deref().map(RawValue::get),
+            Some(r#"{"text":"hi"}"#)
+        );
+        assert_eq!(e.protocol_version.as_deref(), Some("2026-07-28"));
+        let result = Envelope::read(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tasks/result","params":{"taskId":"t1"}}"#,
+        );
+        assert_eq!(result.expect("an envelope").task(), Some("t1"));
+        let note = Envelope::read(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .expect("an envelope");
+        assert_eq!(note.request_id(), None);
+        // Fields of the wrong type are left out; the id stays, for the engine's error.
+        let odd = Envelope::read(
+            br#"{"jsonrpc":"2.0","id":"a","method":"tasks/get","params":{"taskId":7,"_meta":[]}}"#,
+        )
+        .expect("an envelope");
+        assert_eq!(odd.request_id(), Some(&RequestId::String("a".into())));
+        assert_eq!((odd.task(), odd.protocol_version.as_deref()), (None, None));
+        let listed =
+            Envelope::read(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#);
+        assert_eq!(listed.expect("an envelope").name, None);
+        assert!(Envelope::read(b"[1,2]").is_none());
+        // A JSON object that is no JSON-RPC message; responses still are.
+        assert!(Envelope::read(br#"{"foo":1}"#).is_none());
+        assert!(Envelope::read(br#"{"jsonrpc":"2.0","id":4}"#).is_none());
+        let response = Envelope::read(br#"{"jsonrpc":"2.0","id":4,"result":{}}"#);
+        assert_eq!(response.expect("a response").request_id(), None);
+        assert!(Envelope::read(b"not json").is_none());
+    }
+}
