@@ -41,7 +41,6 @@ mod handler;
 mod ids;
 mod runtime;
 mod server;
-#[cfg(unix)]
 pub mod stdio;
 mod store;
 mod tool_result;

@@ -38,6 +38,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use smol::{Async, Executor, Timer as SmolTimer, Unblock};
+use taskwire_driver::stdio::UNBLOCKED_CAPACITY;
 use taskwire_driver::{
     BoxFuture, Child, ChildProcess, Client, ClientBuilder, Reader, Runtime, Server, Stdio, Timer,
     Writer,
@@ -84,19 +85,19 @@ impl Runtime for Smol {
             let input: Reader = match pollable_stdin()? {
                 Some(Pollable::Pipe(file)) => Box::pin(Async::new(file)?),
                 Some(Pollable::Socket(stream)) => Box::pin(Async::new(stream)?),
-                None => Box::pin(Unblock::new(io::stdin())),
+                None => Box::pin(Unblock::with_capacity(UNBLOCKED_CAPACITY, io::stdin())),
             };
             let output: Writer = match pollable_stdout()? {
                 Some(Pollable::Pipe(file)) => Box::pin(Async::new(file)?),
                 Some(Pollable::Socket(stream)) => Box::pin(Async::new(stream)?),
-                None => Box::pin(Unblock::new(io::stdout())),
+                None => Box::pin(Unblock::with_capacity(UNBLOCKED_CAPACITY, io::stdout())),
             };
             Ok(Stdio { input, output })
         }
         #[cfg(not(unix))]
         Ok(Stdio {
-            input: Box::pin(Unblock::new(io::stdin())),
-            output: Box::pin(Unblock::new(io::stdout())),
+            input: Box::pin(Unblock::with_capacity(UNBLOCKED_CAPACITY, io::stdin())),
+            output: Box::pin(Unblock::with_capacity(UNBLOCKED_CAPACITY, io::stdout())),
         })
     }
 

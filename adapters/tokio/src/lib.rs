@@ -39,6 +39,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use taskwire_driver::stdio::UNBLOCKED_CAPACITY;
 use taskwire_driver::{
     BoxFuture, Child, ChildProcess, Client, ClientBuilder, Reader, Runtime, Server, Stdio, Timer,
     Writer,
@@ -71,21 +72,33 @@ impl Runtime for Tokio {
             let input: Reader = match pollable_stdin()? {
                 Some(Pollable::Pipe(file)) => Box::pin(pipe::Receiver::from_file(file)?.compat()),
                 Some(Pollable::Socket(stream)) => Box::pin(unix_stream(stream)?.compat()),
-                None => Box::pin(blocking::Unblock::new(io::stdin())),
+                None => Box::pin(blocking::Unblock::with_capacity(
+                    UNBLOCKED_CAPACITY,
+                    io::stdin(),
+                )),
             };
             let output: Writer = match pollable_stdout()? {
                 Some(Pollable::Pipe(file)) => {
                     Box::pin(pipe::Sender::from_file(file)?.compat_write())
                 }
                 Some(Pollable::Socket(stream)) => Box::pin(unix_stream(stream)?.compat_write()),
-                None => Box::pin(blocking::Unblock::new(io::stdout())),
+                None => Box::pin(blocking::Unblock::with_capacity(
+                    UNBLOCKED_CAPACITY,
+                    io::stdout(),
+                )),
             };
             Ok(Stdio { input, output })
         }
         #[cfg(not(unix))]
         Ok(Stdio {
-            input: Box::pin(blocking::Unblock::new(io::stdin())),
-            output: Box::pin(blocking::Unblock::new(io::stdout())),
+            input: Box::pin(blocking::Unblock::with_capacity(
+                UNBLOCKED_CAPACITY,
+                io::stdin(),
+            )),
+            output: Box::pin(blocking::Unblock::with_capacity(
+                UNBLOCKED_CAPACITY,
+                io::stdout(),
+            )),
         })
     }
 

@@ -230,9 +230,17 @@ fn without_meta(params: &str, meta: &str) -> Option<String> {
     Some(object)
 }
 
-/// `text` without JSON whitespace at either end.
+/// `text` without JSON whitespace at either end (byte by byte: whitespace is ASCII).
 fn trim(text: &str) -> &str {
-    text.trim_matches([' ', '\t', '\n', '\r'])
+    let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let bytes = text.as_bytes();
+    let start = bytes.iter().position(|b| !space(b)).unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !space(b))
+        .map_or(start, |last| last + 1);
+    // Both ends border ASCII (or the text's ends): they are character boundaries.
+    text.get(start..end).unwrap_or_default()
 }
 
 fn check(parsed: Result<MetaFields<'_>, serde_json::Error>) -> Result<RequestMeta, Reject> {
