@@ -53,7 +53,9 @@ impl Host {
                 return Err(UsageError::NotAnObject("a result"))
             }
             // Whitespace between tokens may hold newlines, which would split the line.
-            Ok(raw) if raw.get().contains(['\n', '\r']) => Ok(one_line(&raw)),
+            Ok(raw) if crate::scan::count_either(raw.get().as_bytes(), b'\n', b'\r') > 0 => {
+                Ok(one_line(&raw))
+            }
             other => other,
         };
         self.enter(now)?;

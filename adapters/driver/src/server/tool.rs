@@ -108,8 +108,11 @@ where
     let f = Arc::new(f);
     Arc::new(move |arguments| {
         let text = arguments.map_or("{}", RawValue::get);
-        let args: A =
-            crate::error::decode(&mut serde_json::Deserializer::from_str(text)).map_err(|why| {
+        // Read plainly first: finding the field at fault costs on every field, so only
+        // arguments that fail are read again for it.
+        let args: A = serde_json::from_str(text)
+            .or_else(|_| crate::error::decode(&mut serde_json::Deserializer::from_str(text)))
+            .map_err(|why| {
                 RpcError::invalid_params(format!("Invalid arguments for tool {name}: {why}"))
             })?;
         let f = f.clone();
