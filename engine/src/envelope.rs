@@ -4,8 +4,12 @@
 //! store. The engine reads the message whole again when it serves it.
 
 use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
 
-use serde::Deserialize;
+use serde::de::value::{BorrowedStrDeserializer, MapAccessDeserializer};
+use serde::de::{self, IgnoredAny, IntoDeserializer, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use crate::era::v2026_07_28::VERSION_KEY;
@@ -18,32 +22,103 @@ struct Raw<'a> {
     #[serde(default, borrow)]
     method: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
-    params: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    result: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    error: Option<&'a RawValue>,
+    params: Lenient<Params<'a>>,
+    #[serde(default)]
+    result: Option<IgnoredAny>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
 }
 
-/// The params fields an envelope reads, each as sent (a value that is no string is left out).
+/// The params fields an envelope reads.
 #[derive(Default, Deserialize)]
 struct Params<'a> {
     #[serde(default, borrow)]
-    name: Option<&'a RawValue>,
+    name: Lenient<Cow<'a, str>>,
     #[serde(default, borrow)]
-    uri: Option<&'a RawValue>,
+    uri: Lenient<Cow<'a, str>>,
     #[serde(default, borrow, rename = "taskId")]
-    task_id: Option<&'a RawValue>,
+    task_id: Lenient<Cow<'a, str>>,
     #[serde(default, borrow)]
     arguments: Option<&'a RawValue>,
     #[serde(default, borrow, rename = "_meta")]
-    meta: Option<&'a RawValue>,
+    meta: Lenient<Meta<'a>>,
 }
 
 #[derive(Default, Deserialize)]
 struct Meta<'a> {
     #[serde(default, borrow, rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: Option<&'a RawValue>,
+    protocol_version: Lenient<Cow<'a, str>>,
+}
+
+/// A string's text, or an object's fields (`T`), when the value is of that kind; any other
+/// value is skipped. So one pass over the message reads every field the envelope needs,
+/// whatever the others hold.
+struct Lenient<T>(Option<T>);
+
+impl<T> Default for Lenient<T> {
+    fn default() -> Self {
+        Lenient(None)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(LenientVisitor(PhantomData))
+    }
+}
+
+struct LenientVisitor<T>(PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> LenientVisitor<T> {
+    /// `T` out of a string, if it reads one.
+    fn text<E: de::Error>(text: impl IntoDeserializer<'de, E>) -> Result<Lenient<T>, E> {
+        Ok(Lenient(T::deserialize(text.into_deserializer()).ok()))
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for LenientVisitor<T> {
+    type Value = Lenient<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+        Self::text(BorrowedStrDeserializer::new(text))
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+        Self::text(text.to_owned())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        T::deserialize(MapAccessDeserializer::new(map)).map(|t| Lenient(Some(t)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Lenient(None))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Lenient(None))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Lenient(None))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Lenient(None))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Lenient(None))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Lenient(None))
+    }
 }
 
 /// The methods whose request names a task in `params.taskId`.
@@ -91,30 +166,24 @@ impl Envelope {
             return None;
         }
         // Params that are no object are the engine's to refuse.
-        let params: Params<'_> = raw
-            .params
-            .and_then(|p| serde_json::from_str(p.get()).ok())
-            .unwrap_or_default();
-        let meta: Meta<'_> = params
-            .meta
-            .and_then(|m| serde_json::from_str(m.get()).ok())
-            .unwrap_or_default();
+        let params = raw.params.0.unwrap_or_default();
         let method = raw.method.map(Cow::into_owned);
         let named = match method.as_deref() {
             Some("tools/call" | "prompts/get") => params.name,
             Some("resources/read") => params.uri,
             Some(m) if TASK_METHODS.contains(&m) => params.task_id,
-            _ => None,
+            _ => Lenient(None),
         };
         let arguments = match method.as_deref() {
             Some("tools/call") => params.arguments.map(ToOwned::to_owned),
             _ => None,
         };
+        let version = params.meta.0.and_then(|meta| meta.protocol_version.0);
         Some(Envelope {
             id: raw.id,
             method,
-            name: named.and_then(text),
-            protocol_version: meta.protocol_version.and_then(text),
+            name: named.0.map(Cow::into_owned),
+            protocol_version: version.map(Cow::into_owned),
             arguments,
         })
     }
@@ -156,13 +225,6 @@ impl Envelope {
 
     /// The `_meta` key [`Envelope::protocol_version`] comes from.
     pub const VERSION_KEY: &'static str = VERSION_KEY;
-}
-
-/// A JSON string's text; `None` for any other value.
-fn text(value: &RawValue) -> Option<String> {
-    serde_json::from_str::<Cow<'_, str>>(value.get())
-        .ok()
-        .map(Cow::into_owned)
 }
 
 #[cfg(test)]

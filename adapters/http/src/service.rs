@@ -3,6 +3,7 @@
 
 use std::io;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use axum::body::Bytes;
@@ -93,7 +94,14 @@ async fn post_mcp(State(shared): State<Arc<Shared>>, mut request: Request) -> Re
 /// The body of `request` (its size limited by [`DefaultBodyLimit`]), or `408` when it does not
 /// arrive within `timeout`.
 async fn read_body(request: Request, timeout: Duration) -> Result<Bytes, Response> {
-    match tokio::time::timeout(timeout, Bytes::from_request(request, &())).await {
+    let mut body = std::pin::pin!(Bytes::from_request(request, &()));
+    // A body that came with its headers is read at once, with no timer to arm (arming one
+    // wakes the thread that waits for the runtime's timers).
+    let read = match futures::poll!(body.as_mut()) {
+        Poll::Ready(read) => Ok(read),
+        Poll::Pending => tokio::time::timeout(timeout, body).await,
+    };
+    match read {
         Ok(Ok(body)) => Ok(body),
         Ok(Err(rejected)) => Err(rejected.into_response()),
         Err(_) => {

@@ -4,6 +4,8 @@
 //! against the body first (a tool's call also its `Mcp-Param-*` headers, against the marks
 //! of the tool's input schema), and a JSON-RPC error maps to the HTTP status the spec gives.
 
+use std::sync::Arc;
+
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -76,7 +78,7 @@ pub(crate) async fn post(
 }
 
 /// The tool a `tools/call` request names, as listed now (for its `x-mcp-header` marks).
-fn called_tool(shared: &Shared, envelope: &Envelope) -> Option<taskwire_driver::Tool> {
+fn called_tool(shared: &Shared, envelope: &Envelope) -> Option<Arc<taskwire_driver::Tool>> {
     match (envelope.method.as_deref(), &envelope.name) {
         (Some("tools/call"), Some(name)) if envelope.request_id().is_some() => {
             shared.handle.tool(name)

@@ -195,6 +195,9 @@ fn a_request_is_served_as_its_session_opens() {
         let session = handle.request("alice", 4, ping).await.expect("opens");
         let (_, reply) = until_reply(&session, 5).await;
         assert_eq!(reply["result"], json!({}));
+        // A session opened for one request closes with its reply: its stream ends.
+        assert!(session.recv().await.is_none(), "nothing after the reply");
+        assert!(session.is_closed());
     });
 }
 

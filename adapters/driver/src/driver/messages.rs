@@ -20,6 +20,16 @@ pub struct Outgoing {
     pub message: String,
 }
 
+/// Where the driver puts a message session's outgoing messages.
+pub(crate) struct MessageOut {
+    pub outgoing: Sender<Box<Outgoing>>,
+    /// How many may wait for the transport.
+    pub capacity: usize,
+    /// A session opened for one request: it closes with its first reply (its transport
+    /// sees the channel end, and has nothing to tell the driver when it drops its handle).
+    pub one_request: bool,
+}
+
 /// What a message session's handle tells the driver.
 pub(crate) enum LinkInput {
     Open {
@@ -137,6 +147,9 @@ impl MessageSession {
 
 impl Drop for MessageSession {
     fn drop(&mut self) {
-        self.close();
+        // A session the driver closed already (one request, answered) needs no word.
+        if !self.outgoing.is_closed() {
+            self.close();
+        }
     }
 }

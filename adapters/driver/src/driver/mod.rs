@@ -23,7 +23,8 @@ use async_channel::{Receiver, Sender};
 use futures::future::AbortHandle;
 use serde_json::Value;
 use taskwire_engine::{
-    CallId, Durability, Event, Host, InputId, Millis, Output, Owner, RpcError, SessionId,
+    CallId, Durability, Event, Host, InputId, MessageKind, Millis, Output, Owner, RpcError,
+    SessionId,
 };
 
 use crate::error::Error;
@@ -33,8 +34,8 @@ pub(crate) use app::{App, Ctx, Work};
 use bytes::{ByteLink, Read};
 pub(crate) use command::{Command, Reply};
 use journal::StoreLink;
-use messages::LinkInput;
 pub(crate) use messages::MessageLinks;
+use messages::{LinkInput, MessageOut};
 pub use messages::{MessageSession, Outgoing};
 pub(crate) use work::Outcome;
 
@@ -61,7 +62,7 @@ pub(crate) struct Driver<A: App> {
     /// Byte-stream connections.
     links: Vec<ByteLink>,
     /// Message-link connections: where each session's messages go, and how many may wait.
-    messages: HashMap<SessionId, (Sender<Box<Outgoing>>, usize)>,
+    messages: HashMap<SessionId, MessageOut>,
     commands: Pin<Box<Receiver<Command<A::Command>>>>,
     tx: Sender<Command<A::Command>>,
     link_inputs: Pin<Box<Receiver<LinkInput>>>,
@@ -152,7 +153,12 @@ impl<A: App> Driver<A> {
     pub fn attach_messages(&mut self, owner: Owner, capacity: usize) -> Option<MessageSession> {
         let (tx, outgoing) = async_channel::unbounded();
         let session = self.open(owner)?;
-        self.messages.insert(session, (tx, capacity.max(1)));
+        let out = MessageOut {
+            outgoing: tx,
+            capacity: capacity.max(1),
+            one_request: false,
+        };
+        self.messages.insert(session, out);
         Some(MessageSession::new(session, self.link_tx.clone(), outgoing))
     }
 
@@ -343,7 +349,12 @@ impl<A: App> Driver<A> {
                     };
                     if let Some(session) = session {
                         tracing::debug!(?session, "message session opened");
-                        self.messages.insert(session, (outgoing, capacity));
+                        let out = MessageOut {
+                            outgoing,
+                            capacity,
+                            one_request: first.is_some(),
+                        };
+                        self.messages.insert(session, out);
                         if let Some(first) = first {
                             self.deliver(session, first);
                         }
@@ -389,18 +400,22 @@ impl<A: App> Driver<A> {
             busy = true;
             match output {
                 Output::Send(t) => {
-                    if let Some((outgoing, capacity)) = self.messages.get(&t.session) {
+                    if let Some(out) = self.messages.get(&t.session) {
+                        let replied =
+                            out.one_request && matches!(t.kind, MessageKind::Reply { .. });
                         let message = Outgoing {
                             kind: t.kind,
                             message: t.message,
                         };
-                        if outgoing.len() >= *capacity
-                            || outgoing.try_send(Box::new(message)).is_err()
-                        {
+                        let fell_behind = out.outgoing.len() >= out.capacity
+                            || out.outgoing.try_send(Box::new(message)).is_err();
+                        if fell_behind {
                             tracing::warn!(
                                 session = ?t.session,
                                 "a message session's transport fell behind or left; closing it"
                             );
+                        }
+                        if fell_behind || replied {
                             self.messages.remove(&t.session);
                             self.host.close(now(), t.session);
                         }

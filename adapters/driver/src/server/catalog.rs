@@ -6,19 +6,22 @@ use std::sync::{Arc, RwLock};
 
 use taskwire_engine::{Host, Tool};
 
-/// The host's tools, copied each time they change.
+/// The host's tools, copied each time they change (each shared: reading one is a count).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Catalog(Arc<RwLock<HashMap<String, Tool>>>);
+pub(crate) struct Catalog(Arc<RwLock<HashMap<String, Arc<Tool>>>>);
 
 impl Catalog {
     /// The tool `name`, as listed now.
-    pub fn get(&self, name: &str) -> Option<Tool> {
+    pub fn get(&self, name: &str) -> Option<Arc<Tool>> {
         self.0.read().expect("not poisoned").get(name).cloned()
     }
 
     /// Copies every tool of `host`.
     pub fn fill(&self, host: &Host) {
-        let tools = host.tools().map(|t| (t.name.clone(), t.clone())).collect();
+        let tools = host
+            .tools()
+            .map(|t| (t.name.clone(), Arc::new(t.clone())))
+            .collect();
         *self.0.write().expect("not poisoned") = tools;
     }
 
@@ -26,7 +29,7 @@ impl Catalog {
     pub fn refresh(&self, host: &Host, name: &str) {
         let mut tools = self.0.write().expect("not poisoned");
         match host.tool(name) {
-            Some(tool) => tools.insert(name.to_owned(), tool.clone()),
+            Some(tool) => tools.insert(name.to_owned(), Arc::new(tool.clone())),
             None => tools.remove(name),
         };
     }

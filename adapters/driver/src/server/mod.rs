@@ -331,7 +331,8 @@ impl ServerHandle {
 
     /// [`ServerHandle::open`] for one request (a 2026-07-28 POST): `message` is served as the
     /// session opens, with no round trip between. Read the session's messages up to the
-    /// reply, then drop it. A 2026-07-28 request names its era in `params._meta`:
+    /// reply: the session closes with it (its stream ends; a notification or a response,
+    /// which get no reply, close it when the handle is dropped). A 2026-07-28 request names its era in `params._meta`:
     /// `"io.modelcontextprotocol/protocolVersion": "2026-07-28"` and
     /// `"io.modelcontextprotocol/clientCapabilities": {…}` (without them it is answered -32602).
     pub async fn request(
@@ -346,8 +347,9 @@ impl ServerHandle {
 
     /// The tool `name` as `tools/list` lists it now (e.g. for a transport that checks a
     /// call's `Mcp-Param-*` headers against the `x-mcp-header` marks of its input schema),
-    /// read without a round trip to the server; `None` when there is no such tool.
-    pub fn tool(&self, name: &str) -> Option<Tool> {
+    /// read without a round trip to the server (shared, not copied); `None` when there is
+    /// no such tool.
+    pub fn tool(&self, name: &str) -> Option<Arc<Tool>> {
         self.catalog.get(name)
     }
 
