@@ -8,7 +8,7 @@ use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{RequestId, RpcError};
 use crate::model::{
     Implementation, LogMessage, PlainReason, ProgressParams, TaskInfo, TaskPage, TaskRequest,
-    TaskSnapshot,
+    TaskSnapshot, ToolPage,
 };
 use crate::peer_error::PeerErrorKind;
 use crate::time::Millis;
@@ -293,6 +293,16 @@ pub enum Event {
         request: RequestId,
         /// The peer's answer.
         outcome: Result<Value, RpcError>,
+    },
+    /// The peer answered our `tools/list` ([`Host::list_tools`](crate::Host::list_tools)):
+    /// one page, read in the session's era.
+    ToolPage {
+        /// The session.
+        session: SessionId,
+        /// Our request id.
+        request: RequestId,
+        /// The page, or the error the request ended with.
+        outcome: Result<ToolPage, RpcError>,
     },
     /// The peer answered our `tasks/get` or `tasks/cancel`
     /// ([`Host::get_task`](crate::Host::get_task), [`Host::cancel_task`](crate::Host::cancel_task)):

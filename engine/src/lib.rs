@@ -134,7 +134,7 @@ pub use log_level::LogLevel;
 pub use model::{
     Era, Implementation, InputKinds, LogMessage, Notice, Outcome, PlainReason, ProgressParams,
     Request, Role, TaskDecision, TaskInfo, TaskPage, TaskRequest, TaskSnapshot, TaskSupport, Tool,
-    ToolDef, ToolExecution,
+    ToolDef, ToolExecution, ToolPage,
 };
 pub use peer_error::PeerErrorKind;
 pub use state::TaskIdSource;

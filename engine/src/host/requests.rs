@@ -48,9 +48,8 @@ impl Host {
         self.send(now, session, Request::Any { method, params })
     }
 
-    /// `tools/list`, one page; the answer arrives as
-    /// [`Event::Response`](crate::Event::Response), and (2025-11-25) each tool's task support
-    /// is remembered for [`Host::call_tool_as_task`].
+    /// `tools/list`, one page; it arrives as [`Event::ToolPage`](crate::Event::ToolPage), and
+    /// (2025-11-25) each tool's task support is remembered for [`Host::call_tool_as_task`].
     pub fn list_tools(
         &mut self,
         now: Millis,

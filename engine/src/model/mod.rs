@@ -12,4 +12,4 @@ pub use peer::{Implementation, LogMessage, PlainReason, ProgressParams, Role};
 pub use request::Request;
 pub use task::{Era, InputKinds, Outcome, TaskInfo, TaskPage, TaskRequest, TaskSnapshot};
 pub(crate) use tool::listed_support;
-pub use tool::{TaskDecision, TaskSupport, Tool, ToolDef, ToolExecution};
+pub use tool::{TaskDecision, TaskSupport, Tool, ToolDef, ToolExecution, ToolPage};

@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::jsonrpc::RpcError;
+
 /// Whether a tool may be, or must be, called as a task.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -160,5 +162,45 @@ impl From<Tool> for ToolDef {
             immediate_response: None,
             decision: TaskDecision::Policy,
         }
+    }
+}
+
+/// One page of a peer's `tools/list`, as [`Event::ToolPage`](crate::Event::ToolPage) reports
+/// it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolPage {
+    /// The tools on this page. A tool whose `execution` cannot be read (e.g.
+    /// `"taskSupport": 1`) is listed without it, like an unknown spelling: the engine still
+    /// tries such a tool as a task, and calls it plainly if the task is refused.
+    pub tools: Vec<Tool>,
+    /// The cursor of the next page (ask again with it); `None` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+impl ToolPage {
+    /// A `tools/list` result (either era's); an internal error (-32603) naming the tool
+    /// that cannot be read.
+    pub(crate) fn read(page: &Value) -> Result<ToolPage, RpcError> {
+        let invalid = |e: serde_json::Error| {
+            RpcError::internal(format!("Invalid response: malformed tool: {e}"))
+        };
+        let listed = page.get("tools").and_then(Value::as_array);
+        let tools = listed.into_iter().flatten().map(|item| {
+            Tool::deserialize(item).or_else(|e| match item {
+                Value::Object(fields) if fields.contains_key("execution") => {
+                    let mut fields = fields.clone();
+                    fields.remove("execution");
+                    Tool::deserialize(Value::Object(fields)).map_err(invalid)
+                }
+                _ => Err(invalid(e)),
+            })
+        });
+        Ok(ToolPage {
+            tools: tools.collect::<Result<_, _>>()?,
+            next_cursor: page
+                .get("nextCursor")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        })
     }
 }

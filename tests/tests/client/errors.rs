@@ -22,13 +22,18 @@ fn error_of(pair: &Pair, id: &RequestId) -> RpcError {
             outcome: Err(e),
             ..
         } if request == id => Some(e.clone()),
-        // `tasks/get`, `tasks/cancel` and `tasks/list` answer with typed events.
+        // `tasks/*` and `tools/list` answer with typed events.
         Event::TaskAnswer {
             request,
             outcome: Err(e),
             ..
         }
         | Event::TaskPage {
+            request,
+            outcome: Err(e),
+            ..
+        }
+        | Event::ToolPage {
             request,
             outcome: Err(e),
             ..

@@ -3,7 +3,7 @@
 //! opaque ids, `execution.task_support`, numbers written as floats.
 
 use serde_json::{json, Value};
-use taskwire_engine::{Event, TaskInfo, TaskSupport, Tool};
+use taskwire_engine::{Event, TaskInfo, TaskSupport, Tool, ToolExecution};
 use taskwire_harness::msg::{id_json, with_method};
 use taskwire_harness::setup::{client_config, first_text};
 use taskwire_harness::Probe;
@@ -146,8 +146,8 @@ fn snake_case_task_support_is_read_when_task_support_is_absent() {
     );
     let events = d.take_events();
     assert!(
-        matches!(&events[..], [Event::Response { outcome: Ok(v), .. }]
-        if v["tools"][0]["execution"]["task_support"] == "optional")
+        matches!(&events[..], [Event::ToolPage { outcome: Ok(page), .. }]
+        if page.tools[0].execution.task_support == TaskSupport::Optional)
     );
     // Listed optional: the call goes out as a task, with no plain fallback needed.
     let call = d
@@ -193,4 +193,40 @@ fn a_task_view_with_wrong_types_is_reported_not_trusted() {
     );
     let out = d.advance(100);
     assert_eq!(with_method(&out, "tasks/get").len(), 1, "polling goes on");
+}
+
+/// A listed tool whose `execution` cannot be read is listed without it (the engine still
+/// tries it as a task); a tool that cannot be read at all fails the page with -32603.
+#[test]
+fn an_unreadable_execution_is_left_out_of_the_listed_tool() {
+    let schema = json!({ "type": "object", "properties": {} });
+    let mut d = Probe::ready_client(client_config(), server_init());
+    let list = d.host.list_tools(d.now, d.session, None).unwrap();
+    let broken = d.host.list_tools(d.now, d.session, None).unwrap();
+    d.drain();
+    let odd = json!({ "name": "odd", "inputSchema": schema, "execution": { "taskSupport": 1 } });
+    d.reply(
+        &id_json(&list),
+        json!({ "tools": [odd], "nextCursor": "2" }),
+    );
+    d.reply(
+        &id_json(&broken),
+        json!({ "tools": [{ "inputSchema": schema }] }),
+    );
+    let events = d.take_events();
+    let page = |id| {
+        events.iter().find_map(|e| match e {
+            Event::ToolPage {
+                request, outcome, ..
+            } if *request == id => Some(outcome.clone()),
+            _ => None,
+        })
+    };
+    let listed = page(list).expect("a page").expect("read");
+    assert_eq!(listed.tools[0].name, "odd");
+    assert_eq!(listed.tools[0].execution, ToolExecution::default());
+    assert_eq!(listed.next_cursor.as_deref(), Some("2"));
+    let error = page(broken).expect("a page").unwrap_err();
+    assert_eq!(error.code, -32603);
+    assert!(error.message.contains("malformed tool"), "{error:?}");
 }

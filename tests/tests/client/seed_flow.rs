@@ -23,16 +23,19 @@ fn seed_pair() -> Pair {
 fn run_seed(pair: &mut Pair) {
     let list = pair.client.list_tools(pair.now, pair.cs, None).unwrap();
     pair.deliver();
-    let tools = pair.find(Side::Client, |e| match e {
-        Event::Response {
+    let pages = pair.find(Side::Client, |e| match e {
+        Event::ToolPage {
             request,
-            outcome: Ok(v),
+            outcome: Ok(page),
             ..
-        } if *request == list => Some(v.clone()),
+        } if *request == list => Some(page.clone()),
         _ => None,
     });
-    assert_eq!(tools[0]["tools"][0]["name"], "long_running_task");
-    assert_eq!(tools[0]["tools"][0]["execution"]["taskSupport"], "optional");
+    assert_eq!(pages[0].tools[0].name, "long_running_task");
+    assert_eq!(
+        pages[0].tools[0].execution.task_support,
+        TaskSupport::Optional
+    );
 
     pair.client
         .call_tool_as_task(

@@ -2,7 +2,7 @@
 
 use futures::channel::oneshot;
 use serde_json::Value;
-use taskwire_engine::{Request, RequestId, TaskInfo, TaskPage};
+use taskwire_engine::{Request, RequestId, TaskInfo, TaskPage, ToolPage};
 
 use super::{Initialized, TaskCall};
 use crate::driver::Reply;
@@ -40,6 +40,8 @@ pub(crate) enum Answer {
     Info(Reply<TaskInfo>),
     /// A page of tasks (`tasks/list`).
     Page(Reply<TaskPage>),
+    /// A page of tools (`tools/list`).
+    Tools(Reply<ToolPage>),
     /// A task call: the task, then its updates (or the plain answer when there is none).
     Task(Reply<TaskCall>),
 }
@@ -78,6 +80,9 @@ impl Answer {
                 let _ = reply.send(Err(error));
             }
             Answer::Page(reply) => {
+                let _ = reply.send(Err(error));
+            }
+            Answer::Tools(reply) => {
                 let _ = reply.send(Err(error));
             }
             Answer::Task(reply) => {

@@ -366,13 +366,10 @@ impl Client {
         let mut cursor = None;
         loop {
             let page = self
-                .send(Request::ListTools { cursor }, Answer::Value, None)
+                .send(Request::ListTools { cursor }, Answer::Tools, None)
                 .await?;
-            let (items, next): (Vec<Value>, _) = page_items(page, "tools")?;
-            for item in items {
-                tools.push(listed_tool(item)?);
-            }
-            match next {
+            tools.extend(page.tools);
+            match page.next_cursor {
                 Some(next) => cursor = Some(next),
                 None => return Ok(tools),
             }
@@ -570,37 +567,5 @@ impl Client {
             .await
             .map_err(|_| Error::Closed)?;
         answer.await.unwrap_or(Err(Error::Closed))
-    }
-}
-
-/// The `key` array of a page and its `nextCursor`.
-fn page_items<T: serde::de::DeserializeOwned>(
-    mut page: Value,
-    key: &str,
-) -> Result<(Vec<T>, Option<String>), Error> {
-    let items = page
-        .get_mut(key)
-        .map(Value::take)
-        .unwrap_or_else(|| json!([]));
-    let items =
-        serde_json::from_value(items).map_err(|e| Error::malformed(format!("{key}: {e}")))?;
-    let next = page
-        .get("nextCursor")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    Ok((items, next))
-}
-
-/// A listed tool. An `execution` that cannot be read (e.g. `"taskSupport": 1`) is left out,
-/// like an unknown spelling: the engine, which keeps the listing as sent, still tries such a
-/// tool as a task and calls it plainly if the task is refused.
-fn listed_tool(mut item: Value) -> Result<Tool, Error> {
-    let malformed = |e: serde_json::Error| Error::malformed(format!("tool: {e}"));
-    match serde_json::from_value(item.clone()) {
-        Ok(tool) => Ok(tool),
-        Err(e) => match item.as_object_mut().and_then(|o| o.remove("execution")) {
-            Some(_) => serde_json::from_value(item).map_err(malformed),
-            None => Err(malformed(e)),
-        },
     }
 }

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use async_channel::{Receiver, Sender};
 use serde_json::Value;
 use taskwire_engine::{
-    Event, PlainReason, ProgressParams, RequestId, RpcError, TaskId, TaskInfo, TaskPage, UsageError,
+    Event, PlainReason, ProgressParams, RequestId, RpcError, TaskId, TaskInfo, TaskPage, ToolPage,
+    UsageError,
 };
 
 use super::command::Answer;
@@ -21,6 +22,7 @@ enum Pending {
     Tool(Reply<CallToolResult>),
     Info(Reply<TaskInfo>),
     Page(Reply<TaskPage>),
+    Tools(Reply<ToolPage>),
     /// A task call whose caller waits for the task, or for the answer if there is none.
     Task {
         reply: Reply<TaskCall>,
@@ -57,6 +59,7 @@ impl Waits {
             Answer::Tool(reply) => Pending::Tool(reply),
             Answer::Info(reply) => Pending::Info(reply),
             Answer::Page(reply) => Pending::Page(reply),
+            Answer::Tools(reply) => Pending::Tools(reply),
             Answer::Task(reply) => {
                 let (tx, updates) = async_channel::unbounded();
                 if let Ok(id) = &sent {
@@ -101,6 +104,13 @@ impl Waits {
                 request, outcome, ..
             } => {
                 if let Some(Pending::Page(reply)) = self.replies.remove(&request) {
+                    let _ = reply.send(outcome.map_err(Error::from_outcome));
+                }
+            }
+            Event::ToolPage {
+                request, outcome, ..
+            } => {
+                if let Some(Pending::Tools(reply)) = self.replies.remove(&request) {
                     let _ = reply.send(outcome.map_err(Error::from_outcome));
                 }
             }
@@ -219,12 +229,15 @@ impl Waits {
             Pending::Tool(reply) => {
                 let _ = reply.send(outcome.and_then(CallToolResult::from_value));
             }
-            // Their answers come as `TaskAnswer` and `TaskPage`: here only the errors that
-            // end any request (the engine sends them no `Response` otherwise).
+            // Their answers come as `TaskAnswer`, `TaskPage` and `ToolPage`: here only the
+            // errors that end any request (the engine sends them no `Response` otherwise).
             Pending::Info(reply) => {
                 let _ = reply.send(Err(error_only(outcome)));
             }
             Pending::Page(reply) => {
+                let _ = reply.send(Err(error_only(outcome)));
+            }
+            Pending::Tools(reply) => {
                 let _ = reply.send(Err(error_only(outcome)));
             }
             // The server answered without a task: the answer is the outcome.

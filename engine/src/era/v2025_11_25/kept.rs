@@ -62,7 +62,7 @@ pub(crate) enum Asked {
     PlainRetry {
         original: RequestId,
     },
-    /// `tools/list`: answered with `Event::Response`, and each tool's task support is
+    /// `tools/list`: answered with `Event::ToolPage`, and each tool's task support is
     /// remembered for `call_tool_as_task`.
     ToolsList,
     /// `tasks/get`; `auto` when the engine polls on its own.

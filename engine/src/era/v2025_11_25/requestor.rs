@@ -20,7 +20,7 @@ use crate::error::UsageError;
 use crate::event::Event;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
-use crate::model::{Era, PlainReason, TaskPage};
+use crate::model::{Era, PlainReason, TaskPage, ToolPage};
 use crate::peer_error::PeerErrorKind;
 use crate::state::{answered_task, progress_meta, Source};
 
@@ -248,7 +248,11 @@ pub(super) fn answered(
             if let (Ok(page), Some(s)) = (&outcome, kept::session_mut(st, session)) {
                 s.peer_tools.learn(page);
             }
-            respond(st, id, outcome);
+            st.event(Event::ToolPage {
+                session,
+                request: id,
+                outcome: outcome.and_then(|page| ToolPage::read(&page)),
+            })
         }
         Asked::TaskGet { task, auto } => {
             match &outcome {
@@ -488,9 +492,12 @@ pub(super) fn closed_pending(
             session,
             error: error.clone(),
         }),
-        Asked::ToolsList | Asked::TaskRequest { .. } | Asked::Follow { .. } => {
-            st.event(response(id))
-        }
+        Asked::TaskRequest { .. } | Asked::Follow { .. } => st.event(response(id)),
+        Asked::ToolsList => st.event(Event::ToolPage {
+            session,
+            request: id,
+            outcome: Err(error.clone()),
+        }),
         Asked::PlainRetry { original } => st.event(response(original)),
         Asked::TaskResult { auto: false, .. } => st.event(response(id)),
         Asked::TaskGet { auto: false, .. } | Asked::TaskCancel { .. } => {

@@ -145,6 +145,8 @@ pub(crate) enum Asked {
     Discover { fallback: bool, retried: bool },
     /// A `tools/call` of ours; answered as its first request.
     Call(Box<Calling>),
+    /// `tools/list`: answered with `Event::ToolPage`.
+    ToolsList,
     /// `tasks/get`; `auto` when the engine polls on its own.
     TaskGet { task: TaskId, auto: bool },
     /// The `tasks/get` that starts following a task made earlier (`Host::follow_task`):

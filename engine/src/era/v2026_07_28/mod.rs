@@ -192,7 +192,7 @@ impl Protocol<Eras> for V2026_07_28 {
             Request::Any { method, params } => outgoing::app_request(st, session, &method, params),
             Request::ListTools { cursor } => {
                 let params = cursor.map(|c| serde_json::json!({ "cursor": c }));
-                outgoing::app_request(st, session, "tools/list", params)
+                outgoing::send(st, session, "tools/list", params, state::Asked::ToolsList)
             }
             Request::CallTool { name, arguments } => {
                 return requestor::call_tool(st, session, &name, arguments, false)

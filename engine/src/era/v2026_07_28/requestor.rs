@@ -16,7 +16,7 @@ use crate::error::UsageError;
 use crate::event::Event;
 use crate::ids::SessionId;
 use crate::jsonrpc::{code, RequestId, RpcError};
-use crate::model::{Era, Implementation, PlainReason};
+use crate::model::{Era, Implementation, PlainReason, ToolPage};
 use crate::state::{progress_meta, Phase, Timer};
 
 /// MRTR rounds one call may take before it fails (a server that never stops asking).
@@ -435,6 +435,11 @@ pub(super) fn answered(
             on_discover_answer(st, session, (fallback, retried), outcome)
         }
         Asked::Call(call) => on_call_answer(st, session, id, *call, outcome),
+        Asked::ToolsList => st.event(Event::ToolPage {
+            session,
+            request: id,
+            outcome: outcome.and_then(|page| ToolPage::read(&page)),
+        }),
         Asked::TaskGet { task, auto } => {
             let report = (!auto).then(|| id.clone());
             following::on_detailed_task(st, session, id, task, report, outcome)
@@ -502,6 +507,13 @@ pub(super) fn closed_pending(
         }
         Asked::AfterCancel { task, original } => {
             return following::answer_task(st, session, original, &task, Err(error.clone()))
+        }
+        Asked::ToolsList => {
+            return st.event(Event::ToolPage {
+                session,
+                request: id,
+                outcome: Err(error.clone()),
+            })
         }
         Asked::Follow { .. } => id,
         Asked::Call(call) => call.original.unwrap_or(id),
