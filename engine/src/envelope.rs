@@ -17,8 +17,9 @@ use crate::jsonrpc::RequestId;
 
 #[derive(Deserialize)]
 struct Raw<'a> {
-    #[serde(default)]
-    id: Option<RequestId>,
+    /// As sent, `null` too (a request's null id must not read as a notification's none).
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
     #[serde(default, borrow)]
     method: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
@@ -27,6 +28,11 @@ struct Raw<'a> {
     result: Option<IgnoredAny>,
     #[serde(default)]
     error: Option<IgnoredAny>,
+}
+
+/// A member that is present, whatever its value.
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(deserializer).map(Some)
 }
 
 /// The params fields an envelope reads.
@@ -158,13 +164,20 @@ pub struct Envelope {
 
 impl Envelope {
     /// The envelope of `message`; `None` when it is no single JSON-RPC message (not JSON,
-    /// not an object, or an object with no method, result or error): the engine answers
-    /// such a message with the precise error when it is fed.
+    /// not an object, an object with no method, result or error, or an id that is neither a
+    /// string nor an integer where one is needed): the engine answers such a message with
+    /// the precise error when it is fed.
     pub fn read(message: &[u8]) -> Option<Envelope> {
         let raw: Raw<'_> = serde_json::from_slice(message).ok()?;
         if raw.method.is_none() && raw.result.is_none() && raw.error.is_none() {
             return None;
         }
+        // A request's id must be a string or an integer (null is the engine's -32600).
+        let id = match raw.id.map(|id| (id.get(), id)) {
+            None => None,
+            Some(("null", _)) if raw.method.is_none() => None,
+            Some((_, id)) => Some(RequestId::deserialize(id).ok()?),
+        };
         // Params that are no object are the engine's to refuse.
         let params = raw.params.0.unwrap_or_default();
         let method = raw.method.map(Cow::into_owned);
@@ -180,7 +193,7 @@ impl Envelope {
         };
         let version = params.meta.0.and_then(|meta| meta.protocol_version.0);
         Some(Envelope {
-            id: raw.id,
+            id,
             method,
             name: named.0.map(Cow::into_owned),
             protocol_version: version.map(Cow::into_owned),
@@ -271,5 +284,9 @@ mod tests {
         let response = Envelope::read(br#"{"jsonrpc":"2.0","id":4,"result":{}}"#);
         assert_eq!(response.expect("a response").request_id(), None);
         assert!(Envelope::read(b"not json").is_none());
+        // A request whose id is null is none: the engine answers it -32600.
+        assert!(Envelope::read(br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#).is_none());
+        let unparsed = Envelope::read(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700}}"#);
+        assert_eq!(unparsed.expect("a response").id, None);
     }
 }

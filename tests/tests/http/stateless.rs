@@ -106,6 +106,11 @@ fn json_rpc_errors_take_the_specs_http_statuses() {
         let unreadable = server.post(&json!("not a message")).send().await;
         assert_eq!(unreadable.status(), StatusCode::BAD_REQUEST);
         assert_eq!(messages(unreadable).await[0]["error"]["code"], -32600);
+        // A request whose id is null is no notification (202): the engine's -32600.
+        let null_id = json!({"jsonrpc": "2.0", "id": null, "method": "tools/list"});
+        let null_id = server.post(&null_id).send().await;
+        assert_eq!(null_id.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(messages(null_id).await[0]["error"]["code"], -32600);
         let listed = server.stateless(3, "tools/list", json!({})).send().await;
         assert_eq!(listed.status(), StatusCode::OK);
     });

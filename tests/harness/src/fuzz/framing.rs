@@ -8,11 +8,12 @@
 //! Invariants: no panic; every output is valid JSON-RPC 2.0, labelled as what it is, and
 //! (as the [oracle](super::check::Oracle) samples it) valid against the schema; the three
 //! transcripts are byte-identical; the number of outputs is bounded by the number of lines;
-//! no byte of the stream makes the host send to the other owner's session; EOF closes the
+//! no byte of the stream makes the host send to the other owner's session; the transport's
+//! reader of each line (`Envelope::read`) never panics and finds a request's id; EOF closes the
 //! session (its tasks live on until `shutdown`, after which nothing is scheduled); a closed
 //! session and a shut-down host say nothing more.
 
-use taskwire_engine::{Host, Millis, Role, SessionId};
+use taskwire_engine::{Envelope, Host, Millis, Role, SessionId};
 
 use super::check::{output_bound, Oracle, Schema};
 use super::reader::Reader;
@@ -53,6 +54,20 @@ pub fn run_with(data: &[u8], schema: Schema) {
     }
     stream.extend_from_slice(rest);
     let lines = stream.iter().filter(|&&b| b == b'\n').count() + 1;
+    // What a transport reads of each line before the engine serves it: never a panic, and
+    // a request's id is what the line says.
+    for line in stream.split(|&b| b == b'\n') {
+        if let Some(envelope) = Envelope::read(line) {
+            let id = envelope.request_id().map(|id| id.to_string());
+            let parsed: Option<serde_json::Value> = serde_json::from_slice(line).ok();
+            let said = parsed.and_then(|v| v.get("method").and(v.get("id")).cloned());
+            assert_eq!(
+                id.is_some(),
+                said.is_some(),
+                "invariant: the envelope of {line:?}"
+            );
+        }
+    }
     let mut oracle = Oracle::new(schema, data);
     // The three transcripts are always compared; their text is kept for the seeded loop.
     let record = if matches!(schema, Schema::Full) {
