@@ -116,13 +116,16 @@ pub(crate) trait Protocol<K: Kept>: Sync {
     ) -> Result<RequestId, UsageError>;
 
     /// Asks for the notices the server sends only when asked (2026-07-28: on a listen
-    /// stream, with updates of `resources`); the request, when one was sent.
+    /// stream, with updates of `resources`); the request, when one was sent. An era whose
+    /// servers send every notice unasked asks for nothing.
     fn listen_for_notices(
         &self,
-        st: &mut State<K>,
-        session: SessionId,
-        resources: &[String],
-    ) -> Option<RequestId>;
+        _st: &mut State<K>,
+        _session: SessionId,
+        _resources: &[String],
+    ) -> Option<RequestId> {
+        None
+    }
 
     /// The application gives up its request `request` (the id it was given): the peer is
     /// told to stop; `false` when nothing of it is pending.
@@ -153,8 +156,8 @@ pub(crate) trait Protocol<K: Kept>: Sync {
     );
 
     /// The session is closing (it still exists, but nothing more is sent on it): what this
-    /// era keeps on it ends.
-    fn closed(&self, st: &mut State<K>, session: SessionId, error: &RpcError);
+    /// era keeps on it ends (an era that keeps nothing there does nothing).
+    fn closed(&self, _st: &mut State<K>, _session: SessionId, _error: &RpcError) {}
 
     /// A peer task of ours changed: fetch its outcome when it has one.
     fn follow_up(&self, st: &mut State<K>, session: SessionId, task: &TaskId);
@@ -162,6 +165,7 @@ pub(crate) trait Protocol<K: Kept>: Sync {
     /// Time to poll a peer task of ours.
     fn poll(&self, st: &mut State<K>, session: SessionId, task: &TaskId);
 
-    /// We stop following a peer task: what this era keeps for it ends.
-    fn let_go(&self, st: &mut State<K>, session: SessionId, task: &TaskId);
+    /// We stop following a peer task: what this era keeps for it ends (an era that keeps
+    /// nothing for it does nothing).
+    fn let_go(&self, _st: &mut State<K>, _session: SessionId, _task: &TaskId) {}
 }

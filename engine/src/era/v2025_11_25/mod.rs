@@ -147,16 +147,6 @@ impl Protocol<Eras> for V2025_11_25 {
         handshake::send_initialize(st, session)
     }
 
-    /// A 2025-11-25 server sends its notices unasked.
-    fn listen_for_notices(
-        &self,
-        _st: &mut State,
-        _session: SessionId,
-        _resources: &[String],
-    ) -> Option<RequestId> {
-        None
-    }
-
     fn send(
         &self,
         st: &mut State,
@@ -236,8 +226,6 @@ impl Protocol<Eras> for V2025_11_25 {
         }
     }
 
-    fn closed(&self, _st: &mut State, _session: SessionId, _error: &RpcError) {}
-
     fn follow_up(&self, st: &mut State, session: SessionId, task: &TaskId) {
         following::follow_up(st, session, task);
     }
@@ -245,6 +233,4 @@ impl Protocol<Eras> for V2025_11_25 {
     fn poll(&self, st: &mut State, session: SessionId, task: &TaskId) {
         following::poll(st, session, task);
     }
-
-    fn let_go(&self, _st: &mut State, _session: SessionId, _task: &TaskId) {}
 }
