@@ -48,8 +48,9 @@ pub(crate) trait Protocol<K: Kept>: Sync {
     /// Tells a session that follows a hosted task in this era about the task's change.
     fn tell(&self, st: &mut State<K>, session: SessionId, task: &TaskId);
 
-    /// Answers what a following session waits for on a task now terminal, or `gone`.
-    fn release(&self, st: &mut State<K>, session: SessionId, task: &TaskId, gone: bool);
+    /// Answers what a following session waits for on a task now terminal, or `gone` (an era
+    /// whose followers wait for nothing, polling instead, does nothing).
+    fn release(&self, _st: &mut State<K>, _session: SessionId, _task: &TaskId, _gone: bool) {}
 
     // ---- the application's work on calls of this era ----------------------------------
 
@@ -77,8 +78,9 @@ pub(crate) trait Protocol<K: Kept>: Sync {
         params: Map<String, Value>,
     ) -> Result<InputId, UsageError>;
 
-    /// Withdraws a call's open input requests: its task is finished or gone.
-    fn withdraw_inputs(&self, st: &mut State<K>, call: CallId);
+    /// Withdraws a call's open input requests: its task is finished or gone (an era whose
+    /// input requests are read from the task, not sent, has none to withdraw).
+    fn withdraw_inputs(&self, _st: &mut State<K>, _call: CallId) {}
 
     /// Sends a log message about a call to its requestor, if it wants it.
     fn log(

@@ -99,8 +99,6 @@ impl Protocol<Eras> for V2026_07_28 {
         listen::tell_listeners(st, session, task);
     }
 
-    fn release(&self, _st: &mut State, _session: SessionId, _task: &TaskId, _gone: bool) {}
-
     fn answer(&self, st: &mut State, call: CallId, outcome: Answer) {
         tools::answer(st, call, outcome);
     }
@@ -140,8 +138,6 @@ impl Protocol<Eras> for V2026_07_28 {
     ) -> Result<InputId, UsageError> {
         input::ask(st, call, method, capability, params)
     }
-
-    fn withdraw_inputs(&self, _st: &mut State, _call: CallId) {}
 
     fn log(
         &self,
