@@ -105,6 +105,24 @@ pub(crate) enum Source {
 }
 
 impl<K: Kept> State<K> {
+    /// Hands the application the answer to its `tasks/get` or `tasks/cancel` of `task`, read
+    /// by its era's `read` (see [`answered_task`]).
+    pub fn answer_task<E: std::fmt::Display>(
+        &mut self,
+        session: SessionId,
+        request: RequestId,
+        task: &TaskId,
+        outcome: Result<serde_json::Value, RpcError>,
+        read: impl FnOnce(&serde_json::Value) -> Result<Option<TaskInfo>, E>,
+    ) {
+        let outcome = answered_task(task, outcome, read);
+        self.event(Event::TaskAnswer {
+            session,
+            request,
+            outcome,
+        });
+    }
+
     /// A task of ours was created (any era): it is followed from now on.
     pub fn track_created(
         &mut self,

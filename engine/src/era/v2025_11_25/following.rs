@@ -1,7 +1,6 @@
 //! Following a task the peer hosts for us, in this era: `tasks/get` polls, and
 //! `tasks/result` fetches the outcome once the task needs input or is terminal.
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::state::Asked;
@@ -75,9 +74,7 @@ pub(super) fn on_followed(
     task: &TaskId,
     outcome: Result<Value, RpcError>,
 ) {
-    let read = answered_task(task, outcome, |value| {
-        Task::deserialize(value).map(|view| view.to_info())
-    });
+    let read = answered_task(task, outcome, Task::info_of);
     match read {
         Ok(info) => st.track_created(session, Era::V2025_11_25, request, info),
         Err(error) => st.event(Event::Response {

@@ -22,7 +22,7 @@ use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::{Era, PlainReason, TaskPage, ToolPage};
 use crate::peer_error::PeerErrorKind;
-use crate::state::{answered_task, progress_meta, Source};
+use crate::state::{progress_meta, Source};
 
 /// `tools/call` arguments: an object, or `null` for none (then the member is left out).
 fn tool_arguments(arguments: &Value) -> Result<Option<&Value>, UsageError> {
@@ -266,7 +266,7 @@ pub(super) fn answered(
                 Err(_) => {}
             }
             if !auto {
-                answer_task(st, session, id, &task, outcome);
+                st.answer_task(session, id, &task, outcome, Task::info_of);
             }
             st.after_poll(session, &task);
         }
@@ -284,7 +284,7 @@ pub(super) fn answered(
                     ),
                 }
             }
-            answer_task(st, session, id, &task, outcome);
+            st.answer_task(session, id, &task, outcome, Task::info_of);
         }
         Asked::TaskList => st.event(Event::TaskPage {
             session,
@@ -299,24 +299,6 @@ pub(super) fn answered(
         }
         Asked::Input { call, input } => receiver::on_input_response(st, call, input, outcome),
     }
-}
-
-/// Hands the application the answer to its `tasks/get` or `tasks/cancel` of `task`.
-fn answer_task(
-    st: &mut State,
-    session: SessionId,
-    request: RequestId,
-    task: &TaskId,
-    outcome: Result<Value, RpcError>,
-) {
-    let outcome = answered_task(task, outcome, |value| {
-        Task::deserialize(value).map(|view| view.to_info())
-    });
-    st.event(Event::TaskAnswer {
-        session,
-        request,
-        outcome,
-    });
 }
 
 /// A `tasks/list` answer as a page of tasks.

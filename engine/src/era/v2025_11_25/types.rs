@@ -107,6 +107,12 @@ pub struct Task {
 }
 
 impl Task {
+    /// The era-neutral view of a task object as sent (`Ok(None)`: a timestamp that is not
+    /// RFC 3339).
+    pub(crate) fn info_of(value: &Value) -> Result<Option<crate::TaskInfo>, serde_json::Error> {
+        Task::deserialize(value).map(|view| view.to_info())
+    }
+
     /// The era-neutral view; `None` when a timestamp is not RFC 3339.
     pub fn to_info(&self) -> Option<crate::TaskInfo> {
         Some(crate::TaskInfo {

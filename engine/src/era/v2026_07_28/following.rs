@@ -12,7 +12,6 @@ use super::outgoing::{answerable, answering_call, input_event, respond_to, send}
 use super::state::{self as kept, Answering, Asked};
 use super::types::Task;
 use crate::era::kept::State;
-use crate::event::Event;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::model::{Era, TaskInfo};
@@ -62,9 +61,7 @@ pub(super) fn on_followed(
     task: &TaskId,
     outcome: Result<Value, RpcError>,
 ) {
-    let read = answered_task(task, outcome, |value| {
-        Task::deserialize(value).map(|view| view.to_info())
-    });
+    let read = answered_task(task, outcome, Task::info_of);
     match read {
         Ok(info) => adopt(st, session, request, info),
         Err(error) => respond_to(st, session, request, Err(error)),
@@ -113,28 +110,9 @@ pub(super) fn on_detailed_task(
         Err(_) => {}
     }
     if let Some(request) = report {
-        answer_task(st, session, request, &task, outcome);
+        st.answer_task(session, request, &task, outcome, Task::info_of);
     }
     st.after_poll(session, &task);
-}
-
-/// Hands the application the answer to its `tasks/get` of `task` (or to the `tasks/cancel`
-/// it followed).
-pub(super) fn answer_task(
-    st: &mut State,
-    session: SessionId,
-    request: RequestId,
-    task: &TaskId,
-    outcome: Result<Value, RpcError>,
-) {
-    let outcome = answered_task(task, outcome, |value| {
-        Task::deserialize(value).map(|view| view.to_info())
-    });
-    st.event(Event::TaskAnswer {
-        session,
-        request,
-        outcome,
-    });
 }
 
 fn observe_detailed(

@@ -450,7 +450,7 @@ pub(super) fn answered(
         Asked::Follow { task } => following::on_followed(st, session, id, &task, outcome),
         Asked::TaskCancel { task } => match outcome {
             Ok(_) => following::after_cancel_ack(st, session, task, id),
-            Err(error) => following::answer_task(st, session, id, &task, Err(error)),
+            Err(error) => st.answer_task(session, id, &task, Err(error), Task::info_of),
         },
         Asked::Ack { task } => {
             // An error ends the task with it (the server will not take its input).
@@ -503,10 +503,10 @@ pub(super) fn closed_pending(
             })
         }
         Asked::TaskCancel { task } | Asked::TaskGet { task, auto: false } => {
-            return following::answer_task(st, session, id, &task, Err(error.clone()))
+            return st.answer_task(session, id, &task, Err(error.clone()), Task::info_of)
         }
         Asked::AfterCancel { task, original } => {
-            return following::answer_task(st, session, original, &task, Err(error.clone()))
+            return st.answer_task(session, original, &task, Err(error.clone()), Task::info_of)
         }
         Asked::ToolsList => {
             return st.event(Event::ToolPage {

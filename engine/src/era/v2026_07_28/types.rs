@@ -29,6 +29,12 @@ pub(super) struct Task {
 }
 
 impl Task {
+    /// The era-neutral view of a task object as sent (`Ok(None)`: a timestamp that is not
+    /// RFC 3339).
+    pub(crate) fn info_of(value: &Value) -> Result<Option<TaskInfo>, serde_json::Error> {
+        Task::deserialize(value).map(|view| view.to_info())
+    }
+
     /// The era-neutral view; `None` when a timestamp is not RFC 3339.
     pub fn to_info(&self) -> Option<TaskInfo> {
         Some(TaskInfo {
