@@ -163,12 +163,14 @@ pub struct Envelope {
 }
 
 impl Envelope {
-    /// The envelope of `message`; `None` when it is no single JSON-RPC message (not JSON,
-    /// not an object, an object with no method, result or error, or an id that is neither a
+    /// The envelope of `message`; `None` when it is no single JSON-RPC message (not UTF-8,
+    /// not JSON, not an object, an object with no method, result or error, or an id that is neither a
     /// string nor an integer where one is needed): the engine answers such a message with
     /// the precise error when it is fed.
     pub fn read(message: &[u8]) -> Option<Envelope> {
-        let raw: Raw<'_> = serde_json::from_slice(message).ok()?;
+        // Text that is no UTF-8, even where the envelope reads nothing, is the engine's -32700.
+        let text = std::str::from_utf8(message).ok()?;
+        let raw: Raw<'_> = serde_json::from_str(text).ok()?;
         if raw.method.is_none() && raw.result.is_none() && raw.error.is_none() {
             return None;
         }
@@ -284,6 +286,11 @@ mod tests {
         let response = Envelope::read(br#"{"jsonrpc":"2.0","id":4,"result":{}}"#);
         assert_eq!(response.expect("a response").request_id(), None);
         assert!(Envelope::read(b"not json").is_none());
+        // Bytes that are no UTF-8 where the envelope reads nothing still make it none.
+        assert!(Envelope::read(
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\xe1\":1}}"
+        )
+        .is_none());
         // A request whose id is null is none: the engine answers it -32600.
         assert!(Envelope::read(br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#).is_none());
         let unparsed = Envelope::read(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700}}"#);

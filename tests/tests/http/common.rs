@@ -90,7 +90,7 @@ impl TestServer {
     pub fn post(&self, body: &Value) -> Post<'_> {
         Post {
             server: self,
-            body: body.to_string(),
+            body: body.to_string().into_bytes(),
             headers: HeaderMap::new(),
         }
         .set("content-type", "application/json")
@@ -218,7 +218,7 @@ impl TestServer {
 /// A POST being built: its body and headers (each set once, replacing any before).
 pub struct Post<'a> {
     server: &'a TestServer,
-    body: String,
+    body: Vec<u8>,
     headers: HeaderMap,
 }
 
@@ -227,6 +227,12 @@ impl Post<'_> {
     pub fn set(mut self, name: &'static str, value: &str) -> Self {
         self.headers
             .insert(name, HeaderValue::from_str(value).expect("a header value"));
+        self
+    }
+
+    /// Sends `body` instead, byte for byte (e.g. bytes that are no UTF-8).
+    pub fn bytes(mut self, body: &[u8]) -> Self {
+        self.body = body.to_vec();
         self
     }
 

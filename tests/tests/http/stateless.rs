@@ -111,6 +111,13 @@ fn json_rpc_errors_take_the_specs_http_statuses() {
         let null_id = server.post(&null_id).send().await;
         assert_eq!(null_id.status(), StatusCode::BAD_REQUEST);
         assert_eq!(messages(null_id).await[0]["error"]["code"], -32600);
+        // Bytes that are no UTF-8, even in a part the transport does not read: -32700.
+        let garbled = server.stateless(4, "tools/list", json!({})).bytes(
+            b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\",\"params\":{\"a\xe1\":1}}",
+        );
+        let garbled = garbled.send().await;
+        assert_eq!(garbled.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(messages(garbled).await[0]["error"]["code"], -32700);
         let listed = server.stateless(3, "tools/list", json!({})).send().await;
         assert_eq!(listed.status(), StatusCode::OK);
     });
