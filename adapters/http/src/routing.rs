@@ -5,10 +5,10 @@
 //! are served (the body names the task; FastMCP's client sends none), a wrong one is not.
 
 use axum::http::HeaderMap;
+use taskwire_driver::engine::Envelope;
 
 use crate::guard::header_str;
 use crate::header_value::decode;
-use taskwire_driver::engine::Envelope;
 
 /// `HeaderMismatch` (HTTP only).
 pub(crate) const HEADER_MISMATCH: i64 = -32020;

@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use taskwire_driver::engine::{era, Era};
+use taskwire_driver::engine::{era, Envelope, Era};
 use taskwire_driver::{Server, ServerHandle};
 
 use crate::config::HttpConfig;
@@ -22,7 +22,6 @@ use crate::response::{accepts_sse, error};
 use crate::sessions::{self, SESSION_HEADER};
 use crate::shared::Shared;
 use crate::stateless;
-use taskwire_driver::engine::Envelope;
 
 /// The MCP endpoint at `path` over the running server `handle`: mount it in your own axum
 /// app (`Router::merge`), or let [`serve`] run it. Both protocol eras at once: a POST with

@@ -10,13 +10,12 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
-use taskwire_driver::engine::MessageKind;
+use taskwire_driver::engine::{Envelope, MessageKind};
 
 use crate::response::{accepts_sse, error_for, stopped, Answer, Frame};
 use crate::routing::{self, HEADER_MISMATCH};
 use crate::shared::{Shared, ANONYMOUS};
 use crate::tool_params;
-use taskwire_driver::engine::Envelope;
 
 /// Serves one stateless POST.
 pub(crate) async fn post(

@@ -11,10 +11,10 @@ use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::{json, Value};
 use taskwire_driver::engine::jsonrpc::RequestId;
+use taskwire_driver::engine::Envelope;
 
 use super::{failure, Session, Transport};
 use crate::header_value::encode;
-use taskwire_driver::engine::Envelope;
 
 /// The code of a request the transport could not deliver or get an answer to (as for a
 /// peer gone on stdio: "Connection closed").

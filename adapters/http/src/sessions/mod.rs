@@ -13,7 +13,7 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
-use taskwire_driver::engine::MessageKind;
+use taskwire_driver::engine::{Envelope, MessageKind};
 use taskwire_driver::{random_uuid, Outgoing};
 
 use crate::guard::header_str;
@@ -21,7 +21,6 @@ use crate::response::{accepts_sse, error, error_for, sse_until_closed, Answer};
 use crate::shared::Shared;
 use routes::{Refusal, Routes};
 use table::{NoRoom, Session};
-use taskwire_driver::engine::Envelope;
 
 /// The session header.
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
