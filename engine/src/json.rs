@@ -94,7 +94,11 @@ pub(crate) fn push_u64(buf: &mut Buf, mut n: u64) {
         i -= 1;
         digits[i] = b'0' + n as u8;
     }
-    push_ascii(buf, &digits[i..]);
+    // A few digits: pushed one by one, cheaper than checking them as text.
+    buf.reserve(digits.len() - i);
+    for &digit in &digits[i..] {
+        buf.push(char::from(digit));
+    }
 }
 
 /// Appends a signed integer.

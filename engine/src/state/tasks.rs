@@ -527,13 +527,12 @@ impl TaskTable {
 
     /// Paces the polls of a running task (2026-07-28 checklist §2.9 r5): a poll sooner than
     /// half the suggested interval after the previous one doubles the interval, up to
-    /// [`MAX_PACED_POLL_MS`] (never lowered); every poll is answered all the same.
-    pub fn pace_poll(&mut self, id: &str, now: Millis) {
-        let Some(task) = self.get_mut(id) else {
-            return;
-        };
+    /// [`MAX_PACED_POLL_MS`] (never lowered); every poll is answered all the same. The task
+    /// as it stands after, for the answer.
+    pub fn pace_poll(&mut self, id: &str, now: Millis) -> Option<&Record> {
+        let task = self.get_mut(id)?;
         if task.status.is_terminal() || task.poll == NO_POLL {
-            return;
+            return Some(task);
         }
         let previous = std::mem::replace(&mut task.polled, now);
         let early = now.0.saturating_sub(previous.0) < u64::from(task.poll / 2);
@@ -543,6 +542,7 @@ impl TaskTable {
                 .saturating_mul(2)
                 .min(MAX_PACED_POLL_MS.max(task.poll));
         }
+        Some(task)
     }
 
     /// Replaces the status message of a non-terminal task. Returns whether it changed.

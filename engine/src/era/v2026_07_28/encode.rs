@@ -275,8 +275,13 @@ pub(super) fn plain_reply(id: &RequestId, raw: &RawValue) -> String {
 
 /// Appends a result object with `"resultType":"complete"` first, unless it has one.
 fn push_complete(buf: &mut Buf, raw: &RawValue) {
-    let text = raw.get().trim();
-    if text.contains("\"resultType\"") {
+    let text = raw.get();
+    // A result the engine keeps is its compact text; other text is trimmed first.
+    let text = match text.starts_with('{') && text.ends_with('}') {
+        true => text,
+        false => text.trim(),
+    };
+    if names_result_type(text) {
         // The text names the key (maybe nested): decide on the parsed object.
         let mut map: Map<String, Value> = serde_json::from_str(text).unwrap_or_default();
         map.entry("resultType").or_insert_with(|| "complete".into());
@@ -291,10 +296,45 @@ fn push_complete(buf: &mut Buf, raw: &RawValue) {
     buf.push_str(body);
 }
 
+/// Whether `text` holds the key `"resultType"` anywhere (a capital `T` is rare in results, so
+/// this looks for it eight bytes at a time first).
+fn names_result_type(text: &str) -> bool {
+    const KEY: &[u8] = b"\"resultType\"";
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(found) = crate::scan::find(&bytes[from..], b'T') {
+        let at = from + found;
+        if at >= 7 && bytes[at - 7..].starts_with(KEY) {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn names_result_type_agrees_with_a_plain_search() {
+        for text in [
+            r#"{"resultType":"complete"}"#,
+            r#"{"a":{"resultType":1}}"#,
+            r#"{"Type":"resultType"}"#,
+            r#"{"T":"T","resultTyp":1}"#,
+            r#"{"content":[{"type":"text","text":"T"}]}"#,
+            "T",
+            "",
+        ] {
+            assert_eq!(
+                names_result_type(text),
+                text.contains(r#""resultType""#),
+                "{text}"
+            );
+        }
+    }
 
     fn completed(raw: &str) -> Value {
         let raw = RawValue::from_string(raw.into()).unwrap();

@@ -80,7 +80,7 @@ pub(crate) struct CallState {
 
 /// An input request a task waits for: `tasks/get` lists it under `key` until `tasks/update`
 /// answers it.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct Ask {
     pub(super) id: InputId,
     /// Unique over the host's life, so never reused within a task.
