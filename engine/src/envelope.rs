@@ -170,6 +170,13 @@ impl Envelope {
     pub fn read(message: &[u8]) -> Option<Envelope> {
         // Text that is no UTF-8, even where the envelope reads nothing, is the engine's -32700.
         let text = std::str::from_utf8(message).ok()?;
+        // An object only (serde would also read a struct from an array, field by field).
+        if !text
+            .trim_start_matches([' ', '\t', '\n', '\r'])
+            .starts_with('{')
+        {
+            return None;
+        }
         let raw: Raw<'_> = serde_json::from_str(text).ok()?;
         if raw.method.is_none() && raw.result.is_none() && raw.error.is_none() {
             return None;
@@ -280,6 +287,10 @@ mod tests {
             Envelope::read(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#);
         assert_eq!(listed.expect("an envelope").name, None);
         assert!(Envelope::read(b"[1,2]").is_none());
+        assert!(
+            Envelope::read(br#" [1,"tools/list"]"#).is_none(),
+            "no struct from an array"
+        );
         // A JSON object that is no JSON-RPC message; responses still are.
         assert!(Envelope::read(br#"{"foo":1}"#).is_none());
         assert!(Envelope::read(br#"{"jsonrpc":"2.0","id":4}"#).is_none());

@@ -111,6 +111,10 @@ fn json_rpc_errors_take_the_specs_http_statuses() {
         let null_id = server.post(&null_id).send().await;
         assert_eq!(null_id.status(), StatusCode::BAD_REQUEST);
         assert_eq!(messages(null_id).await[0]["error"]["code"], -32600);
+        // An array is no request, though its items could be read as one's fields.
+        let array = server.post(&json!([5, "tools/list"])).send().await;
+        assert_eq!(array.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(messages(array).await[0]["error"]["code"], -32600);
         // Bytes that are no UTF-8, even in a part the transport does not read: -32700.
         let garbled = server.stateless(4, "tools/list", json!({})).bytes(
             b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\",\"params\":{\"a\xe1\":1}}",
