@@ -97,7 +97,7 @@ trap summary EXIT
 
 # CI builds once from clean: the incremental cache (about 5 GB) would never be read again, and
 # line tables are all a failing test's backtrace needs (full debug info doubles target/debug).
-# A CI run then needs about 8 GB of disk instead of 14.
+# A CI run then needs about 6 GB of disk instead of 14.
 if [ "${CI:-}" = true ]; then
   export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
   export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
