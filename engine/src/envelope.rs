@@ -1,19 +1,20 @@
 //! What an incoming message says about itself, read by the engine's rules for a caller that
-//! must decide before the engine serves it: a transport choosing the era and checking the
-//! 2026-07-28 routing headers, a driver fetching the task a request names from a shared
-//! store. The engine reads the message whole again when it serves it.
+//! must decide before the engine serves it: a transport choosing the era of a body whose
+//! headers do not say it, a driver fetching the task a request names from a shared store.
+//! The engine reads the message whole again when it serves it; a caller that only checks
+//! what a request says hands the engine a [`Check`](crate::Check) instead, and the message
+//! is read once.
 
 use std::borrow::Cow;
-use std::fmt;
-use std::marker::PhantomData;
 
-use serde::de::value::{BorrowedStrDeserializer, MapAccessDeserializer};
-use serde::de::{self, IgnoredAny, IntoDeserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use crate::era::v2026_07_28::VERSION_KEY;
 use crate::jsonrpc::RequestId;
+use crate::lenient::Lenient;
+use crate::routed::TASK_METHODS;
 
 #[derive(Deserialize)]
 struct Raw<'a> {
@@ -55,80 +56,6 @@ struct Meta<'a> {
     #[serde(default, borrow, rename = "io.modelcontextprotocol/protocolVersion")]
     protocol_version: Lenient<Cow<'a, str>>,
 }
-
-/// A string's text, or an object's fields (`T`), when the value is of that kind; any other
-/// value is skipped. So one pass over the message reads every field the envelope needs,
-/// whatever the others hold.
-struct Lenient<T>(Option<T>);
-
-impl<T> Default for Lenient<T> {
-    fn default() -> Self {
-        Lenient(None)
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Lenient<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(LenientVisitor(PhantomData))
-    }
-}
-
-struct LenientVisitor<T>(PhantomData<T>);
-
-impl<'de, T: Deserialize<'de>> LenientVisitor<T> {
-    /// `T` out of a string, if it reads one.
-    fn text<E: de::Error>(text: impl IntoDeserializer<'de, E>) -> Result<Lenient<T>, E> {
-        Ok(Lenient(T::deserialize(text.into_deserializer()).ok()))
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Visitor<'de> for LenientVisitor<T> {
-    type Value = Lenient<T>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
-        Self::text(BorrowedStrDeserializer::new(text))
-    }
-
-    fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-        Self::text(text.to_owned())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        T::deserialize(MapAccessDeserializer::new(map)).map(|t| Lenient(Some(t)))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Lenient(None))
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Lenient(None))
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(Lenient(None))
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Lenient(None))
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(Lenient(None))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Lenient(None))
-    }
-}
-
-/// The methods whose request names a task in `params.taskId`.
-const TASK_METHODS: [&str; 4] = ["tasks/get", "tasks/update", "tasks/cancel", "tasks/result"];
 
 /// What an incoming message says about itself: its id and method, what it names, and the
 /// protocol version a 2026-07-28 request names in its `_meta`. Read leniently: a field of
@@ -226,23 +153,6 @@ impl Envelope {
     /// The task a `tasks/*` request names.
     pub fn task(&self) -> Option<&str> {
         self.name.as_deref().filter(|_| self.names_a_task())
-    }
-
-    /// Whether a 2026-07-28 request of this method must name something in `Mcp-Name`
-    /// (`tools/call`, `prompts/get`, `resources/read`, `tasks/get`, `tasks/update`,
-    /// `tasks/cancel`).
-    pub fn names_something(&self) -> bool {
-        matches!(
-            self.method.as_deref(),
-            Some(
-                "tools/call"
-                    | "prompts/get"
-                    | "resources/read"
-                    | "tasks/get"
-                    | "tasks/update"
-                    | "tasks/cancel"
-            )
-        )
     }
 
     /// The `_meta` key [`Envelope::protocol_version`] comes from.

@@ -113,9 +113,11 @@ mod host;
 mod ids;
 mod json;
 pub mod jsonrpc;
+mod lenient;
 mod log_level;
 mod model;
 mod peer_error;
+mod routed;
 mod scan;
 mod state;
 pub mod status;
@@ -137,6 +139,7 @@ pub use model::{
     ToolDef, ToolExecution, ToolPage,
 };
 pub use peer_error::PeerErrorKind;
+pub use routed::{Check, Routed};
 pub use state::TaskIdSource;
 pub use status::TaskStatus;
 pub use time::Millis;

@@ -73,9 +73,13 @@ pub(crate) fn accepts(headers: &HeaderMap, kind: &str) -> bool {
     })
 }
 
-/// Whether `kind` is the reply to `id`.
-pub(crate) fn is_reply_to(kind: &MessageKind, id: &RequestId) -> bool {
-    matches!(kind, MessageKind::Reply { to: Some(to), .. } if to == id)
+/// Whether `kind` is the reply to `id` (any reply, for a session's one request: `None`).
+pub(crate) fn is_reply_to(kind: &MessageKind, id: Option<&RequestId>) -> bool {
+    match (kind, id) {
+        (MessageKind::Reply { .. }, None) => true,
+        (MessageKind::Reply { to: Some(to), .. }, Some(id)) => to == id,
+        _ => false,
+    }
 }
 
 /// One message on its way to an HTTP response, with its SSE event id (a 2025-11-25 session
@@ -106,8 +110,8 @@ const RETRY: Duration = Duration::from_millis(500);
 
 /// How the response to one request is made.
 pub(crate) struct Answer<F> {
-    /// The request.
-    pub id: RequestId,
+    /// The request; `None` for a session that serves one request (its reply is the first).
+    pub id: Option<RequestId>,
     /// The messages for it, the reply last.
     pub frames: BoxStream<'static, Frame>,
     /// Whether an SSE stream may carry them; otherwise only the reply is sent, and what
@@ -140,7 +144,7 @@ impl<F: Fn(&MessageKind) -> StatusCode> Answer<F> {
             tokio::select! {
                 frame = self.frames.next() => {
                     let frame = frame?;
-                    if is_reply_to(&frame.out.kind, &self.id) {
+                    if is_reply_to(&frame.out.kind, self.id.as_ref()) {
                         return Some(json_message((self.status)(&frame.out.kind), frame.out.message));
                     }
                     if self.sse {
@@ -160,7 +164,7 @@ impl<F: Fn(&MessageKind) -> StatusCode> Answer<F> {
         let mut head = Vec::new();
         let mut done = false;
         if let Some(first) = first {
-            done = is_reply_to(&first.out.kind, &self.id);
+            done = is_reply_to(&first.out.kind, self.id.as_ref());
             head.push(first.event());
         }
         let head = futures::stream::iter(head);
@@ -174,7 +178,7 @@ impl<F: Fn(&MessageKind) -> StatusCode> Answer<F> {
                     Some(at) => tokio::time::timeout_at(at, frames.next()).await.ok()?,
                     None => frames.next().await,
                 }?;
-                let done = is_reply_to(&next.out.kind, &id);
+                let done = is_reply_to(&next.out.kind, id.as_ref());
                 Some((next.event(), (frames, id, done, deadline, keep)))
             });
         let events = head.chain(rest).map(Ok::<_, Infallible>);

@@ -1,27 +1,55 @@
-//! The 2026-07-28 routing headers against the body of a request: `MCP-Protocol-Version`,
-//! `Mcp-Method` and `Mcp-Name` (decoded from its `=?base64?…?=` form first). One that is
-//! missing or says something else is refused with `-32020`: an intermediary may have routed
-//! on it. One leniency: `tasks/get`, `tasks/update` and `tasks/cancel` without `Mcp-Name`
-//! are served (the body names the task; FastMCP's client sends none), a wrong one is not.
+//! The 2026-07-28 routing headers against the body of a request, as the engine reads it:
+//! `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` (decoded from its `=?base64?…?=`
+//! form first), and a tool's `Mcp-Param-*` headers against the marks of its input schema.
+//! One that is missing or says something else is refused with `-32020`: an intermediary may
+//! have routed on it. One leniency: `tasks/get`, `tasks/update` and `tasks/cancel` without
+//! `Mcp-Name` are served (the body names the task; FastMCP's client sends none), a wrong one
+//! is not.
 
 use axum::http::HeaderMap;
-use taskwire_driver::engine::Envelope;
+use taskwire_driver::engine::{Envelope, Routed, RpcError};
 
 use crate::guard::header_str;
 use crate::header_value::decode;
+use crate::tool_params;
 
 /// `HeaderMismatch` (HTTP only).
 pub(crate) const HEADER_MISMATCH: i64 = -32020;
 
-/// The routing headers of a request against its body; `Err` says the first that does not
-/// agree. Notifications and responses are not checked.
-pub(crate) fn check(headers: &HeaderMap, envelope: &Envelope) -> Result<(), String> {
-    let (Some(method), Some(_)) = (envelope.method.as_deref(), envelope.request_id()) else {
+/// The headers of a request against the request as the engine read it: `Err` is the
+/// `-32020` it is answered with (notifications and responses are not checked).
+pub(crate) fn admit(headers: &HeaderMap, routed: &Routed<'_>) -> Result<(), RpcError> {
+    check(headers, routed)
+        .and_then(|()| check_params(headers, routed))
+        .map_err(|why| {
+            tracing::debug!(%why, "refused a request whose routing headers do not match");
+            RpcError::new(HEADER_MISMATCH, format!("Header mismatch: {why}"))
+        })
+}
+
+/// A tool's `Mcp-Param-*` headers against the marks of its input schema (a tool with
+/// invalid marks is left out by clients: none of its headers is checked).
+fn check_params(headers: &HeaderMap, routed: &Routed<'_>) -> Result<(), String> {
+    let Some(tool) = routed.tool else {
         return Ok(());
     };
+    let marks = tool_params::marks(&tool.input_schema).unwrap_or_default();
+    if marks.is_empty() {
+        return Ok(());
+    }
+    let arguments = (routed.arguments)
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .unwrap_or_default();
+    tool_params::check(headers, &marks, &arguments)
+}
+
+/// The routing headers of a request against its body; `Err` says the first that does not
+/// agree.
+fn check(headers: &HeaderMap, routed: &Routed<'_>) -> Result<(), String> {
+    let method = routed.method;
     match (
         header_str(headers, "mcp-protocol-version"),
-        envelope.protocol_version.as_deref(),
+        routed.protocol_version,
     ) {
         (Some(header), Some(body)) if header != body => {
             return Err(format!(
@@ -41,11 +69,11 @@ pub(crate) fn check(headers: &HeaderMap, envelope: &Envelope) -> Result<(), Stri
         }
         Some(_) => {}
     }
-    if !envelope.names_something() {
+    if !routed.names_something() {
         return Ok(());
     }
     let Some(header) = headers.get("mcp-name") else {
-        if envelope.names_a_task() {
+        if routed.names_a_task() {
             tracing::debug!(
                 method,
                 "served without the Mcp-Name header: the body names the task"
@@ -55,7 +83,7 @@ pub(crate) fn check(headers: &HeaderMap, envelope: &Envelope) -> Result<(), Stri
         return Err(format!("the Mcp-Name header is missing for {method}"));
     };
     let header = decode(header).map_err(|why| format!("Mcp-Name is refused: {why}"))?;
-    match envelope.name.as_deref() {
+    match routed.name {
         Some(name) if *header != *name => Err(format!(
             "Mcp-Name is {header:?} but the body names {name:?}"
         )),

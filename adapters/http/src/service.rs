@@ -86,7 +86,7 @@ async fn post_mcp(State(shared): State<Arc<Shared>>, mut request: Request) -> Re
     shared.sweep();
     let counted = owner.clone();
     shared
-        .counted(&counted, serve_post(&shared, owner, &headers, body))
+        .counted(&counted, serve_post(&shared, owner, headers, body))
         .await
 }
 
@@ -119,18 +119,30 @@ async fn read_body(request: Request, timeout: Duration) -> Result<Bytes, Respons
 
 /// A POST, admitted: in the session it names, a new session for `initialize`, or stateless.
 /// A 2026-07-28 request is served statelessly even when it carries an `Mcp-Session-Id`: the
-/// transport says to ignore one.
+/// transport says to ignore one. One whose `MCP-Protocol-Version` header names 2026-07-28
+/// goes to the engine unread (it reads the body once, checking the headers against it);
+/// any other body is read here first, to tell its era.
 async fn serve_post(
     shared: &Arc<Shared>,
     owner: Option<String>,
-    headers: &HeaderMap,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let envelope = Envelope::read(&body);
-    match header_str(headers, SESSION_HEADER) {
-        Some(id) if per_request(envelope.as_ref(), headers) => {
+    if per_request_header(&headers) {
+        if let Some(id) = header_str(&headers, SESSION_HEADER) {
             tracing::debug!(session = %id, "ignored the Mcp-Session-Id of a 2026-07-28 request");
-            stateless::post(shared, owner, headers, body, envelope).await
+        }
+        return stateless::post(shared, owner, headers, body).await;
+    }
+    let envelope = Envelope::read(&body);
+    let per_request = envelope
+        .as_ref()
+        .is_some_and(|e| e.protocol_version.is_some());
+    let headers = &headers;
+    match header_str(headers, SESSION_HEADER) {
+        Some(id) if per_request => {
+            tracing::debug!(session = %id, "ignored the Mcp-Session-Id of a 2026-07-28 request");
+            stateless::post(shared, owner, headers.clone(), body).await
         }
         Some(id) => {
             let Some(session) = shared.sessions.get(id).filter(|s| s.admits(&owner)) else {
@@ -152,21 +164,20 @@ async fn serve_post(
             let initialize = envelope
                 .as_ref()
                 .is_some_and(|e| e.method.as_deref() == Some("initialize"));
-            if initialize && !per_request(envelope.as_ref(), headers) {
+            if initialize && !per_request {
                 sessions::post(shared, owner, headers, body, envelope, None).await
             } else {
-                stateless::post(shared, owner, headers, body, envelope).await
+                stateless::post(shared, owner, headers.clone(), body).await
             }
         }
     }
 }
 
-/// Whether a POST is of the per-request era: its `_meta` or its `MCP-Protocol-Version`
-/// header names a version of it.
-fn per_request(envelope: Option<&Envelope>, headers: &HeaderMap) -> bool {
-    let era = header_str(headers, "mcp-protocol-version").and_then(era::serving_version);
-    envelope.is_some_and(|e| e.protocol_version.is_some())
-        || era.is_some_and(|era| era != Era::V2025_11_25)
+/// Whether a POST's `MCP-Protocol-Version` header names a version of the per-request era.
+fn per_request_header(headers: &HeaderMap) -> bool {
+    header_str(headers, "mcp-protocol-version")
+        .and_then(era::serving_version)
+        .is_some_and(|era| era != Era::V2025_11_25)
 }
 
 async fn get_mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {

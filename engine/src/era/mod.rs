@@ -72,6 +72,13 @@ pub(crate) fn send_notice(
     }
 }
 
+/// Whether the per-request era (2026-07-28) reads a request on a server session:
+/// `server/discover`, and any request naming its protocol version. The caller's check of
+/// any other request sees its method only ([`State::check_method`]).
+pub(crate) fn per_request(method: &str, params: Option<&str>) -> bool {
+    method == "server/discover" || v2026_07_28::names_version(params)
+}
+
 /// Whether `ping` is answered with `{}`: in every era but 2026-07-28, which removed it (a
 /// request carrying that era's `_meta` version goes to [`route_request`], which refuses it).
 pub(crate) fn answers_ping(params: Option<&str>) -> bool {

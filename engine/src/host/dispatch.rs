@@ -115,6 +115,13 @@ impl Host {
         params: Params<'_>,
     ) -> Result<(), Misread> {
         let st = &mut self.state;
+        if st.check.is_some() && !era::per_request(method, params.text()) {
+            if let Err(reject) = st.check_method(method) {
+                params.check().ok_or(Misread)?;
+                st.refuse(session, id, reject);
+                return Ok(());
+            }
+        }
         let Some(s) = st.session(session) else {
             return Ok(());
         };

@@ -5,6 +5,7 @@ use crate::error::UsageError;
 use crate::event::Output;
 use crate::framing::Frame;
 use crate::ids::SessionId;
+use crate::routed::Check;
 use crate::time::Millis;
 
 impl Host {
@@ -50,6 +51,26 @@ impl Host {
     ) -> Result<(), UsageError> {
         self.enter(now)?;
         self.handle_frame(session, Frame::Line(message));
+        Ok(())
+    }
+
+    /// [`Host::handle_message`], with the caller's `check` of each request the message
+    /// holds, given what the engine read of it before serving it ([`Routed`](crate::Routed)): a request
+    /// the check refuses is answered with the check's error and not served. A transport
+    /// that routed the message on its headers checks them here, in the engine's one read of
+    /// the message. Requests of an era that names no protocol version in the message are
+    /// shown with their method only.
+    pub fn handle_checked(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        message: &[u8],
+        check: Check,
+    ) -> Result<(), UsageError> {
+        self.enter(now)?;
+        self.state.check = Some(check);
+        self.handle_frame(session, Frame::Line(message));
+        self.state.check = None;
         Ok(())
     }
 

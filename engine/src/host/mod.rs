@@ -107,6 +107,15 @@ impl Host {
             .map_or(&NULL, |s| &s.peer_capabilities)
     }
 
+    /// Whether the peer of `session` has a request in progress here: one whose answer is
+    /// still to come, or is held until the store confirms what it says (a transport that
+    /// serves one message per session closes it when not).
+    pub fn answering(&self, session: SessionId) -> bool {
+        self.state
+            .session(session)
+            .is_some_and(|s| !s.requests.is_empty() || !s.held.is_empty())
+    }
+
     /// The owner a session acts for.
     pub fn owner(&self, session: SessionId) -> Option<&Owner> {
         let s = self.state.session(session)?;

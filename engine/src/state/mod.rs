@@ -37,8 +37,9 @@ use serde_json::value::RawValue;
 use crate::config::Config;
 use crate::error::UsageError;
 use crate::ids::{CallId, InputId, SessionId, Slab, TaskId};
-use crate::jsonrpc::{RequestId, RpcError};
+use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::model::Era;
+use crate::routed::{Check, Routed};
 use crate::time::{Millis, MAX_MILLIS};
 use deadlines::Deadlines;
 use journal::Journal;
@@ -106,6 +107,8 @@ pub(crate) struct State<K: Kept> {
     pub work: HashMap<TaskId, CallId, BuildHasherDefault<IdHasher>>,
     /// What the eras keep for the whole host.
     pub kept: K::Host,
+    /// The caller's check of the requests of the message being handled, if it gave one.
+    pub check: Option<Check>,
     timers: Deadlines<Timer>,
     out: Queue,
     journal: Journal,
@@ -131,6 +134,7 @@ impl<K: Kept> State<K> {
             sessions: Slab::default(),
             calls: Slab::default(),
             work: HashMap::default(),
+            check: None,
             kept: K::Host::default(),
             timers: Deadlines::new(),
             out: Queue::default(),
@@ -179,6 +183,15 @@ impl<K: Kept> State<K> {
         match s.phase {
             Phase::Ready { .. } => Ok(s),
             _ => Err(UsageError::NotInitialized(session)),
+        }
+    }
+
+    /// The caller's check of a request of which only the method is read
+    /// ([`Host::handle_checked`](crate::Host::handle_checked)); `Ok` without one.
+    pub fn check_method(&mut self, method: &str) -> Result<(), Reject> {
+        match self.check.as_mut() {
+            Some(check) => check(&Routed::method(method)).map_err(Reject::from),
+            None => Ok(()),
         }
     }
 

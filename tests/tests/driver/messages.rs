@@ -202,34 +202,76 @@ fn a_request_is_served_as_its_session_opens() {
 }
 
 #[test]
-fn the_handle_tells_each_tool_as_listed_now() {
-    let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
-    let server = server()
-        .setup(|host, _| {
-            host.add_tool(Tool::new("set_up", TaskSupport::Forbidden));
-            Ok(())
+fn a_checked_request_is_shown_as_the_engine_reads_it() {
+    use std::sync::Mutex;
+    use taskwire_driver::engine::{Check, Routed, RpcError};
+
+    /// A check that writes down what it is shown and refuses what `refuse` names.
+    fn recording(seen: &Arc<Mutex<Vec<String>>>, refuse: &'static str) -> Check {
+        let seen = seen.clone();
+        Box::new(move |r: &Routed<'_>| {
+            let tool = r.tool.map(|t| t.name.as_str());
+            let arguments = r.arguments.map(|a| a.get().to_owned());
+            let line = format!(
+                "{} {:?} {:?} {tool:?} {arguments:?}",
+                r.method, r.protocol_version, r.name
+            );
+            seen.lock().unwrap().push(line);
+            match r.method == refuse {
+                true => Err(RpcError::new(-32020, "Header mismatch: refused")),
+                false => Ok(()),
+            }
         })
-        .expect("set up");
-    let live = server.live_tools();
-    let handle = server.start(runtime);
-    assert!(
-        handle.tool("wait").is_some(),
-        "a tool the server was built with"
-    );
-    assert!(handle.tool("set_up").is_some(), "a tool added in setup");
-    assert!(handle.tool("nothing").is_none());
-    live.remove("wait");
-    live.add(
-        Tool::new("later", TaskSupport::Optional),
-        |_, _: Value| async { Ok(CallToolResult::text("later")) },
-    );
-    crate::links::within_20s(handle, async |handle| {
-        // The changes hold from the next message the server reads on.
-        let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
-        let session = handle.request("alice", 4, ping).await.expect("opens");
-        until_reply(&session, 1).await;
-        assert!(handle.tool("wait").is_none(), "removed while serving");
-        let later = handle.tool("later").expect("added while serving");
-        assert_eq!(later.name, "later");
+    }
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let tasks_meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": {"io.modelcontextprotocol/tasks": {}}}});
+    with_server(async |handle| {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        // Serves `message` with a check that refuses `refuse`.
+        let serve = async |message: &Value, refuse| {
+            let check = recording(&seen, refuse);
+            (handle
+                .request_checked("alice", 4, message.to_string(), check)
+                .await)
+                .expect("opens")
+        };
+        // A 2026-07-28 call: its name, tool and arguments; refused, it is not served.
+        let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "wait", "arguments": {"ms": 1}, "_meta": meta}});
+        let (before, reply) = until_reply(&serve(&call, "tools/call").await, 7).await;
+        assert!(before.is_empty(), "no progress: the tool never ran");
+        assert_eq!(reply["error"]["code"], -32020);
+        assert_eq!(reply["error"]["message"], "Header mismatch: refused");
+        // Let through, the same call runs.
+        let (_, reply) = until_reply(&serve(&call, "none").await, 7).await;
+        assert_eq!(reply["result"]["resultType"], "complete");
+        // A task named, and a request of no per-request era: its method only.
+        let get = json!({"jsonrpc": "2.0", "id": 8, "method": "tasks/get", "params": {
+            "taskId": "t-1", "_meta": tasks_meta}});
+        let (_, reply) = until_reply(&serve(&get, "none").await, 8).await;
+        assert_eq!(reply["error"]["code"], -32602, "no such task: {reply}");
+        let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
+        let (_, reply) = until_reply(&serve(&ping, "ping").await, 9).await;
+        assert_eq!(reply["error"]["code"], -32020);
+        // A notification is shown nothing, and its session closes with no message.
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let session = serve(&note, "none").await;
+        assert!(session.recv().await.is_none(), "closed with no message");
+        let seen = seen.lock().unwrap();
+        let call = r#"tools/call Some("2026-07-28") Some("wait") Some("wait") Some("{\"ms\":1}")"#;
+        assert_eq!(
+            *seen,
+            [
+                call,
+                call,
+                r#"tasks/get Some("2026-07-28") Some("t-1") None None"#,
+                "ping None None None None",
+            ]
+        );
     });
 }

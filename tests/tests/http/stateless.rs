@@ -124,6 +124,15 @@ fn json_rpc_errors_take_the_specs_http_statuses() {
         assert_eq!(messages(garbled).await[0]["error"]["code"], -32700);
         let listed = server.stateless(3, "tools/list", json!({})).send().await;
         assert_eq!(listed.status(), StatusCode::OK);
+        // A notification, read by the engine alone (the header names the era): 202, no body.
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 9}});
+        let note = (server.post(&note))
+            .set("mcp-protocol-version", "2026-07-28")
+            .send()
+            .await;
+        assert_eq!(note.status(), StatusCode::ACCEPTED);
+        assert!(note.bytes().await.expect("a body").is_empty());
     });
 }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 use async_channel::Receiver;
 use taskwire_engine::{Change, JournalEntry, RpcError, SessionId, TaskSnapshot};
 
+use super::Inbound;
 use crate::runtime::BoxFuture;
 use crate::store::{Refused, StoreError, StoreNews, TaskStore};
 
@@ -36,7 +37,7 @@ pub(crate) struct StoreLink {
     pub news: Option<Pin<Box<Receiver<StoreNews>>>>,
     /// Messages of a session waiting, in order, while the task the first one names is
     /// fetched from a shared store.
-    pub parked: HashMap<SessionId, VecDeque<Vec<u8>>>,
+    pub parked: HashMap<SessionId, VecDeque<Inbound>>,
 }
 
 impl StoreLink {

@@ -7,7 +7,7 @@
 
 use async_channel::{Receiver, Sender};
 use futures::channel::oneshot;
-use taskwire_engine::{MessageKind, Owner, SessionId};
+use taskwire_engine::{Check, MessageKind, Owner, SessionId};
 
 use crate::error::Error;
 
@@ -30,6 +30,22 @@ pub(crate) struct MessageOut {
     pub one_request: bool,
 }
 
+/// A message from the peer, with the transport's check of its requests (see
+/// [`Host::handle_checked`](taskwire_engine::Host::handle_checked)).
+pub(crate) struct Inbound {
+    pub message: Vec<u8>,
+    pub check: Option<Check>,
+}
+
+impl From<Vec<u8>> for Inbound {
+    fn from(message: Vec<u8>) -> Self {
+        Inbound {
+            message,
+            check: None,
+        }
+    }
+}
+
 /// What a message session's handle tells the driver.
 pub(crate) enum LinkInput {
     Open {
@@ -37,7 +53,7 @@ pub(crate) enum LinkInput {
         outgoing: Sender<Box<Outgoing>>,
         capacity: usize,
         /// A message to serve as the session opens.
-        first: Option<Vec<u8>>,
+        first: Option<Inbound>,
         reply: oneshot::Sender<Option<SessionId>>,
     },
     Message {
@@ -62,7 +78,7 @@ impl MessageLinks {
         &self,
         owner: Owner,
         capacity: usize,
-        first: Option<Vec<u8>>,
+        first: Option<Inbound>,
     ) -> Result<MessageSession, Error> {
         let (tx, outgoing) = async_channel::unbounded();
         let (reply, opened) = oneshot::channel();

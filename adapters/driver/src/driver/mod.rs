@@ -34,6 +34,7 @@ pub(crate) use app::{App, Ctx, Work};
 use bytes::{ByteLink, Read};
 pub(crate) use command::{Command, Reply};
 use journal::StoreLink;
+pub(crate) use messages::Inbound;
 pub(crate) use messages::MessageLinks;
 use messages::{LinkInput, MessageOut};
 pub use messages::{MessageSession, Outgoing};
@@ -357,15 +358,30 @@ impl<A: App> Driver<A> {
                         self.messages.insert(session, out);
                         if let Some(first) = first {
                             self.deliver(session, first);
+                            self.route_outputs(cx);
+                            self.close_unless_answering(session);
                         }
                     }
                     let _ = reply.send(session);
                 }
-                LinkInput::Message { session, message } => self.deliver(session, message),
+                LinkInput::Message { session, message } => self.deliver(session, message.into()),
                 LinkInput::Close { session } => self.host.close(now(), session),
             }
         }
         busy
+    }
+
+    /// Closes a session opened for one message once that message needs no answer (a
+    /// notification or a response, or a request answered at once, which closed it already):
+    /// its transport sees the session's messages end.
+    fn close_unless_answering(&mut self, session: SessionId) {
+        let parked = self
+            .store
+            .as_ref()
+            .is_some_and(|link| link.parked.contains_key(&session));
+        if !parked && !self.host.answering(session) && self.messages.remove(&session).is_some() {
+            self.host.close(now(), session);
+        }
     }
 
     fn read_links(&mut self, cx: &mut Context<'_>) -> bool {

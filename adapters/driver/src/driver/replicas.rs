@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 
 use taskwire_engine::{Envelope, RpcError, SessionId, TaskSnapshot};
 
-use super::{now, poll_next, App, Command, Driver, COMMANDS_PER_TURN};
+use super::{now, poll_next, App, Command, Driver, Inbound, COMMANDS_PER_TURN};
 use crate::store::{StoreError, StoreNews};
 
 impl<A: App> Driver<A> {
@@ -17,13 +17,13 @@ impl<A: App> Driver<A> {
     /// waits (with the session's later messages, to keep their order) for the task as
     /// stored now (so that a cancel racing the work's end elsewhere rarely sees it as
     /// running when it has finished).
-    pub(super) fn deliver(&mut self, session: SessionId, message: Vec<u8>) {
+    pub(super) fn deliver(&mut self, session: SessionId, message: Inbound) {
         if let Some(link) = self.store.as_mut().filter(|l| l.news.is_some()) {
             if let Some(waiting) = link.parked.get_mut(&session) {
                 waiting.push_back(message);
                 return;
             }
-            let envelope = Envelope::read(&message).unwrap_or_default();
+            let envelope = Envelope::read(&message.message).unwrap_or_default();
             let stale = |task: &&str| {
                 !self.host.has_task(task)
                     || (envelope.method.as_deref() == Some("tasks/cancel")
@@ -41,8 +41,17 @@ impl<A: App> Driver<A> {
                 return;
             }
         }
+        self.feed(session, message);
+    }
+
+    /// Hands the host one message (with its transport's check, if any).
+    fn feed(&mut self, session: SessionId, inbound: Inbound) {
+        let Inbound { message, check } = inbound;
         // Refused only once the host is shut down, when its input no longer matters.
-        let _ = self.host.handle_message(now(), session, &message);
+        let _ = match check {
+            Some(check) => self.host.handle_checked(now(), session, &message, check),
+            None => self.host.handle_message(now(), session, &message),
+        };
     }
 
     /// The store answered the fetch for `session`'s first waiting message: the task (if
@@ -70,7 +79,7 @@ impl<A: App> Driver<A> {
             ),
         }
         if let Some(first) = waiting.pop_front() {
-            let _ = self.host.handle_message(now(), session, &first);
+            self.feed(session, first);
         }
         for next in waiting {
             self.deliver(session, next);

@@ -59,13 +59,11 @@ impl App for ToolSet {
                 let name = tool.name.clone();
                 self.insert(name.clone(), handler);
                 ctx.host.add_tool(tool::app_def(tool));
-                self.catalog.refresh(ctx.host, &name);
             }
             ServerCommand::RemoveTool(name) => {
                 tracing::debug!(tool = %name, "tool removed");
                 self.remove(&name);
                 ctx.host.remove_tool(&name);
-                self.catalog.refresh(ctx.host, &name);
             }
         }
     }

@@ -2,7 +2,6 @@
 //! or many.
 
 mod app;
-mod catalog;
 mod context;
 #[cfg(feature = "schemars")]
 mod form;
@@ -13,13 +12,14 @@ mod tool;
 
 use std::future::Future;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use async_channel::Sender;
 use futures::channel::oneshot;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use taskwire_engine::{Config, Host, Millis, Notice, Owner, RpcError, Tool, UsageError};
+use taskwire_engine::{Check, Config, Host, Millis, Notice, Owner, RpcError, Tool, UsageError};
 
 pub use context::ToolContext;
 #[cfg(feature = "schemars")]
@@ -28,12 +28,11 @@ pub use live_tools::LiveTools;
 pub use notifier::Notifier;
 pub use tool::{NoArgs, ToolOutcome};
 
-use crate::driver::{Command, Commands, Driver, MessageLinks, MessageSession, Until};
+use crate::driver::{Command, Commands, Driver, Inbound, MessageLinks, MessageSession, Until};
 use crate::error::Error;
 use crate::ids::new_task_id;
 use crate::runtime::{BoxFuture, Reader, Runtime, Writer};
 use crate::store::TaskStore;
-use catalog::Catalog;
 use tool::{Handler, ToolSet};
 
 /// A server's own command (its tools' contexts and its connections' handles send the
@@ -239,14 +238,13 @@ impl Server {
 
     /// Starts serving in the background; connections are added with [`ServerHandle::connect`].
     pub fn start(self, runtime: Arc<dyn Runtime>) -> ServerHandle {
-        let catalog = self.tools.catalog.clone();
         let (driver, commands) = self.driver(runtime.clone(), Until::Shutdown);
         let links = driver.message_links();
         runtime.spawn(Box::pin(driver));
         ServerHandle {
             commands,
             links,
-            catalog,
+            stopping: Arc::default(),
         }
     }
 
@@ -272,7 +270,6 @@ impl Server {
         until: Until,
     ) -> (Driver<ToolSet>, Sender<Command<ServerCommand>>) {
         let tx = self.commands.0.clone();
-        self.tools.catalog.fill(&self.host);
         let mut driver = Driver::new(self.host, runtime, self.tools, until, self.commands);
         if let Some(store) = self.store {
             driver.with_store(store);
@@ -298,7 +295,8 @@ pub async fn serve_stdio(server: Server, runtime: Arc<dyn Runtime>) -> io::Resul
 pub struct ServerHandle {
     commands: Sender<Command<ServerCommand>>,
     links: MessageLinks,
-    catalog: Catalog,
+    /// Set by [`ServerHandle::shutdown`].
+    stopping: Arc<AtomicBool>,
 }
 
 impl ServerHandle {
@@ -332,7 +330,7 @@ impl ServerHandle {
     /// [`ServerHandle::open`] for one request (a 2026-07-28 POST): `message` is served as the
     /// session opens, with no round trip between. Read the session's messages up to the
     /// reply: the session closes with it (its stream ends; a notification or a response,
-    /// which get no reply, close it when the handle is dropped). A 2026-07-28 request names its era in `params._meta`:
+    /// which get no reply, close it at once). A 2026-07-28 request names its era in `params._meta`:
     /// `"io.modelcontextprotocol/protocolVersion": "2026-07-28"` and
     /// `"io.modelcontextprotocol/clientCapabilities": {…}` (without them it is answered -32602).
     pub async fn request(
@@ -341,20 +339,39 @@ impl ServerHandle {
         capacity: usize,
         message: impl Into<Vec<u8>>,
     ) -> Result<MessageSession, Error> {
-        let first = Some(message.into());
+        let first = Some(message.into().into());
         self.links.open(owner.into(), capacity, first).await
     }
 
-    /// The tool `name` as `tools/list` lists it now (e.g. for a transport that checks a
-    /// call's `Mcp-Param-*` headers against the `x-mcp-header` marks of its input schema),
-    /// read without a round trip to the server (shared, not copied); `None` when there is
-    /// no such tool.
-    pub fn tool(&self, name: &str) -> Option<Arc<Tool>> {
-        self.catalog.get(name)
+    /// [`ServerHandle::request`], with the transport's `check` of the request, run as the
+    /// engine reads it and before it is served (see
+    /// [`Host::handle_checked`](taskwire_engine::Host::handle_checked)): Streamable HTTP
+    /// checks its routing headers against the body here, so that the body is read once.
+    /// A message that needs no answer (a notification, a response) closes the session at
+    /// once: its messages end with none.
+    pub async fn request_checked(
+        &self,
+        owner: impl Into<Owner>,
+        capacity: usize,
+        message: impl Into<Vec<u8>>,
+        check: Check,
+    ) -> Result<MessageSession, Error> {
+        let first = Inbound {
+            message: message.into(),
+            check: Some(check),
+        };
+        self.links.open(owner.into(), capacity, Some(first)).await
+    }
+
+    /// Whether [`ServerHandle::shutdown`] was called (on this handle or a clone): a session
+    /// whose messages end without a reply to its request ended with the server.
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Relaxed)
     }
 
     /// Closes every connection and stops all work.
     pub async fn shutdown(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
         let _ = self.commands.send(Command::Shutdown).await;
     }
 }

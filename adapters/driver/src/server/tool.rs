@@ -9,8 +9,6 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use taskwire_engine::{RpcError, SessionId, TaskDecision, Tool, ToolDef};
 
-use super::catalog::Catalog;
-
 use super::context::ToolContext;
 use super::subscriptions::Subscriptions;
 use crate::handler::Handlers;
@@ -48,8 +46,6 @@ pub(crate) struct ToolSet {
     pub sessions: HashSet<SessionId>,
     /// The resources the sessions want updates of, as the engine reports them.
     pub subscriptions: Subscriptions,
-    /// The tools as listed, for the server's handles.
-    pub catalog: Catalog,
 }
 
 impl ToolSet {

@@ -73,7 +73,7 @@ pub(crate) async fn post(
         return gone();
     }
     let answer = Answer {
-        id,
+        id: Some(id),
         frames: frames.boxed(),
         sse: accepts_sse(headers),
         status: |_: &MessageKind| StatusCode::OK,
@@ -178,7 +178,7 @@ pub(crate) fn get(shared: &Shared, session: &Session, headers: &HeaderMap) -> Re
         if let Some((id, frames)) = resumed {
             tracing::debug!(session = %session.id, last, "a response stream resumed");
             let answer = Answer {
-                id,
+                id: Some(id),
                 frames: frames.boxed(),
                 sse: true,
                 status: |_: &MessageKind| StatusCode::OK,

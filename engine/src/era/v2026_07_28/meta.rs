@@ -11,6 +11,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::jsonrpc::{self, Reject, RpcError};
+use crate::lenient::Lenient;
 use crate::log_level::LogLevel;
 use crate::model::InputKinds;
 use crate::peer_error::PeerErrorKind;
@@ -83,15 +84,29 @@ struct Capabilities {
 pub(super) trait Stateless: DeserializeOwned {
     /// Takes the `_meta` read with the fields.
     fn meta(&mut self) -> Meta;
+
+    /// What a request of `method` names (a tool, a task), for the caller's check.
+    fn name(&self, _method: &str) -> Option<&str> {
+        None
+    }
+
+    /// A call's arguments, as sent, for the caller's check.
+    fn arguments(&self) -> Option<&RawValue> {
+        None
+    }
 }
 
-/// Implements [`Stateless`] for params structs with a `meta` field.
+/// Implements [`Stateless`] for params structs with a `meta` field (and the field that
+/// holds what the request names, after `=>`).
 macro_rules! stateless {
-    ($($name:ident),* $(,)?) => {$(
+    ($($name:ident $(=> $named:ident)?),* $(,)?) => {$(
         impl $crate::era::v2026_07_28::meta::Stateless for $name {
             fn meta(&mut self) -> $crate::era::v2026_07_28::meta::Meta {
                 std::mem::take(&mut self.meta)
             }
+            $(fn name(&self, _method: &str) -> Option<&str> {
+                Some(&self.$named)
+            })?
         }
     )*};
 }
@@ -108,13 +123,32 @@ pub(super) enum Read<P> {
     Fields(Result<P, Reject>, RequestMeta),
 }
 
-/// A request's params with only its `_meta` (methods with no fields of their own).
+/// A request's params with only its `_meta` (methods the engine reads no fields of), and
+/// what an application's request may name (`name`, `uri`; when a string) for the caller's
+/// check.
 #[derive(Deserialize)]
 pub(super) struct MetaOnly {
     #[serde(rename = "_meta", default)]
     meta: Meta,
+    #[serde(default)]
+    name: Lenient<String>,
+    #[serde(default)]
+    uri: Lenient<String>,
 }
-stateless!(MetaOnly);
+
+impl Stateless for MetaOnly {
+    fn meta(&mut self) -> Meta {
+        std::mem::take(&mut self.meta)
+    }
+
+    /// `params.uri` for `resources/read`, `params.name` otherwise.
+    fn name(&self, method: &str) -> Option<&str> {
+        match method {
+            "resources/read" => self.uri.0.as_deref(),
+            _ => self.name.0.as_deref(),
+        }
+    }
+}
 
 /// What one request declares about itself.
 #[derive(Clone, Debug)]

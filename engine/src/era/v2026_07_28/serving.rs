@@ -13,6 +13,7 @@ use crate::ids::SessionId;
 use crate::jsonrpc::{Params, Reject, RequestId, RpcError};
 use crate::model::{Era, Role};
 use crate::peer_error::PeerErrorKind;
+use crate::routed::Routed;
 
 /// Serves a request of this era whose params are unchecked text (checked as they are read);
 /// `None` when it is not one, or its params must be checked first.
@@ -41,36 +42,36 @@ pub(super) fn serve(
     let text = params.text();
     // Most requests of a 2025-11-25 session never name this era's version: let them go at
     // once, before anything else is read.
-    if method != "server/discover" && !names_version(text) {
+    if !crate::era::per_request(method, text) {
         return None;
     }
     match method {
-        "server/discover" => {
-            with::<MetaOnly>(st, text, true, |st, _, _| on_discover(st, session, id))
-        }
-        "tools/list" => with(st, text, false, |st, fields, _| {
+        "server/discover" => with::<MetaOnly>(st, method, text, true, |st, _, _| {
+            on_discover(st, session, id)
+        }),
+        "tools/list" => with(st, method, text, false, |st, fields, _| {
             tools::on_tools_list(st, session, id, fields?)
         }),
-        "tools/call" => with(st, text, false, |st, fields, meta| {
+        "tools/call" => with(st, method, text, false, |st, fields, meta| {
             tools::on_tools_call(st, session, id, fields?, &meta)
         }),
-        "tasks/get" => with(st, text, false, |st, fields, meta| {
+        "tasks/get" => with(st, method, text, false, |st, fields, meta| {
             tasks::on_tasks_get(st, session, id, fields, &meta)
         }),
-        "tasks/cancel" => with(st, text, false, |st, fields, meta| {
+        "tasks/cancel" => with(st, method, text, false, |st, fields, meta| {
             tasks::on_tasks_cancel(st, session, id, fields, &meta)
         }),
-        "tasks/update" => with(st, text, false, |st, fields, meta| {
+        "tasks/update" => with(st, method, text, false, |st, fields, meta| {
             tasks::on_tasks_update(st, session, id, fields, &meta)
         }),
-        "subscriptions/listen" => with(st, text, false, |st, fields, meta| {
+        "subscriptions/listen" => with(st, method, text, false, |st, fields, meta| {
             listen::on_listen(st, session, id, fields?, &meta)
         }),
         _ => {
             // The application gets its params checked (text that is no JSON value is
             // no request of this era: the host reads the line again).
             let params = params.check()?;
-            with::<MetaOnly>(st, text, false, |st, _, meta| {
+            with::<MetaOnly>(st, method, text, false, |st, _, meta| {
                 if owned_by_engine(method) || !st.config.app_serves(method) {
                     return Err(unknown(method));
                 }
@@ -84,18 +85,58 @@ pub(super) fn serve(
     }
 }
 
-/// Reads the params as `P` and serves them with `serve`, if the request is of this era.
+/// Reads the params as `P` and serves them with `serve`, if the request is of this era and
+/// the caller's check lets it be served.
 fn with<P: Stateless>(
     st: &mut State,
+    method: &str,
     params: Option<&str>,
     discover: bool,
     serve: impl FnOnce(&mut State, Result<P, Reject>, RequestMeta) -> Result<(), Reject>,
 ) -> Option<Result<(), Reject>> {
-    match read::<P>(params, discover, &mut st.kept.v2026_07_28.last_meta) {
+    let read = read::<P>(params, discover, &mut st.kept.v2026_07_28.last_meta);
+    let checked = match &read {
+        // Another era's: the check sees the method only.
+        Read::NotOurs | Read::Refused(_) => st.check_method(method),
+        Read::Fields(fields, _) => {
+            let version = names_version(params).then_some(VERSION);
+            check(st, method, version, fields.as_ref().ok())
+        }
+    };
+    if let Err(reject) = checked {
+        return Some(Err(reject));
+    }
+    match read {
         Read::NotOurs => None,
         Read::Refused(reject) => Some(Err(reject)),
         Read::Fields(fields, meta) => Some(serve(st, fields, meta)),
     }
+}
+
+/// The caller's check of a request this era read
+/// ([`Host::handle_checked`](crate::Host::handle_checked)); `Ok` without one.
+fn check<P: Stateless>(
+    st: &mut State,
+    method: &str,
+    protocol_version: Option<&str>,
+    fields: Option<&P>,
+) -> Result<(), Reject> {
+    let Some(check) = st.check.as_mut() else {
+        return Ok(());
+    };
+    let name = fields.and_then(|f| f.name(method));
+    let tool = match method {
+        "tools/call" => name.and_then(|name| st.tools.get(name)),
+        _ => None,
+    };
+    let routed = Routed {
+        method,
+        protocol_version,
+        name,
+        tool,
+        arguments: fields.and_then(P::arguments),
+    };
+    check(&routed).map_err(Reject::from)
 }
 
 fn unknown(method: &str) -> Reject {

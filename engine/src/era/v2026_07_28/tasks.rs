@@ -31,7 +31,7 @@ pub(super) struct UpdateParams {
     meta: Meta,
 }
 
-stateless!(TaskIdParams, UpdateParams);
+stateless!(TaskIdParams => task_id, UpdateParams => task_id);
 
 /// `tasks/get`: the whole `DetailedTask`, outcome inline. A poll that comes too soon
 /// raises the task's `pollIntervalMs` (the task table's `pace_poll`) and is answered.

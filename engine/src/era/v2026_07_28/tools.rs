@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::encode;
 use super::input::rounds;
-use super::meta::{stateless, tasks_required, Meta, RequestMeta};
+use super::meta::{stateless, tasks_required, Meta, RequestMeta, Stateless};
 use super::state::{self as kept, Answering};
 use super::CACHE_TTL_MS;
 use crate::era::kept::{Call, State};
@@ -46,7 +46,21 @@ pub(super) struct CallParams {
     meta: Meta,
 }
 
-stateless!(PageParams, CallParams);
+stateless!(PageParams);
+
+impl Stateless for CallParams {
+    fn meta(&mut self) -> Meta {
+        std::mem::take(&mut self.meta)
+    }
+
+    fn name(&self, _method: &str) -> Option<&str> {
+        Some(&self.name)
+    }
+
+    fn arguments(&self) -> Option<&RawValue> {
+        self.arguments.as_deref()
+    }
+}
 
 pub(super) fn on_tools_list(
     st: &mut State,

@@ -9,11 +9,17 @@
 //! (as the [oracle](super::check::Oracle) samples it) valid against the schema; the three
 //! transcripts are byte-identical; the number of outputs is bounded by the number of lines;
 //! no byte of the stream makes the host send to the other owner's session; the transport's
-//! reader of each line (`Envelope::read`) never panics and finds a request's id; EOF closes the
+//! reader of each line (`Envelope::read`) never panics and finds a request's id; a transport's
+//! check (`Host::handle_checked`) is shown each request line once, saying what the envelope
+//! reads, and a request it refuses is answered with its error and starts nothing; EOF closes the
 //! session (its tasks live on until `shutdown`, after which nothing is scheduled); a closed
 //! session and a shut-down host say nothing more.
 
-use taskwire_engine::{Envelope, Host, Millis, Role, SessionId};
+use std::sync::{Arc, Mutex};
+
+use taskwire_engine::{
+    Envelope, Event, Host, MessageKind, Millis, Output, Role, Routed, RpcError, SessionId,
+};
 
 use super::check::{output_bound, Oracle, Schema};
 use super::reader::Reader;
@@ -72,6 +78,7 @@ pub fn run_with(data: &[u8], schema: Schema) {
             }
         }
     }
+    checked_lines(&stream);
     let mut oracle = Oracle::new(schema, data);
     // The three transcripts are always compared; their text is kept for the seeded loop.
     let record = if matches!(schema, Schema::Full) {
@@ -176,6 +183,72 @@ pub fn run_with(data: &[u8], schema: Schema) {
     if stream.len() <= BYTEWISE_MAX {
         let bytewise = feed(&mut stream.chunks(1));
         same(&whole, &bytewise, "one chunk and byte by byte");
+    }
+}
+
+/// Each line on a session of its own, with a check that refuses whatever it is shown.
+fn checked_lines(stream: &[u8]) {
+    let now = Millis(EPOCH);
+    let mut host = Host::new(config("framing"), task_ids(0), now);
+    add_tools(&mut host);
+    for line in stream.split(|&b| b == b'\n') {
+        let shown: Arc<Mutex<Vec<String>>> = Arc::default();
+        let seen = shown.clone();
+        let envelope = Envelope::read(line);
+        let text = String::from_utf8_lossy(line).into_owned();
+        let check = Box::new(move |r: &Routed<'_>| {
+            let e = envelope.as_ref();
+            let e = e.unwrap_or_else(|| panic!("invariant: a check shown {text}, no message"));
+            assert_eq!(
+                Some(r.method),
+                e.method.as_deref(),
+                "invariant: the method of {text}"
+            );
+            if r.protocol_version.is_some() {
+                let version = e.protocol_version.as_deref();
+                assert_eq!(
+                    r.protocol_version, version,
+                    "invariant: the version of {text}"
+                );
+            }
+            if let (Some(name), Some(said)) = (r.name, &e.name) {
+                assert_eq!(name, said, "invariant: what {text} names");
+            }
+            seen.lock().expect("one thread").push(r.method.to_owned());
+            Err(RpcError::new(-32020, "refused"))
+        });
+        let s = host
+            .open(now, Role::Server, "fuzz")
+            .expect("the host takes sessions");
+        host.handle_checked(now, s, line, check)
+            .expect("the host takes input");
+        let shown = std::mem::take(&mut *shown.lock().expect("one thread"));
+        let mut replies = Vec::new();
+        while let Some(output) = host.poll_output() {
+            match output {
+                Output::Send(t) => replies.push(t.kind),
+                Output::Event(Event::ToolCall(_) | Event::Request(_)) if !shown.is_empty() => {
+                    panic!("invariant: a refused request started work")
+                }
+                _ => {}
+            }
+        }
+        if !shown.is_empty() {
+            let text = String::from_utf8_lossy(line);
+            assert_eq!(shown.len(), 1, "invariant: {text} shown once");
+            assert!(
+                matches!(
+                    replies[..],
+                    [MessageKind::Reply {
+                        error: Some(-32020),
+                        ..
+                    }]
+                ),
+                "invariant: {text} refused gets the check's error alone: {replies:?}"
+            );
+        }
+        host.close(now, s);
+        while host.poll_output().is_some() {}
     }
 }
 
