@@ -116,8 +116,9 @@ impl Host {
     ) -> Result<(), Misread> {
         let st = &mut self.state;
         if st.check.is_some() && !era::per_request(method, params.text()) {
+            // A line that is no JSON is shown to no check: it gets -32700.
+            params.check().ok_or(Misread)?;
             if let Err(reject) = st.check_method(method) {
-                params.check().ok_or(Misread)?;
                 st.refuse(session, id, reject);
                 return Ok(());
             }

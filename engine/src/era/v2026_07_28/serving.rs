@@ -96,12 +96,13 @@ fn with<P: Stateless>(
 ) -> Option<Result<(), Reject>> {
     let read = read::<P>(params, discover, &mut st.kept.v2026_07_28.last_meta);
     let checked = match &read {
+        // Read whole: the params are JSON.
+        Read::Fields(Ok(fields), _) => check(st, method, version(params), Some(fields)),
+        // A check is shown only JSON (a line that is none gets -32700, or the error read).
+        _ if st.check.is_none() || !is_json(params) => Ok(()),
+        Read::Fields(Err(_), _) => check::<P>(st, method, version(params), None),
         // Another era's: the check sees the method only.
         Read::NotOurs | Read::Refused(_) => st.check_method(method),
-        Read::Fields(fields, _) => {
-            let version = names_version(params).then_some(VERSION);
-            check(st, method, version, fields.as_ref().ok())
-        }
     };
     if let Err(reject) = checked {
         return Some(Err(reject));
@@ -111,6 +112,16 @@ fn with<P: Stateless>(
         Read::Refused(reject) => Some(Err(reject)),
         Read::Fields(fields, meta) => Some(serve(st, fields, meta)),
     }
+}
+
+/// The version a request names (`server/discover` may name none).
+fn version(params: Option<&str>) -> Option<&'static str> {
+    names_version(params).then_some(VERSION)
+}
+
+/// Whether params text is one JSON value (read without building it).
+fn is_json(params: Option<&str>) -> bool {
+    params.is_none_or(|text| serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok())
 }
 
 /// The caller's check of a request this era read
