@@ -263,8 +263,10 @@ pub enum Event {
         /// The peer's reason, when it gave one.
         message: Option<String>,
     },
-    /// A task restored with [`Host::restore`](crate::Host::restore) was still running when
-    /// its host stopped: resume its work under `call`, or finish it with
+    /// A task's work stopped with the host running it: restored with
+    /// [`Host::restore`](crate::Host::restore) (this host, restarted), or taken over with
+    /// [`Host::adopt`](crate::Host::adopt) (another host sharing the store). Resume its work
+    /// under `call` (its request's `attempt` says which run this is), or finish it with
     /// [`Host::respond`](crate::Host::respond).
     Restored {
         /// The handle of the task's work.

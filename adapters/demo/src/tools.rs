@@ -77,6 +77,9 @@ pub fn server(options: ServerOptions) -> Result<Server, UsageError> {
     let tool = Tool::new(TOOL, TaskSupport::Optional).with_description(DESCRIPTION);
     let mut server = Server::new(config)
         .tool(tool, move |ctx, _: NoArgs| long_running_task(ctx, step))
+        // Its work stopped with its process (a restart, a replica whose lease ran out): it
+        // starts its steps over, saying which attempt it is.
+        .resume(TOOL, move |ctx, _: NoArgs| long_running_task(ctx, step))
         .fallback(|ctx, _: Value| async move {
             Ok(CallToolResult::error(format!(
                 "未知工具: {}",
@@ -86,7 +89,11 @@ pub fn server(options: ServerOptions) -> Result<Server, UsageError> {
     if required_tool {
         let tool =
             Tool::new(REQUIRED_TOOL, TaskSupport::Required).with_description(REQUIRED_DESCRIPTION);
-        server = server.tool(tool, move |ctx, _: NoArgs| long_running_task(ctx, step));
+        server = server
+            .tool(tool, move |ctx, _: NoArgs| long_running_task(ctx, step))
+            .resume(REQUIRED_TOOL, move |ctx, _: NoArgs| {
+                long_running_task(ctx, step)
+            });
     }
     if bench_tools {
         server = bench_tools::add_tools(server);
@@ -100,8 +107,12 @@ pub fn server(options: ServerOptions) -> Result<Server, UsageError> {
 /// Three status messages `step` apart, then [`DONE_MESSAGE`] and the result; a plain call
 /// just waits.
 async fn long_running_task(ctx: ToolContext, step: Duration) -> ToolOutcome {
+    let attempt = ctx.attempt();
     for message in STEPS {
-        ctx.set_status(message).await;
+        match attempt {
+            1 => ctx.set_status(message).await,
+            n => ctx.set_status(format!("{message}（第 {n} 次尝试）")).await,
+        }
         ctx.sleep(step).await;
     }
     ctx.set_status(DONE_MESSAGE).await;

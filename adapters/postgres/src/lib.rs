@@ -35,7 +35,8 @@
 //!   it. A task's work runs on the replica that made it, under that replica's lease
 //!   ([`PostgresOptions::lease`], renewed every third of it by the database's clock); when
 //!   a lease runs out (the process died, or lost the database), one surviving replica takes
-//!   each of its unfinished tasks and fails it.
+//!   each of its unfinished tasks and runs its work again with the tool's resume hook, or
+//!   fails it.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), taskwire_driver::StoreError> {

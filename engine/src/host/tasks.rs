@@ -6,7 +6,7 @@ use crate::config::Durability;
 use crate::era;
 use crate::era::Call;
 use crate::error::UsageError;
-use crate::event::{Event, StopReason};
+use crate::event::StopReason;
 use crate::ids::{CallId, Owner, TaskId};
 use crate::jsonrpc::RpcError;
 use crate::model::{InputKinds, TaskSnapshot};
@@ -97,14 +97,9 @@ impl Host {
             };
             if !record.status.is_terminal() {
                 let (task, era) = (record.id.clone(), record.era);
-                let request = record.request.as_deref().cloned();
                 let call = st.add_call(Call::task(era, None, task.clone(), None));
                 st.work.insert(task.clone(), call);
-                st.event(Event::Restored {
-                    call,
-                    task,
-                    request,
-                });
+                st.run_again(task, call);
             }
         }
         Ok(count)
@@ -145,6 +140,27 @@ impl Host {
     pub fn sync(&mut self, now: Millis, snapshot: TaskSnapshot) -> Result<(), UsageError> {
         self.enter(now)?;
         self.state.sync_task(snapshot);
+        Ok(())
+    }
+
+    /// Takes over a task whose work ran on another host sharing the store, which stopped
+    /// (its lease ran out, and the store chose this host to take its tasks): the task is
+    /// applied as with [`Host::sync`], then its work runs here again as after a restart: one
+    /// more attempt (journaled) and [`Event::Restored`] under the task's call. A task that
+    /// finished meanwhile, expired, or already runs here is only applied.
+    pub fn adopt(&mut self, now: Millis, snapshot: TaskSnapshot) -> Result<(), UsageError> {
+        self.enter(now)?;
+        let task = snapshot.info.id.clone();
+        let st = &mut self.state;
+        st.sync_task(snapshot);
+        let Some(&call) = st.work.get(&task) else {
+            return Ok(());
+        };
+        match st.call_mut(call) {
+            Some(c) if c.shadow => c.shadow = false,
+            _ => return Ok(()),
+        }
+        st.run_again(task, call);
         Ok(())
     }
 

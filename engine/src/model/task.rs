@@ -147,4 +147,16 @@ pub struct TaskRequest {
     /// The arguments exactly as sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Box<RawValue>>,
+    /// Which run of the work this is: 1 for the call's own, one more each time a host
+    /// starts it again ([`Event::Restored`](crate::Event::Restored)).
+    #[serde(default = "first_attempt", skip_serializing_if = "is_first_attempt")]
+    pub attempt: u32,
+}
+
+fn first_attempt() -> u32 {
+    1
+}
+
+fn is_first_attempt(attempt: &u32) -> bool {
+    *attempt == 1
 }

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use super::tasks::{Record, StoredOutcome};
 use super::{Kept, State};
 use crate::config::Durability;
-use crate::event::{Change, JournalEntry, Output, StopReason};
-use crate::ids::TaskId;
+use crate::event::{Change, Event, JournalEntry, Output, StopReason};
+use crate::ids::{CallId, TaskId};
 use crate::jsonrpc::RpcError;
 use crate::model::{Outcome, TaskRequest, TaskSnapshot};
 use serde_json::value::RawValue;
@@ -83,8 +83,24 @@ impl<K: Kept> State<K> {
             Box::new(TaskRequest {
                 tool: tool.to_owned(),
                 arguments: arguments.map(ToOwned::to_owned),
+                attempt: 1,
             })
         })
+    }
+
+    /// The work of unfinished task `task` runs again under `call` (after a restart, or
+    /// taken over from a host that stopped): one more attempt, journaled, and
+    /// [`Event::Restored`](crate::Event::Restored).
+    pub fn run_again(&mut self, task: TaskId, call: CallId) {
+        let request = self.tasks.start_again(&task);
+        if request.is_some() {
+            self.journal_put(&task);
+        }
+        self.event(Event::Restored {
+            call,
+            task,
+            request,
+        });
     }
 
     /// Reports changes as `mode` says from now on.

@@ -545,6 +545,14 @@ impl TaskTable {
         Some(task)
     }
 
+    /// Counts one more run of a task's work (its request's attempt) and returns the request
+    /// to run; `None` when the task kept none.
+    pub fn start_again(&mut self, id: &str) -> Option<TaskRequest> {
+        let request = self.get_mut(id)?.request.as_deref_mut()?;
+        request.attempt = request.attempt.saturating_add(1);
+        Some(request.clone())
+    }
+
     /// Replaces the status message of a non-terminal task. Returns whether it changed.
     pub fn set_message(&mut self, id: &str, now: Millis, message: Option<String>) -> bool {
         match self.get_mut(id) {

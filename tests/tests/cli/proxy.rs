@@ -291,7 +291,8 @@ fn with_a_store_outcomes_survive_a_restart_of_the_proxy_and_a_call_cut_off_fails
     let lost = taskwire(&["--json", "wait", &cut_id, "--url", &second.url]);
     assert_eq!(lost.code, Some(1), "failed: {lost}");
     assert!(
-        lost.stdout.contains("was running when the server stopped"),
+        lost.stdout
+            .contains("was running when its server process stopped"),
         "{lost}"
     );
     let bad = taskwire(&["proxy", "--store", "tasks.db", "--", "true"]);

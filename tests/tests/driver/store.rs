@@ -191,35 +191,39 @@ fn a_failed_write_fails_the_reply_waiting_for_it_and_is_retried() {
     });
 }
 
-/// `slow` never finishes on the first server; the second resumes it (the arguments kept).
+/// A task of `slow` (which never finishes) left running in `store` by a server that stopped.
+fn a_running_task(store: &TestStore) -> String {
+    let store = store.clone();
+    let mut task = String::new();
+    let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
+    let handle = Server::new(Config::new("store", "1.0"))
+        .tool(Tool::new("slow", TaskSupport::Optional), |_, _: Value| {
+            futures::future::pending()
+        })
+        .with_store(store)
+        .start(runtime);
+    smol::block_on(async {
+        let session = session(&handle).await;
+        send(
+            &session,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "slow", "arguments": {"word": "again"}, "task": {"ttl": 60000}}}),
+        );
+        task = reply(&session, 2).await["result"]["task"]["taskId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        handle.shutdown().await;
+    });
+    task
+}
+
+/// `slow` never finishes on the first server; the second resumes it (the arguments kept),
+/// as its second attempt.
 #[test]
 fn a_resume_hook_runs_a_restored_task_again_with_its_arguments() {
     let store = TestStore::default();
-    let task = {
-        let store = store.clone();
-        let mut task = String::new();
-        let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
-        let handle = Server::new(Config::new("store", "1.0"))
-            .tool(Tool::new("slow", TaskSupport::Optional), |_, _: Value| {
-                futures::future::pending()
-            })
-            .with_store(store)
-            .start(runtime);
-        smol::block_on(async {
-            let session = session(&handle).await;
-            send(
-                &session,
-                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-                    "name": "slow", "arguments": {"word": "again"}, "task": {"ttl": 60000}}}),
-            );
-            task = reply(&session, 2).await["result"]["task"]["taskId"]
-                .as_str()
-                .unwrap()
-                .to_owned();
-            handle.shutdown().await;
-        });
-        task
-    };
+    let task = a_running_task(&store);
     let stored = store.held.lock().unwrap().tasks[&task].request.clone();
     let stored = stored.expect("the store keeps the call of a running task");
     assert_eq!(stored.tool, "slow");
@@ -231,8 +235,9 @@ fn a_resume_hook_runs_a_restored_task_again_with_its_arguments() {
         .resume("slow", |ctx: ToolContext, args: Value| async move {
             let task = ctx.task_id().unwrap_or_default().to_owned();
             Ok(CallToolResult::text(format!(
-                "resumed {task} {}",
-                args["word"]
+                "resumed {task} {} attempt {}",
+                args["word"],
+                ctx.attempt()
             )))
         })
         .with_store(store.clone())
@@ -246,7 +251,7 @@ fn a_resume_hook_runs_a_restored_task_again_with_its_arguments() {
         let result = reply(&session, 2).await;
         assert_eq!(
             result["result"]["content"][0]["text"],
-            format!("resumed {task} \"again\""),
+            format!("resumed {task} \"again\" attempt 2"),
             "{result}"
         );
         handle.shutdown().await;
@@ -256,6 +261,36 @@ fn a_resume_hook_runs_a_restored_task_again_with_its_arguments() {
         held.tasks[&task].request.is_none(),
         "a finished task no longer keeps its call"
     );
+}
+
+/// A task whose work already ran `max_attempts` times fails instead of resuming.
+#[test]
+fn a_resume_past_the_attempt_limit_fails_the_task_saying_so() {
+    let store = TestStore::default();
+    let task = a_running_task(&store);
+    let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
+    let handle = Server::new(Config::new("store", "1.0"))
+        .tool(Tool::new("slow", TaskSupport::Optional), |_, _: Value| {
+            futures::future::pending()
+        })
+        .resume("slow", |_, _: Value| async {
+            Ok(CallToolResult::text("resumed"))
+        })
+        .max_attempts(1)
+        .with_store(store)
+        .start(runtime);
+    smol::block_on(async {
+        let session = session(&handle).await;
+        send(
+            &session,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": task}}),
+        );
+        let got = reply(&session, 2).await;
+        assert_eq!(got["result"]["status"], "failed", "{got}");
+        let message = got["result"]["statusMessage"].as_str().unwrap_or_default();
+        assert!(message.contains("the limit is 1 attempts"), "{got}");
+        handle.shutdown().await;
+    });
 }
 
 #[test]
@@ -305,7 +340,7 @@ fn a_new_server_on_the_store_restores_the_tasks_and_fails_the_running_ones() {
         assert!(
             got["result"]["statusMessage"]
                 .as_str()
-                .is_some_and(|m| m.contains("was running when the server stopped")),
+                .is_some_and(|m| m.contains("was running when its server process stopped")),
             "{got}"
         );
     });

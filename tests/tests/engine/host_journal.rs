@@ -309,10 +309,15 @@ fn restore_reports_the_records_past_their_retention_deleted() {
     };
     store.apply(&entries);
     assert!(matches!(
-        &entries[..],
-        [JournalEntry { change: Change::Delete { task, reason: StopReason::Expired }, .. }]
+        &entries[0],
+        JournalEntry { change: Change::Delete { task, reason: StopReason::Expired }, .. }
             if task.as_str() == gone
     ));
+    // The task still running starts again: its second attempt is stored.
+    let put = serde_json::to_value(&entries[1].change).unwrap();
+    assert_eq!(put["put"]["info"]["id"], kept.as_str(), "{put}");
+    assert_eq!(put["put"]["request"]["attempt"], 2, "{put}");
+    assert_eq!(entries.len(), 2);
     assert_eq!(store.tasks.keys().collect::<Vec<_>>(), [&kept]);
 }
 

@@ -1,7 +1,8 @@
 //! `Host::sync`: two hosts sharing one store (replicas on one database). A task made on one
 //! is read, listed, waited for and cancelled on the other; its end reaches the other's
 //! parked `tasks/result`; a cancel taken by the other stops the work where it runs; a task
-//! ended here keeps its outcome; nothing synced is journaled again.
+//! ended here keeps its outcome; nothing synced is journaled again; a task whose host
+//! stopped is taken over (`Host::adopt`) and its work runs again, one attempt more.
 
 use serde_json::json;
 use taskwire_engine::{
@@ -151,4 +152,59 @@ fn a_task_ended_here_keeps_its_outcome_and_an_expired_one_is_not_added() {
     sync(&mut b, old);
     let got = b.call("tasks/get", json!({ "taskId": task }));
     assert_eq!(got["error"]["code"], -32602, "{got}");
+}
+
+#[test]
+fn a_task_whose_host_stopped_is_taken_over_and_its_work_runs_here_again() {
+    let (mut a, mut b) = (replica(), replica());
+    let task = start(&mut a);
+    let working = stored(&a.journal, &task);
+    assert_eq!(working.request.as_ref().map(|r| r.attempt), Some(1));
+    sync(&mut b, working.clone());
+    b.take_events();
+    assert!(!b.host.runs_here(&task), "synced: A runs it");
+
+    // A stops; the store hands its task to B.
+    let now = b.now;
+    b.host.adopt(now, working.clone()).expect("adopted");
+    b.drain();
+    let restored: Vec<_> = b
+        .take_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Restored {
+                call,
+                task: t,
+                request,
+            } => Some((call, t, request)),
+            _ => None,
+        })
+        .collect();
+    let [(call, t, Some(request))] = &restored[..] else {
+        panic!("one Restored event with the request: {restored:?}");
+    };
+    assert_eq!(t.as_str(), task);
+    assert_eq!((request.tool.as_str(), request.attempt), ("job", 2));
+    assert!(b.host.runs_here(&task), "the work runs on B now");
+    assert_eq!(
+        stored(&b.journal, &task).request.map(|r| r.attempt),
+        Some(2),
+        "the second attempt is stored"
+    );
+    // B's work ends the task.
+    let now = b.now;
+    b.host.respond(now, *call, Ok(text_result("on B"))).unwrap();
+    let got = b.call("tasks/get", json!({ "taskId": task }));
+    assert_eq!(got["result"]["status"], "completed", "{got}");
+
+    // Taken over again once it runs here, or once it ended: nothing starts.
+    let now = b.now;
+    b.host.adopt(now, working).expect("adopted");
+    b.drain();
+    assert!(
+        !b.take_events()
+            .iter()
+            .any(|e| matches!(e, Event::Restored { .. })),
+        "an ended task is not run again"
+    );
 }

@@ -48,6 +48,7 @@ fn replica_stepping(
                     "--step-ms",
                     &step_ms.to_string(),
                     "--bench-tools",
+                    "--extra-tools",
                 ])
                 .env("RUST_LOG", "taskwire_driver=debug")
         },
@@ -66,11 +67,16 @@ async fn ask(server: &TestServer, id: u64, method: &str, params: Value) -> Value
 
 /// Makes a `tool` task on `server`; its id.
 async fn make_task(server: &TestServer, id: u64, tool: &str) -> String {
+    make_task_with(server, id, tool, json!({})).await
+}
+
+/// [`make_task`] with `arguments`.
+async fn make_task_with(server: &TestServer, id: u64, tool: &str, arguments: Value) -> String {
     let created = ask(
         server,
         id,
         "tools/call",
-        json!({"name": tool, "arguments": {}}),
+        json!({"name": tool, "arguments": arguments}),
     )
     .await;
     created["result"]["taskId"]
@@ -82,15 +88,28 @@ async fn make_task(server: &TestServer, id: u64, tool: &str) -> String {
 /// Polls `task` on `server` until its status is `status` (within 15 s); the last `tasks/get`
 /// reply.
 async fn until_status(server: &TestServer, task: &str, status: &str) -> Value {
+    until(server, task, status, |got| {
+        got["result"]["status"] == status
+    })
+    .await
+}
+
+/// Polls `task` on `server` until its `tasks/get` reply is `what` (`done`; within 15 s).
+async fn until(
+    server: &TestServer,
+    task: &str,
+    what: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         let got = ask(server, 9, "tasks/get", json!({"taskId": task})).await;
-        if got["result"]["status"] == status {
+        if done(&got) {
             return got;
         }
         assert!(
             Instant::now() < deadline,
-            "{task} is not {status} within 15 s: {got}"
+            "{task} is not {what} within 15 s: {got}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -149,14 +168,40 @@ fn a_cancel_taken_by_one_process_stops_the_work_on_the_other() {
 }
 
 #[test]
-fn a_process_killed_mid_task_has_it_failed_by_the_other_after_its_lease() {
-    let Some(database) = fresh_database("http_replicas_lease") else {
+fn a_process_killed_mid_task_has_its_work_resumed_by_the_other_after_its_lease() {
+    let Some(database) = fresh_database("http_replicas_resume") else {
         return;
     };
     let (a, on_a) = replica(&database, "a", 1_000);
     let (_b, on_b) = replica(&database, "b", 1_000);
     on_a.run(async {
         let task = make_task(&on_a, 1, "long_running_task").await;
+        until_status(&on_b, &task, "working").await;
+        drop(a); // SIGKILL
+        let killed = Instant::now();
+        // The demo tool's resume hook starts its steps over on B, saying so.
+        let second = |got: &Value| {
+            (got["result"]["statusMessage"].as_str()).is_some_and(|m| m.contains("第 2 次尝试"))
+        };
+        until(&on_b, &task, "resumed as its second attempt", second).await;
+        assert!(
+            killed.elapsed() >= Duration::from_millis(500),
+            "resumed before the lease could run out"
+        );
+        until_status(&on_b, &task, "completed").await;
+    });
+}
+
+#[test]
+fn a_process_killed_mid_task_without_a_resume_hook_has_it_failed_by_the_other() {
+    let Some(database) = fresh_database("http_replicas_lease") else {
+        return;
+    };
+    let (a, on_a) = replica(&database, "a", 1_000);
+    let (_b, on_b) = replica(&database, "b", 1_000);
+    on_a.run(async {
+        let steps = json!({"steps": 20});
+        let task = make_task_with(&on_a, 1, "progress_task", steps).await;
         until_status(&on_b, &task, "working").await;
         drop(a); // SIGKILL
         let killed = Instant::now();

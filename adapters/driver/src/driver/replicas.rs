@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::task::{Context, Poll};
 
-use taskwire_engine::{Envelope, RpcError, SessionId, TaskSnapshot};
+use taskwire_engine::{Envelope, SessionId, TaskSnapshot};
 
 use super::{now, poll_next, App, Command, Driver, Inbound, COMMANDS_PER_TURN};
 use crate::store::{StoreError, StoreNews};
@@ -108,18 +108,10 @@ impl<A: App> Driver<A> {
         busy
     }
 
-    /// Fails `task`, whose runner stopped renewing its lease: its work is lost.
+    /// Takes over `task`, whose runner stopped renewing its lease: its work runs here again
+    /// (its tool's resume hook), or it fails saying its work was lost.
     fn end_orphan(&mut self, task: TaskSnapshot) {
-        let id = task.info.id.clone();
-        let _ = self.host.sync(now(), task);
-        let Some(call) = self.host.task_call(&id) else {
-            return;
-        };
-        tracing::warn!(task = %id, "the replica running this task stopped renewing its lease; the task fails");
-        let lost = RpcError::internal(
-            "The server process running this task stopped (its lease in the task store ran \
-             out), and its work was lost. Call the tool again.",
-        );
-        let _ = self.host.respond(now(), call, Err(lost));
+        tracing::warn!(task = %task.info.id, "the replica running this task stopped renewing its lease; this one takes it over");
+        let _ = self.host.adopt(now(), task);
     }
 }

@@ -70,9 +70,10 @@ impl App for ToolSet {
 }
 
 impl ToolSet {
-    /// A task restored from a store was running when the process stopped: its tool's
-    /// resume hook runs it again, or, without one, the task fails saying so (rather than
-    /// stay `working` until it expires).
+    /// A task's work stopped with the process running it (this one, restarted, or a replica
+    /// whose lease ran out): its tool's resume hook runs it again, or, without one or past
+    /// [`ToolSet::max_attempts`], the task fails saying so (rather than stay `working` until
+    /// it expires).
     fn restored(
         &self,
         call: CallId,
@@ -84,12 +85,24 @@ impl ToolSet {
             .as_ref()
             .and_then(|r| Some((r, self.resumer(&r.tool)?)));
         let Some((request, resume)) = resumer else {
-            tracing::warn!(%task, "a restored task was running when the server stopped; it fails");
+            tracing::warn!(%task, "a task's work stopped with its process, and it has no resume hook; it fails");
             let error = RpcError::internal(format!(
-                "Internal error: task {task} was running when the server stopped, and its work was lost; run it again"
+                "Internal error: task {task} was running when its server process stopped (a \
+                 restart, or a replica whose lease in the task store ran out), and its work \
+                 was lost; run it again"
             ));
             return Work::done(call, Err(error));
         };
+        let attempt = request.attempt;
+        if attempt > self.max_attempts {
+            let tries = self.max_attempts;
+            tracing::warn!(%task, tool = %request.tool, attempt, "a task's work stopped with its process too often; it fails");
+            let error = RpcError::internal(format!(
+                "Internal error: task {task}'s work stopped with its server process {tries} \
+                 times (the limit is {tries} attempts); run it again"
+            ));
+            return Work::done(call, Err(error));
+        }
         let start = match resume(request.arguments.as_deref()) {
             Ok(start) => start,
             Err(error) => {
@@ -97,14 +110,15 @@ impl ToolSet {
                 return Work::done(call, Err(error));
             }
         };
-        tracing::info!(%task, tool = %request.tool, "a restored task resumes");
+        tracing::info!(%task, tool = %request.tool, attempt, "a task's work resumes");
         let tool = ToolContext::new(
             request.tool.clone(),
             Ok(task),
             call,
             ctx.commands.clone(),
             ctx.runtime.clone(),
-        );
+        )
+        .attempt_number(attempt);
         let work =
             start(tool).map(|outcome: ToolOutcome| outcome.and_then(CallToolResult::into_raw));
         Work::new(call, work)

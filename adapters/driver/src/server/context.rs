@@ -30,6 +30,8 @@ pub struct ToolContext {
     runtime: Arc<dyn Runtime>,
     /// Reports sent since the tool last let others run.
     sent: AtomicU32,
+    /// Which run of the task's work this is (1: the call's own).
+    attempt: u32,
 }
 
 /// Reports a tool may send before its context yields once, so that a tool that only
@@ -56,7 +58,22 @@ impl ToolContext {
             commands,
             runtime,
             sent: AtomicU32::new(0),
+            attempt: 1,
         }
+    }
+
+    /// The same context for a run of the work started again ([`ToolContext::attempt`]).
+    pub(crate) fn attempt_number(mut self, attempt: u32) -> Self {
+        self.attempt = attempt;
+        self
+    }
+
+    /// Which run of this task's work this is: 1 for the call's own; one more each time the
+    /// work was started again by a resume hook ([`Server::resume`](crate::Server::resume))
+    /// after the process running it stopped (a restart, or a replica on a shared store
+    /// whose lease ran out). A hook that is not idempotent can tell a repeat by it.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
     }
 
     /// The name of the tool that was called.

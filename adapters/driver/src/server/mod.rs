@@ -66,7 +66,7 @@ impl Server {
         let host = Host::new(config, Box::new(new_task_id), crate::runtime::now());
         Server {
             host,
-            tools: ToolSet::default(),
+            tools: ToolSet::new(),
             store: None,
             commands: async_channel::unbounded(),
         }
@@ -130,6 +130,9 @@ impl Server {
     /// one that picks up where the work left off. Arguments that no longer decode into `A`
     /// fail the task with -32602. Without a hook, such a task fails, saying that its work
     /// was lost.
+    ///
+    /// Each run is an attempt ([`ToolContext::attempt`]); a task whose work already ran
+    /// [`Server::max_attempts`] times fails instead of resuming.
     pub fn resume<A, F, Fut>(mut self, name: &str, handler: F) -> Self
     where
         A: DeserializeOwned + Send + 'static,
@@ -138,6 +141,14 @@ impl Server {
     {
         self.tools
             .insert_resumer(name.to_owned(), tool::handler(name, handler));
+        self
+    }
+
+    /// How many times a task's work may run in all, its first run included, before a
+    /// restart or a failover fails the task instead of resuming it (saying so): a bound on
+    /// work that keeps stopping its process. Default: 3. At least 1.
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.tools.max_attempts = attempts.max(1);
         self
     }
 

@@ -30,6 +30,9 @@ pub(crate) type Handler = Arc<dyn Fn(Option<&RawValue>) -> Result<Start, RpcErro
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct NoArgs {}
 
+/// How many times a task's work may run in all, by default ([`crate::Server::max_attempts`]).
+const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+
 /// The tools a server runs, by name, plus an optional handler for unknown names, and the
 /// handlers of its other methods.
 #[derive(Default)]
@@ -40,6 +43,8 @@ pub(crate) struct ToolSet {
     asking_first: HashSet<String>,
     /// What resumes a tool's tasks that were running when the server stopped, by tool.
     resumers: HashMap<String, Handler>,
+    /// How many times a task's work may run in all (its resumes fail past it).
+    pub max_attempts: u32,
     /// Requests the application answers besides `tools/call` (`resources/read`, …).
     pub requests: Handlers,
     /// The sessions open, for notices.
@@ -49,6 +54,13 @@ pub(crate) struct ToolSet {
 }
 
 impl ToolSet {
+    pub fn new() -> Self {
+        ToolSet {
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+            ..ToolSet::default()
+        }
+    }
+
     pub fn handler(&self, name: &str) -> Option<&Handler> {
         self.handlers.get(name).or(self.fallback.as_ref())
     }

@@ -63,8 +63,9 @@ pub enum StoreNews {
     /// Another process stored this change of a task (or, at start, runs this task).
     Changed(TaskSnapshot),
     /// The process running this task stopped renewing its lease (it died or lost the
-    /// database): its work is lost, and this process took the task over to end it (`failed`,
-    /// saying so). The store makes sure one process takes each such task.
+    /// database): this process took the task over, to run its work again with the tool's
+    /// resume hook or fail it, saying its work was lost. The store makes sure one process
+    /// takes each such task.
     Orphaned(TaskSnapshot),
 }
 
