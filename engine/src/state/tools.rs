@@ -1,7 +1,9 @@
 //! The tools a server serves: the registry, `tools/list` pages, and each tool's task policy.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
+use super::tasks::IdHasher;
 use crate::jsonrpc::RpcError;
 use crate::model::{TaskDecision, TaskSupport, Tool, ToolDef};
 
@@ -9,7 +11,8 @@ use crate::model::{TaskDecision, TaskSupport, Tool, ToolDef};
 #[derive(Debug, Default)]
 pub(crate) struct ToolRegistry {
     defs: Vec<ToolDef>,
-    by_name: HashMap<String, usize>,
+    /// Names are the server's (a peer's call only looks one up): hashed cheaply.
+    by_name: HashMap<String, usize, BuildHasherDefault<IdHasher>>,
     /// Calls to unregistered names reach the application (as if "optional").
     pub accept_unknown: bool,
 }

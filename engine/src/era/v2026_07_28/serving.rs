@@ -96,10 +96,12 @@ fn with<P: Stateless>(
 ) -> Option<Result<(), Reject>> {
     let read = read::<P>(params, discover, &mut st.kept.v2026_07_28.last_meta);
     let checked = match &read {
+        // Without a check, nothing more is read.
+        _ if st.check.is_none() => Ok(()),
         // Read whole: the params are JSON.
         Read::Fields(Ok(fields), _) => check(st, method, version(params), Some(fields)),
         // A check is shown only JSON (a line that is none gets -32700, or the error read).
-        _ if st.check.is_none() || !is_json(params) => Ok(()),
+        _ if !is_json(params) => Ok(()),
         Read::Fields(Err(_), _) => check::<P>(st, method, version(params), None),
         // Another era's: the check sees the method only.
         Read::NotOurs | Read::Refused(_) => st.check_method(method),
