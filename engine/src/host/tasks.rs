@@ -64,8 +64,9 @@ impl Host {
     /// Loads tasks stored before a restart, before serving: deadlines are recomputed from
     /// the records, tasks already past their retention are skipped (and, when journaling,
     /// reported deleted, so the store lets them go too), and `tasks/list` orders them by
-    /// creation time (then id). A task that was still running gets a call and
-    /// [`Event::Restored`]. Fails, loading nothing, when an id exists already.
+    /// creation time (then id). A task that was still running gets a call, one more attempt
+    /// (journaled) and [`Event::Restored`](crate::Event::Restored). Fails, loading nothing,
+    /// when an id exists already.
     pub fn restore(
         &mut self,
         now: Millis,
@@ -146,8 +147,9 @@ impl Host {
     /// Takes over a task whose work ran on another host sharing the store, which stopped
     /// (its lease ran out, and the store chose this host to take its tasks): the task is
     /// applied as with [`Host::sync`], then its work runs here again as after a restart: one
-    /// more attempt (journaled) and [`Event::Restored`] under the task's call. A task that
-    /// finished meanwhile, expired, or already runs here is only applied.
+    /// more attempt (journaled) and [`Event::Restored`](crate::Event::Restored) under the
+    /// task's call. A task that finished meanwhile, expired, or already runs here is only
+    /// applied.
     pub fn adopt(&mut self, now: Millis, snapshot: TaskSnapshot) -> Result<(), UsageError> {
         self.enter(now)?;
         let task = snapshot.info.id.clone();

@@ -191,17 +191,20 @@ fn a_failed_write_fails_the_reply_waiting_for_it_and_is_retried() {
     });
 }
 
-/// A task of `slow` (which never finishes) left running in `store` by a server that stopped.
+/// A server whose tool `slow` never finishes.
+fn slow_server() -> Server {
+    Server::new(Config::new("store", "1.0"))
+        .tool(Tool::new("slow", TaskSupport::Optional), |_, _: Value| {
+            futures::future::pending()
+        })
+}
+
+/// A task of `slow` left running in `store` by a server that stopped.
 fn a_running_task(store: &TestStore) -> String {
     let store = store.clone();
     let mut task = String::new();
     let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
-    let handle = Server::new(Config::new("store", "1.0"))
-        .tool(Tool::new("slow", TaskSupport::Optional), |_, _: Value| {
-            futures::future::pending()
-        })
-        .with_store(store)
-        .start(runtime);
+    let handle = slow_server().with_store(store).start(runtime);
     smol::block_on(async {
         let session = session(&handle).await;
         send(
@@ -228,10 +231,7 @@ fn a_resume_hook_runs_a_restored_task_again_with_its_arguments() {
     let stored = stored.expect("the store keeps the call of a running task");
     assert_eq!(stored.tool, "slow");
     let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
-    let handle = Server::new(Config::new("store", "1.0"))
-        .tool(Tool::new("slow", TaskSupport::Optional), |_, _: Value| {
-            futures::future::pending()
-        })
+    let handle = slow_server()
         .resume("slow", |ctx: ToolContext, args: Value| async move {
             let task = ctx.task_id().unwrap_or_default().to_owned();
             Ok(CallToolResult::text(format!(
@@ -269,10 +269,7 @@ fn a_resume_past_the_attempt_limit_fails_the_task_saying_so() {
     let store = TestStore::default();
     let task = a_running_task(&store);
     let runtime: Arc<dyn Runtime> = Arc::new(taskwire_smol::Smol::default());
-    let handle = Server::new(Config::new("store", "1.0"))
-        .tool(Tool::new("slow", TaskSupport::Optional), |_, _: Value| {
-            futures::future::pending()
-        })
+    let handle = slow_server()
         .resume("slow", |_, _: Value| async {
             Ok(CallToolResult::text("resumed"))
         })
