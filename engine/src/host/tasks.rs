@@ -100,7 +100,7 @@ impl Host {
                 let (task, era) = (record.id.clone(), record.era);
                 let call = st.add_call(Call::task(era, None, task.clone(), None));
                 st.work.insert(task.clone(), call);
-                st.run_again(task, call);
+                st.run_again(task, call, None);
             }
         }
         Ok(count)
@@ -153,6 +153,9 @@ impl Host {
     pub fn adopt(&mut self, now: Millis, snapshot: TaskSnapshot) -> Result<(), UsageError> {
         self.enter(now)?;
         let task = snapshot.info.id.clone();
+        // The request as stored: another host may have run the work again since this one
+        // last heard of the task (its attempt counts up from there).
+        let stored = snapshot.request.clone();
         let st = &mut self.state;
         st.sync_task(snapshot);
         let Some(&call) = st.work.get(&task) else {
@@ -162,7 +165,7 @@ impl Host {
             Some(c) if c.shadow => c.shadow = false,
             _ => return Ok(()),
         }
-        st.run_again(task, call);
+        st.run_again(task, call, stored);
         Ok(())
     }
 

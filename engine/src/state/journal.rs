@@ -89,10 +89,10 @@ impl<K: Kept> State<K> {
     }
 
     /// The work of unfinished task `task` runs again under `call` (after a restart, or
-    /// taken over from a host that stopped): one more attempt, journaled, and
-    /// [`Event::Restored`](crate::Event::Restored).
-    pub fn run_again(&mut self, task: TaskId, call: CallId) {
-        let request = self.tasks.start_again(&task);
+    /// taken over from a host that stopped; `stored`: its request as stored now): one more
+    /// attempt, journaled, and [`Event::Restored`](crate::Event::Restored).
+    pub fn run_again(&mut self, task: TaskId, call: CallId, stored: Option<TaskRequest>) {
+        let request = self.tasks.start_again(&task, stored);
         if request.is_some() {
             self.journal_put(&task);
         }

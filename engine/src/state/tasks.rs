@@ -546,9 +546,14 @@ impl TaskTable {
     }
 
     /// Counts one more run of a task's work (its request's attempt) and returns the request
-    /// to run; `None` when the task kept none.
-    pub fn start_again(&mut self, id: &str) -> Option<TaskRequest> {
-        let request = self.get_mut(id)?.request.as_deref_mut()?;
+    /// to run; `None` when the task kept none. `stored`: the request as the store holds it
+    /// now, when newer than the record's (a task synced before another host ran it again).
+    pub fn start_again(&mut self, id: &str, stored: Option<TaskRequest>) -> Option<TaskRequest> {
+        let record = self.get_mut(id)?;
+        if let Some(stored) = stored {
+            record.request = Some(Box::new(stored));
+        }
+        let request = record.request.as_deref_mut()?;
         request.attempt = request.attempt.saturating_add(1);
         Some(request.clone())
     }

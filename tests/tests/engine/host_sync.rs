@@ -164,9 +164,14 @@ fn a_task_whose_host_stopped_is_taken_over_and_its_work_runs_here_again() {
     b.take_events();
     assert!(!b.host.runs_here(&task), "synced: A runs it");
 
-    // A stops; the store hands its task to B.
+    // A third host ran it again and stopped too; the store hands the task to B, which
+    // counts on from the store's attempt, not from the one it heard first.
+    let mut ran_again = working.clone();
+    if let Some(request) = ran_again.request.as_mut() {
+        request.attempt = 2;
+    }
     let now = b.now;
-    b.host.adopt(now, working.clone()).expect("adopted");
+    b.host.adopt(now, ran_again).expect("adopted");
     b.drain();
     let restored: Vec<_> = b
         .take_events()
@@ -184,12 +189,12 @@ fn a_task_whose_host_stopped_is_taken_over_and_its_work_runs_here_again() {
         panic!("one Restored event with the request: {restored:?}");
     };
     assert_eq!(t.as_str(), task);
-    assert_eq!((request.tool.as_str(), request.attempt), ("job", 2));
+    assert_eq!((request.tool.as_str(), request.attempt), ("job", 3));
     assert!(b.host.runs_here(&task), "the work runs on B now");
     assert_eq!(
         stored(&b.journal, &task).request.map(|r| r.attempt),
-        Some(2),
-        "the second attempt is stored"
+        Some(3),
+        "the third attempt is stored"
     );
     // B's work ends the task.
     let now = b.now;

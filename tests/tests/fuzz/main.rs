@@ -180,6 +180,7 @@ fn replicas_seeded() {
             "tasks both replicas hold compared with the store",
             s.compared,
         ),
+        ("tasks taken over whose work started again", s.adopted),
     ] {
         assert!(n >= 5, "the seeded loop reached {what} only {n} times");
     }

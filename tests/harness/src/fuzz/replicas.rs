@@ -6,7 +6,9 @@
 //! store's notifications may arrive. Operations: tasks made on either host;
 //! `tasks/get|cancel|result|list` on either, about any task; the work's outcome and status
 //! message on the host running it; writes (stored and confirmed, or failed and kept for the
-//! next one), deliveries of changes, fetches of a stored task, and time.
+//! next one), deliveries of changes, fetches of a stored task, a stored task taken over
+//! (`Host::adopt`, as when the other's lease ran out; here the other runs on, as a replica cut
+//! off from the database does), and time.
 //!
 //! Invariants:
 //! - no panic; every message is valid JSON-RPC 2.0, labelled as what it is, and goes to the
@@ -14,8 +16,9 @@
 //!   (a parked `tasks/result` when the task ends, here or on the other host);
 //! - each host's view of a task follows the transition table (a terminal task never
 //!   changes); the store never changes a finished task;
-//! - work runs only where the task was made: a task a host learnt of from the store never
-//!   runs there ([`Host::runs_here`]);
+//! - work runs only where the task was made or taken over: a task a host learnt of from the
+//!   store never runs there ([`Host::runs_here`]) until it takes it over, and then runs there,
+//!   with one `Event::Restored` whose attempt is one more than the store's;
 //! - once every write is done and every change delivered, each host holding a stored task
 //!   shows the stored status, unless its own change of that task was refused;
 //! - the same input gives an identical transcript (the body runs twice).
@@ -49,9 +52,11 @@ pub struct Stats {
     pub refused: usize,
     /// Tasks held by both replicas compared with the store once everything was delivered.
     pub compared: usize,
+    /// Tasks taken over whose work started again ([`Host::adopt`]).
+    pub adopted: usize,
 }
 
-static STATS: [AtomicUsize; 3] = [const { AtomicUsize::new(0) }; 3];
+static STATS: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
 
 fn count(i: usize, n: usize) {
     STATS[i].fetch_add(n, Ordering::Relaxed);
@@ -64,6 +69,7 @@ pub fn stats() -> Stats {
         moved: n(0),
         refused: n(1),
         compared: n(2),
+        adopted: n(3),
     }
 }
 
@@ -86,8 +92,10 @@ struct Replica {
     pending: Vec<JournalEntry>,
     /// Running work: each call and its task.
     calls: Vec<(CallId, String)>,
-    /// The tasks made here.
+    /// The tasks whose work runs here: made here, or taken over.
     made: BTreeSet<String>,
+    /// Tasks whose work started again here (`Event::Restored`), with the attempt.
+    restored: Vec<(String, Option<u32>)>,
     /// The last status shown of each task held.
     views: BTreeMap<String, TaskStatus>,
     /// Tasks whose change from here the store refused (another host finished them first).
@@ -119,6 +127,7 @@ impl Replica {
             pending: Vec::new(),
             calls: Vec::new(),
             made: BTreeSet::new(),
+            restored: Vec::new(),
             views: BTreeMap::new(),
             refused: BTreeSet::new(),
             asked: BTreeSet::new(),
@@ -177,6 +186,17 @@ impl Replica {
                         self.made.insert(task.to_string());
                         self.calls.push((call.call, task.to_string()));
                     }
+                }
+                Output::Event(Event::Restored {
+                    call,
+                    task,
+                    request,
+                }) => {
+                    let attempt = request.map(|r| r.attempt);
+                    tline!(t, "{} ! restored {task} attempt {attempt:?}", self.name);
+                    self.made.insert(task.to_string());
+                    self.calls.push((call, task.to_string()));
+                    self.restored.push((task.to_string(), attempt));
                 }
                 Output::Event(Event::Stop { call, .. }) => {
                     self.calls.retain(|(c, _)| *c != call);
@@ -347,6 +367,42 @@ impl World {
         }
     }
 
+    /// Replica `x` takes over the stored `task`: its work runs there again, one attempt more
+    /// than stored, unless it ended, expired or runs there already.
+    fn adopt(&mut self, x: usize, task: &str) {
+        let Some(stored) = self.store.tasks.get(task).cloned() else {
+            return;
+        };
+        let replica = &mut self.replicas[x];
+        tline!(self.t, "{} takes over {task}", replica.name);
+        let ran_here = replica.host.runs_here(task);
+        let attempt = stored.request.as_ref().map(|r| r.attempt + 1);
+        (replica.host.adopt(self.now, stored)).expect("the host takes input");
+        replica.drain(&mut self.t);
+        let restored = std::mem::take(&mut replica.restored);
+        let live = (replica.host.task(task)).is_some_and(|t| !t.info.status.is_terminal());
+        if live && !ran_here {
+            assert!(
+                replica.host.runs_here(task),
+                "invariant: {} took over {task} but does not run it",
+                replica.name
+            );
+            assert_eq!(
+                restored,
+                [(task.to_owned(), attempt)],
+                "invariant: {} took over {task}: one restart, one attempt more than stored",
+                replica.name
+            );
+            count(3, 1);
+        } else {
+            assert!(
+                restored.is_empty(),
+                "invariant: {} restarted {task}, which ended or ran there: {restored:?}",
+                replica.name
+            );
+        }
+    }
+
     /// A task id to ask about: any task seen, or one nobody made.
     fn some_task(&self, r: &mut Reader) -> Option<String> {
         let known: Vec<&String> = self.universe.iter().collect();
@@ -423,7 +479,11 @@ impl World {
             }
             10 => {
                 let task = self.some_task(r)?;
-                self.deliver(x, &task);
+                if r.one_in(4)? {
+                    self.adopt(x, &task);
+                } else {
+                    self.deliver(x, &task);
+                }
             }
             _ => {
                 self.now = Millis(self.now.0 + u64::from(r.u16()?));
