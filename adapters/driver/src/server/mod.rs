@@ -123,16 +123,22 @@ impl Server {
         self.tool(tool, handler)
     }
 
-    /// Resumes the tasks of tool `name` that were running when the server stopped, after a
-    /// restart on a store ([`Server::with_store`]): `handler` runs with the arguments of the
-    /// call that created each one, under the task's context, and its outcome finishes the
-    /// task as the tool's would. It may be the tool's own function (the work starts over) or
-    /// one that picks up where the work left off. Arguments that no longer decode into `A`
-    /// fail the task with -32602. Without a hook, such a task fails, saying that its work
-    /// was lost.
+    /// Resumes the tasks of tool `name` whose work stopped with the process running it: after
+    /// a restart on a store ([`Server::with_store`]), or, on a store shared by replicas, on
+    /// the replica that takes over a task whose runner's lease ran out. `handler` runs with
+    /// the arguments of the call that created each one, under the task's context, and its
+    /// outcome finishes the task as the tool's would. It may be the tool's own function (the
+    /// work starts over) or one that picks up where the work left off. Arguments that no
+    /// longer decode into `A` fail the task with -32602. Without a hook, such a task fails,
+    /// saying that its work was lost.
     ///
-    /// Each run is an attempt ([`ToolContext::attempt`]); a task whose work already ran
-    /// [`Server::max_attempts`] times fails instead of resuming.
+    /// The work runs at least once, not exactly once: a run that stopped may have done some
+    /// of its effects, or all of them if the process stopped after them but before the
+    /// outcome was stored (and a replica cut off from the database keeps running while
+    /// another takes its task over). Make the hook safe to repeat, for example by keying its
+    /// effects on the task id ([`ToolContext::task_id`]). The client sees the task stay
+    /// `working` until the new run ends it. Each run is an attempt ([`ToolContext::attempt`]);
+    /// a task whose work already ran [`Server::max_attempts`] times fails instead of resuming.
     pub fn resume<A, F, Fut>(mut self, name: &str, handler: F) -> Self
     where
         A: DeserializeOwned + Send + 'static,
