@@ -133,6 +133,10 @@ fi
 step "system: tmux (the command line's terminal tests)"
 need_system tmux tmux
 
+# The fleet tests (tests/tests/http/fleet.rs) balance fronts with HAProxy.
+step "system: haproxy (the fleet tests' load balancer)"
+need_system haproxy haproxy
+
 # The PostgreSQL store tests reach their server through TASKWIRE_POSTGRES_URL (tests/src/postgres.rs):
 # a private cluster that tests/postgres.sh installs if needed and starts, unless the caller set
 # the URL of a server of theirs.

@@ -64,6 +64,12 @@ pub enum UsageError {
     ToolsListChangedOff,
     /// The call was not offered as a task, or it is one already.
     NotATaskOffer(CallId),
+    /// The call does not run a task (it answers its request plainly).
+    NotATask(CallId),
+    /// The host keeps no request for this task, which handing its work off needs (the other
+    /// host runs the stored request): journal the host's tasks
+    /// ([`Durability::Journal`](crate::Durability) or `Confirmed`, set by a store).
+    NotJournaled(TaskId),
     /// No task of ours is followed under this id on this session.
     UnknownRemoteTask(TaskId),
     /// The host was shut down ([`Host::shutdown`](crate::Host::shutdown)): it takes no more
@@ -136,6 +142,11 @@ impl fmt::Display for UsageError {
             ),
             UsageError::NonFiniteProgress => f.write_str("progress and total must be finite numbers"),
             UsageError::NotATaskOffer(c) => write!(f, "{c} was not offered as a task"),
+            UsageError::NotATask(c) => write!(f, "{c} does not run a task"),
+            UsageError::NotJournaled(t) => write!(
+                f,
+                "task {t:?} has no stored request to hand off: give the server a store (Durability::Journal or Confirmed)"
+            ),
             UsageError::UnknownRemoteTask(t) => write!(f, "we follow no peer task {t:?}"),
             UsageError::ShutDown => f.write_str(
                 "the host was shut down (Host::shutdown) and takes nothing more; make a new Host"

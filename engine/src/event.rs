@@ -113,6 +113,10 @@ pub enum StopReason {
     /// the answers (the same [`Host::request_input`](crate::Host::request_input) calls then
     /// get them at once).
     InputRequired,
+    /// Another host sharing the store runs the task's work now: this host's hold on it ran
+    /// out (its lease, while it was paused or cut off from the store), and its work here
+    /// must stop ([`Host::release`](crate::Host::release)).
+    Moved,
 }
 
 /// A change of a hosted task, for a durable store. Entries come in the order the
@@ -276,6 +280,18 @@ pub enum Event {
         /// The `tools/call` it runs, when the host that created it journaled it (a host
         /// with [`Durability::Journal`](crate::Durability) or `Confirmed` keeps it).
         request: Option<TaskRequest>,
+    },
+    /// This host took a task whose work another host handed off
+    /// ([`Host::hand_off`](crate::Host::hand_off), e.g. a front that runs no work) with
+    /// [`Host::adopt`](crate::Host::adopt): run its work under `call` for the first time (its
+    /// request's `attempt` is 1), and answer it with [`Host::respond`](crate::Host::respond).
+    Claimed {
+        /// The handle of the task's work.
+        call: CallId,
+        /// The task.
+        task: TaskId,
+        /// The `tools/call` it runs.
+        request: TaskRequest,
     },
     /// The peer answered an input request made with
     /// [`Host::request_input`](crate::Host::request_input).

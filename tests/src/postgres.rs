@@ -143,6 +143,25 @@ pub fn try_sql(url: &str, sql: &str) -> Result<(), String> {
     })
 }
 
+/// The first column of each row `sql` reads from the database at `url`, as text (`NULL`:
+/// empty). Panics, saying why, when the query fails or the server cannot be reached.
+pub fn query_text(url: &str, sql: &str) -> Vec<String> {
+    with_client(url, async |client| {
+        let rows = client
+            .simple_query(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        rows.iter()
+            .filter_map(|message| match message {
+                tokio_postgres::SimpleQueryMessage::Row(row) => {
+                    Some(row.get(0).unwrap_or_default().to_owned())
+                }
+                _ => None,
+            })
+            .collect()
+    })
+}
+
 /// What `work` makes of a connection of its own to the database at `url` (on a runtime of
 /// its own). Panics when the server cannot be reached.
 pub fn with_client<T>(url: &str, work: impl AsyncFnOnce(&tokio_postgres::Client) -> T) -> T {

@@ -20,6 +20,39 @@ impl RuntimeChoice {
     }
 }
 
+/// What a demo server does among servers sharing its store, as `--role` names it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum RoleChoice {
+    /// Takes requests and runs work.
+    #[default]
+    Both,
+    /// Takes requests, queues each task's work for a worker.
+    Front,
+    /// Runs queued work, takes no requests.
+    Worker,
+}
+
+impl RoleChoice {
+    /// The driver's setting for it.
+    pub fn role(self) -> taskwire_driver::ServerRole {
+        use taskwire_driver::ServerRole;
+        match self {
+            RoleChoice::Both => ServerRole::Both,
+            RoleChoice::Front => ServerRole::Front,
+            RoleChoice::Worker => ServerRole::Worker,
+        }
+    }
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            RoleChoice::Both => "both",
+            RoleChoice::Front => "front",
+            RoleChoice::Worker => "worker",
+        }
+    }
+}
+
 /// Where a demo server serves (`task-server`, `conformance-server`; the WASI build always
 /// serves stdio on taskwire-wasi).
 #[derive(Clone, Debug, clap::Args)]

@@ -32,11 +32,16 @@
 //!   one made a moment ago is read from the database first); each hears the others' changes
 //!   (`LISTEN`/`NOTIFY`), so a parked `tasks/result` and status notifications fire wherever
 //!   the work finished, and a cancel taken by one replica stops the work on the one running
-//!   it. A task's work runs on the replica that made it, under that replica's lease
-//!   ([`PostgresOptions::lease`], renewed every third of it by the database's clock); when
-//!   a lease runs out (the process died, or lost the database), one surviving replica takes
-//!   each of its unfinished tasks and runs its work again with the tool's resume hook, or
-//!   fails it.
+//!   it. A task's work runs on the replica that made it, or, when a front made it
+//!   ([`ServerRole::Front`](taskwire_driver::ServerRole)), on the worker that claimed it
+//!   from the queue (`FOR UPDATE SKIP LOCKED`, woken by `NOTIFY`), under that replica's
+//!   lease ([`PostgresOptions::lease`], renewed every third of it by the database's clock).
+//!   When a lease runs out (the process died, or lost the database), surviving replicas
+//!   that run work claim its unfinished tasks, one each, and run their work again with the
+//!   tool's resume hook, or fail them. Each claim counts the task's fencing token up, and
+//!   every change the runner writes carries its token: a replica paused past its lease
+//!   cannot change a task another one claimed since (the change is refused, and its work
+//!   there stops).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), taskwire_driver::StoreError> {
@@ -48,6 +53,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod claims;
 mod news;
 mod schema;
 mod worker;
@@ -62,7 +68,8 @@ use taskwire_driver::{
 };
 use tokio::sync::mpsc;
 
-use news::{Fetch, Watch};
+use claims::Fences;
+use news::{Claim, Fetch, Watch};
 use worker::Connection;
 
 /// How a store takes part among replicas sharing its database.
@@ -100,6 +107,7 @@ pub struct PostgresStore {
     name: Arc<str>,
     jobs: mpsc::UnboundedSender<StoreJob>,
     fetches: mpsc::UnboundedSender<Fetch>,
+    claims: mpsc::UnboundedSender<Claim>,
     news: async_channel::Receiver<StoreNews>,
 }
 
@@ -126,14 +134,18 @@ impl PostgresStore {
         let (opened, open) = std::sync::mpsc::channel();
         let (jobs, queue) = mpsc::unbounded_channel();
         let (fetches, fetch_queue) = mpsc::unbounded_channel();
+        let (claims, claim_queue) = mpsc::unbounded_channel();
         let (tell, news) = async_channel::unbounded();
         let replica: Arc<str> = options.replica.into();
+        let fences = Fences::default();
         let watch = Watch {
             config: config.clone(),
             replica: replica.clone(),
             lease: options.lease.max(Duration::from_millis(300)),
-            news: tell,
+            news: tell.clone(),
             fetches: fetch_queue,
+            claims: claim_queue,
+            fences: fences.clone(),
             name: name.clone(),
         };
         let thread_name = name.clone();
@@ -142,7 +154,7 @@ impl PostgresStore {
             .spawn(move || {
                 runtime.block_on(async move {
                     // The tables first (the watch renews a lease in them), then the watch.
-                    let connected = match Connection::open(config, replica).await {
+                    let connected = match Connection::open(config, replica, fences, tell).await {
                         Ok(connection) => match watch.connect().await {
                             Ok(live) => Ok((connection, live)),
                             Err(e) => Err(e),
@@ -167,6 +179,7 @@ impl PostgresStore {
                 name,
                 jobs,
                 fetches,
+                claims,
                 news,
             }),
             Ok(Err(e)) => Err(StoreError::new(format!("{name}: {e}"))),
@@ -196,6 +209,11 @@ impl TaskStore for PostgresStore {
     fn fetch(&self, id: &str) -> BoxFuture<Result<Option<TaskSnapshot>, StoreError>> {
         let fetch = |reply| (id.to_owned(), reply);
         ask_store_thread(&self.name, |job| self.fetches.send(job).is_ok(), fetch)
+    }
+
+    fn claim(&self, max: usize) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {
+        let claim = |reply| (max, reply);
+        ask_store_thread(&self.name, |job| self.claims.send(job).is_ok(), claim)
     }
 
     fn watch(&self) -> Option<async_channel::Receiver<StoreNews>> {

@@ -1,8 +1,9 @@
 //! What replicas sharing one database tell each other, on a connection of its own: every
 //! write names the tasks it changed in a notification (`pg_notify`, sent at commit, heard in
 //! commit order), and each replica reads those rows back and reports them
-//! ([`StoreNews::Changed`]). The same connection renews this replica's lease, takes over the
-//! unfinished tasks of replicas whose lease ran out ([`StoreNews::Orphaned`]), fetches
+//! ([`StoreNews::Changed`]). The same connection renews this replica's lease, says when work
+//! waits ([`StoreNews::Queued`]: a front queued some, or a replica's lease ran out) and
+//! claims it, finds the claims of this replica that ran out ([`StoreNews::Lost`]), fetches
 //! single tasks, and holds a lock on the replica's name so that no two live processes
 //! share one.
 
@@ -15,6 +16,7 @@ use taskwire_driver::{Reply, StoreError, StoreNews};
 use tokio::sync::mpsc;
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Row};
 
+use crate::claims::{self, Fences, WORK_CHANNEL};
 use crate::schema::{snapshot_of, COLUMNS, TERMINAL};
 
 /// The notification channel every replica listens on.
@@ -51,6 +53,8 @@ fn parse(payload: &str) -> (&str, Vec<&str>) {
 
 /// A request for one task as stored now.
 pub(crate) type Fetch = (String, Reply<Option<TaskSnapshot>>);
+/// A request to claim up to this many tasks' work ([`claims::claim`]).
+pub(crate) type Claim = (usize, Reply<Vec<TaskSnapshot>>);
 
 /// What the watch connection needs to run.
 pub(crate) struct Watch {
@@ -59,13 +63,16 @@ pub(crate) struct Watch {
     pub lease: Duration,
     pub news: async_channel::Sender<StoreNews>,
     pub fetches: mpsc::UnboundedReceiver<Fetch>,
+    pub claims: mpsc::UnboundedReceiver<Claim>,
+    pub fences: Fences,
     pub name: Arc<str>,
 }
 
 /// A connection listening for the other replicas' notifications.
 pub(crate) struct Live {
     client: Client,
-    notes: mpsc::UnboundedReceiver<String>,
+    /// Each notification's channel and payload.
+    notes: mpsc::UnboundedReceiver<(String, String)>,
 }
 
 impl Watch {
@@ -86,7 +93,8 @@ impl Watch {
             while let Some(message) = messages.next().await {
                 match message {
                     Ok(AsyncMessage::Notification(note)) => {
-                        if tell.send(note.payload().to_owned()).is_err() {
+                        let note = (note.channel().to_owned(), note.payload().to_owned());
+                        if tell.send(note).is_err() {
                             break;
                         }
                     }
@@ -126,7 +134,7 @@ impl Watch {
         }
         self.renew(&client).await?;
         client
-            .batch_execute(&format!("LISTEN {CHANNEL}"))
+            .batch_execute(&format!("LISTEN {CHANNEL}; LISTEN {WORK_CHANNEL}"))
             .await
             .map_err(|e| e.to_string())?;
         Ok(Live { client, notes })
@@ -163,6 +171,12 @@ impl Watch {
                         }
                         None => return,
                     },
+                    claim = self.claims.recv() => match claim {
+                        Some((_, reply)) => {
+                            let _ = reply.send(Err(self.failed("not connected; connecting again")));
+                        }
+                        None => return,
+                    },
                 }
                 match self.connect().await {
                     Ok(connection) => {
@@ -178,17 +192,29 @@ impl Watch {
                 continue;
             };
             if let Some(since) = rescan.take() {
-                if let Err(error) = self.scan(&connection.client, since).await {
-                    tracing::warn!(store = %self.name, %error, "cannot read the tasks other replicas run; trying again");
-                    rescan = Some(since);
+                match self.scan(&connection.client, since).await {
+                    // Work may have waited meanwhile.
+                    Ok(()) => self.tell(StoreNews::Queued).await,
+                    Err(error) => {
+                        tracing::warn!(store = %self.name, %error, "cannot read the tasks other replicas run; trying again");
+                        rescan = Some(since);
+                    }
                 }
             }
             let mut result = Ok(());
             let mut broken = false;
             tokio::select! {
                 note = connection.notes.recv() => match note {
-                    Some(payload) => result = self.changed(&connection.client, &payload).await,
+                    Some((channel, _)) if channel == WORK_CHANNEL => self.tell(StoreNews::Queued).await,
+                    Some((_, payload)) => result = self.changed(&connection.client, &payload).await,
                     None => broken = true,
+                },
+                claim = self.claims.recv() => match claim {
+                    Some((max, reply)) => {
+                        let claimed = claims::claim(&connection.client, &self.replica, max, &self.fences).await;
+                        let _ = reply.send(claimed.map_err(|e| self.failed(&e)));
+                    }
+                    None => return,
                 },
                 _ = tick.tick() => result = self.sweep(&connection.client).await,
                 fetch = self.fetches.recv() => match fetch {
@@ -249,28 +275,23 @@ impl Watch {
         Ok(())
     }
 
-    /// Renews the lease, then takes over the unfinished tasks of replicas whose lease ran
-    /// out (one statement: each goes to one replica).
+    /// Renews the lease, then reports the claims of this replica that ran out meanwhile
+    /// (it was paused or cut off past its lease), and whether work waits for a process.
     async fn sweep(&self, client: &Client) -> Result<(), String> {
         self.renew(client).await?;
-        let rows = client
-            .query(
-                &format!(
-                    "UPDATE taskwire_tasks AS t SET runner = $1
-                     WHERE status NOT IN {TERMINAL} AND runner IS DISTINCT FROM $1
-                       AND NOT EXISTS (SELECT 1 FROM taskwire_replicas AS r
-                                       WHERE r.id = t.runner AND r.expires_at > taskwire_now_ms())
-                     RETURNING {COLUMNS}"
-                ),
-                &[&&*self.replica],
-            )
-            .await
-            .map_err(|e| e.to_string())?;
-        if !rows.is_empty() {
-            tracing::warn!(store = %self.name, tasks = rows.len(), "took over the tasks of replicas whose lease ran out");
+        let lost = claims::lost(client, &self.replica, &self.fences).await?;
+        if !lost.is_empty() {
+            tracing::warn!(store = %self.name, tasks = lost.len(), "this replica's claims on tasks ran out, and other processes run them now");
         }
-        self.report(&rows, StoreNews::Orphaned).await;
+        self.report(&lost, StoreNews::Lost).await;
+        if claims::waiting(client, &self.replica).await? {
+            self.tell(StoreNews::Queued).await;
+        }
         Ok(())
+    }
+
+    async fn tell(&self, news: StoreNews) {
+        let _ = self.news.send(news).await;
     }
 
     /// Sends each row's task to the driver as `kind` (an unreadable row is logged, not sent).
@@ -278,7 +299,10 @@ impl Watch {
         for row in rows {
             match snapshot_of(row) {
                 Ok(task) => {
-                    let _ = self.news.send(kind(task)).await;
+                    if task.info.status.is_terminal() {
+                        self.fences.drop_task(&task.info.id);
+                    }
+                    self.tell(kind(task)).await;
                 }
                 Err(error) => {
                     tracing::error!(store = %self.name, %error, "a task row cannot be read")

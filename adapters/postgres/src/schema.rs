@@ -6,7 +6,7 @@ use taskwire_driver::engine::{Millis, TaskSnapshot};
 use tokio_postgres::{Client, Row};
 
 /// The schema version this crate reads and writes (`taskwire_schema.version`).
-pub(crate) const VERSION: i32 = 2;
+pub(crate) const VERSION: i32 = 3;
 
 /// Serializes schema checks of replicas starting together (`pg_advisory_xact_lock`).
 const LOCK: i64 = 0x7461_736b_7769_7265; // "taskwire"
@@ -59,6 +59,19 @@ CREATE FUNCTION taskwire_now_ms() RETURNS bigint LANGUAGE sql VOLATILE AS
 UPDATE taskwire_schema SET version = 2;
 ";
 
+/// From version 2 to 3: work queued by fronts (an unfinished task without a runner; the
+/// unfinished tasks of version 1, which had no runner, are given one that never renews, so
+/// that they are taken over as before rather than run as new work), and each claim's
+/// fencing token (`fence`, counted up by each claim).
+const UPGRADE_V3: &str = "
+ALTER TABLE taskwire_tasks ADD COLUMN fence bigint NOT NULL DEFAULT 0;
+UPDATE taskwire_tasks SET runner = '' WHERE runner IS NULL
+    AND status NOT IN ('completed', 'failed', 'cancelled');
+CREATE INDEX taskwire_tasks_queue ON taskwire_tasks (updated_at)
+    WHERE runner IS NULL AND status NOT IN ('completed', 'failed', 'cancelled');
+UPDATE taskwire_schema SET version = 3;
+";
+
 /// Makes the tables when the database has none, or checks their version. Fails, changing
 /// nothing, on another version or on a `taskwire_tasks` table without its version.
 pub(crate) async fn prepare(client: &mut Client) -> Result<(), String> {
@@ -80,7 +93,7 @@ pub(crate) async fn prepare(client: &mut Client) -> Result<(), String> {
         .collect();
     if tables.is_empty() {
         let first = "INSERT INTO taskwire_schema (version) VALUES (1)";
-        for sql in [CREATE_V1, first, UPGRADE_V2] {
+        for sql in [CREATE_V1, first, UPGRADE_V2, UPGRADE_V3] {
             transaction
                 .batch_execute(sql)
                 .await
@@ -97,12 +110,14 @@ pub(crate) async fn prepare(client: &mut Client) -> Result<(), String> {
             .await
             .map_err(|e| format!("cannot read the schema version: {e}"))?
             .get(0);
-        if version == 1 {
-            transaction
-                .batch_execute(UPGRADE_V2)
-                .await
-                .map_err(|e| format!("cannot upgrade the tables from version 1: {e}"))?;
-            tracing::info!(from = 1, to = VERSION, "upgraded the task tables");
+        if version == 1 || version == 2 {
+            let steps = [(2, UPGRADE_V2), (3, UPGRADE_V3)];
+            for (_, sql) in steps.iter().filter(|(to, _)| *to > version) {
+                transaction.batch_execute(sql).await.map_err(|e| {
+                    format!("cannot upgrade the tables from version {version}: {e}")
+                })?;
+            }
+            tracing::info!(from = version, to = VERSION, "upgraded the task tables");
         } else if version != VERSION {
             return Err(format!(
                 "schema version {version}, but this taskwire-postgres reads version {VERSION}; \
@@ -115,6 +130,8 @@ pub(crate) async fn prepare(client: &mut Client) -> Result<(), String> {
 
 /// The columns [`snapshot_of`] reads, in its order.
 pub(crate) const COLUMNS: &str = "id, message, updated_at, snapshot";
+/// [`COLUMNS`] of the table named `t`.
+pub(crate) const COLUMNS_T: &str = "t.id, t.message, t.updated_at, t.snapshot";
 
 /// A task read from its row ([`COLUMNS`]).
 pub(crate) fn snapshot_of(row: &Row) -> Result<TaskSnapshot, String> {

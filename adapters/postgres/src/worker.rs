@@ -4,10 +4,11 @@
 use std::sync::Arc;
 
 use taskwire_driver::engine::TaskSnapshot;
-use taskwire_driver::{StoreError, StoreJob};
+use taskwire_driver::{StoreError, StoreJob, StoreNews};
 use tokio::sync::mpsc;
 use tokio_postgres::{Client, Config, NoTls};
 
+use crate::claims::{self, Fences};
 use crate::schema::{self, snapshot_of, COLUMNS, TERMINAL};
 use crate::write::{self, Statements};
 
@@ -17,15 +18,26 @@ pub(crate) struct Connection {
     client: Option<(Client, Statements)>,
     /// This process's replica name: the runner of the unfinished tasks it stores.
     replica: Arc<str>,
+    /// The tokens of the tasks whose work runs here.
+    fences: Fences,
+    /// Where claims found lost after a refused change are reported.
+    news: async_channel::Sender<StoreNews>,
 }
 
 impl Connection {
     /// Connects and prepares the tables (made on first use, else their version checked).
-    pub async fn open(config: Config, replica: Arc<str>) -> Result<Connection, String> {
+    pub async fn open(
+        config: Config,
+        replica: Arc<str>,
+        fences: Fences,
+        news: async_channel::Sender<StoreNews>,
+    ) -> Result<Connection, String> {
         let mut connection = Connection {
             config,
             client: None,
             replica,
+            fences,
+            news,
         };
         connection.client().await?;
         Ok(connection)
@@ -63,47 +75,83 @@ pub(crate) async fn run(
         let failed = |e: String| StoreError::new(format!("{name}: {e}"));
         match job {
             StoreJob::Load(reply) => {
-                let replica = connection.replica.clone();
+                let (replica, fences) = (connection.replica.clone(), connection.fences.clone());
                 let loaded = match connection.client().await {
-                    Ok((client, _)) => load(client, &replica).await,
+                    Ok((client, _)) => load(client, &replica, &fences).await,
                     Err(e) => Err(e),
                 };
                 let _ = reply.send(loaded.map_err(failed));
             }
             StoreJob::Write(entries, reply) => {
-                let replica = connection.replica.clone();
+                let (replica, fences) = (connection.replica.clone(), connection.fences.clone());
                 let written = match connection.client().await {
                     Ok((client, statements)) => {
-                        write::write(client, statements, &entries, &replica).await
+                        write::write(client, statements, &entries, &replica, &fences).await
                     }
                     Err(e) => Err(e),
                 };
-                let _ = reply.send(written.map_err(failed));
+                let lost = written.as_ref().is_ok_and(|w| !w.fenced_out.is_empty());
+                let _ = reply.send(written.map(|w| w.refused).map_err(failed));
+                if lost {
+                    connection.report_lost().await;
+                }
             }
         }
     }
 }
 
+impl Connection {
+    /// Reports the claims of this process that another one took (a change carrying this
+    /// process's token was refused), so that their work here stops.
+    async fn report_lost(&mut self) {
+        let (replica, fences, news) =
+            (self.replica.clone(), self.fences.clone(), self.news.clone());
+        let Ok((client, _)) = self.client().await else {
+            return;
+        };
+        match claims::lost(client, &replica, &fences).await {
+            Ok(rows) => {
+                for row in &rows {
+                    match snapshot_of(row) {
+                        Ok(task) => {
+                            tracing::warn!(task = %task.info.id, "a change of a task was refused: another process claimed its work");
+                            let _ = news.send(StoreNews::Lost(task)).await;
+                        }
+                        Err(error) => tracing::error!(%error, "a task row cannot be read"),
+                    }
+                }
+            }
+            Err(error) => tracing::warn!(%error, "cannot check this process's claims"),
+        }
+    }
+}
+
 /// The tasks this process takes on at start: every finished one, and every unfinished one
-/// whose runner is this replica (an earlier run of it), nobody, or a replica whose lease ran
-/// out (claimed in the same statement). Another live replica's unfinished tasks stay its
-/// own (the watch reports them).
-async fn load(client: &Client, replica: &str) -> Result<Vec<TaskSnapshot>, String> {
+/// whose runner is this replica (an earlier run of it), whose work runs here again under
+/// its token. The tasks other replicas run, work waiting for a process included, are
+/// reported by the watch (and claimed through it).
+async fn load(
+    client: &Client,
+    replica: &str,
+    fences: &Fences,
+) -> Result<Vec<TaskSnapshot>, String> {
     let rows = client
         .query(
             &format!(
-                "WITH claimed AS (
-                     UPDATE taskwire_tasks AS t SET runner = $1
-                     WHERE status NOT IN {TERMINAL} AND (runner IS NULL OR runner = $1 OR NOT EXISTS (
-                         SELECT 1 FROM taskwire_replicas AS r
-                         WHERE r.id = t.runner AND r.expires_at > taskwire_now_ms()))
-                     RETURNING id)
-                 SELECT {COLUMNS} FROM taskwire_tasks
-                 WHERE status IN {TERMINAL} OR id IN (SELECT id FROM claimed)"
+                "SELECT {COLUMNS}, fence, runner FROM taskwire_tasks
+                 WHERE status IN {TERMINAL} OR runner = $1"
             ),
             &[&replica],
         )
         .await
         .map_err(|e| e.to_string())?;
-    rows.iter().map(snapshot_of).collect()
+    let mut tasks = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let task = snapshot_of(row)?;
+        if row.get::<_, Option<&str>>(5).is_some() {
+            fences.hold(&task.info.id, row.get(4));
+        }
+        tasks.push(task);
+    }
+    Ok(tasks)
 }

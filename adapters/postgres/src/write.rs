@@ -8,7 +8,9 @@
 //! trigger) fails its whole statement: the batch is then written again one task at a time,
 //! each under a savepoint, so that only the changes of the task at fault are refused. A
 //! change to a task that is finished in the database (another replica finished it first) is
-//! left out by the upsert itself, and refused.
+//! left out by the upsert itself, and refused. The changes of a task whose work runs here
+//! carry this process's fencing token ([`Fences`]) and go through an update of their own,
+//! which leaves the task alone, and refuses the change, once another process claimed it.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -19,6 +21,7 @@ use taskwire_driver::engine::{JournalEntry, Millis};
 use taskwire_driver::{refused_entries, NetBatch, NetChange, Refused};
 use tokio_postgres::{Client, Statement, Transaction};
 
+use crate::claims::{Fences, WORK_CHANNEL};
 use crate::news;
 use crate::schema::TERMINAL;
 
@@ -29,6 +32,7 @@ const NOTIFY_TASKS: usize = 200;
 /// The statements of a write, prepared on the connection.
 pub(crate) struct Statements {
     upsert: Statement,
+    fenced: Statement,
     message: Statement,
     delete: Statement,
     notify: Statement,
@@ -47,6 +51,11 @@ impl Statements {
             // trigger refuses what gets past the guards), unless it is written again as it is
             // (a write retried after its commit was not heard). The runner of an unfinished
             // task is the replica that stored it first (or took it over).
+            // A finished task is left as it is (a replica that finished it first wins; the
+            // trigger refuses what gets past the guards), unless it is written again as it is
+            // (a write retried after its commit was not heard). An unfinished task's runner
+            // is set when it is stored first (none: queued for a worker), then only by
+            // claims. `inserted`: the row is new.
             upsert: prepare(format!(
                 "INSERT INTO taskwire_tasks (id, owner, status, message, updated_at, snapshot, runner)
                  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],
@@ -55,19 +64,38 @@ impl Statements {
                  SET owner = excluded.owner, status = excluded.status,
                      message = excluded.message, updated_at = excluded.updated_at,
                      snapshot = excluded.snapshot,
-                     runner = CASE WHEN excluded.runner IS NULL THEN NULL
-                                   ELSE coalesce(taskwire_tasks.runner, excluded.runner) END
+                     runner = CASE WHEN excluded.status IN {TERMINAL} THEN NULL
+                                   ELSE taskwire_tasks.runner END
                  WHERE taskwire_tasks.status NOT IN {TERMINAL}
                     OR (taskwire_tasks.status = excluded.status
                         AND (taskwire_tasks.snapshot::jsonb -> 'outcome')
                             IS NOT DISTINCT FROM (excluded.snapshot::jsonb -> 'outcome'))
-                 RETURNING id"
+                 RETURNING id, (xmax = 0) AS inserted"
+            ))
+            .await?,
+            // The changes of tasks whose work runs here, under the claim's token ($7): left
+            // out once another process claimed the task (or it finished elsewhere), unless
+            // written again as stored under the same claim (a retried write).
+            fenced: prepare(format!(
+                "UPDATE taskwire_tasks AS t
+                 SET owner = u.owner, status = u.status, message = u.message,
+                     updated_at = u.at, snapshot = u.snapshot,
+                     runner = CASE WHEN u.status IN {TERMINAL} THEN NULL ELSE t.runner END
+                 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[],
+                             $6::text[], $7::int8[]) AS u(id, owner, status, message, at, snapshot, fence)
+                 WHERE t.id = u.id
+                   AND ((t.status NOT IN {TERMINAL} AND t.runner = $8 AND t.fence = u.fence)
+                        OR (t.status = u.status AND t.status IN {TERMINAL} AND t.fence = u.fence
+                            AND (t.snapshot::jsonb -> 'outcome')
+                                IS NOT DISTINCT FROM (u.snapshot::jsonb -> 'outcome')))
+                 RETURNING t.id"
             ))
             .await?,
             message: prepare(format!(
                 "UPDATE taskwire_tasks AS t SET message = m.message, updated_at = m.at
-                 FROM unnest($1::text[], $2::text[], $3::int8[]) AS m(id, message, at)
-                 WHERE t.id = m.id AND t.status NOT IN {TERMINAL}"
+                 FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[]) AS m(id, message, at, fence)
+                 WHERE t.id = m.id AND t.status NOT IN {TERMINAL}
+                   AND (m.fence IS NULL OR (t.runner = $5 AND t.fence = m.fence))"
             ))
             .await?,
             delete: prepare("DELETE FROM taskwire_tasks WHERE id = ANY($1::text[])".to_owned())
@@ -100,62 +128,113 @@ impl Failure {
 }
 
 /// A statement of the batch on its way: its rows, or why it failed.
-type Sent<'a> = Pin<Box<dyn Future<Output = Result<u64, Failure>> + 'a>>;
+type Pending<'a> = Pin<Box<dyn Future<Output = Result<u64, Failure>> + 'a>>;
+
+/// What a written batch did besides storing.
+#[derive(Default)]
+pub(crate) struct Written {
+    /// The entries refused for good.
+    pub refused: Vec<Refused>,
+    /// Tasks whose change carried this process's token and was refused: another process
+    /// may have claimed them.
+    pub fenced_out: Vec<String>,
+}
 
 /// The batch's net changes in one transaction; `replica` runs the unfinished tasks it stores
-/// first. The entries refused for good come back; an `Err` may pass.
+/// first (unless queued for a worker), and the tasks `fences` holds. An `Err` may pass.
 pub(crate) async fn write(
     client: &mut Client,
     statements: &Statements,
     entries: &[JournalEntry],
     replica: &str,
-) -> Result<Vec<Refused>, String> {
+    fences: &Fences,
+) -> Result<Written, String> {
     let (net, mut refused) = NetBatch::of(entries);
     let passing = |e: tokio_postgres::Error| detail(&e);
     let transaction = client.transaction().await.map_err(passing)?;
     let tasks = net.puts.iter().chain(&net.messages).map(|(id, _)| *id);
     let changed: Vec<&str> = tasks.collect();
-    let finished = match send(&transaction, statements, &net, replica, &changed).await {
-        Ok(finished) => {
+    let outcome = match send(&transaction, statements, &net, replica, fences, &changed).await {
+        Ok(outcome) => {
             transaction.commit().await.map_err(passing)?;
-            finished
+            outcome.settle(fences);
+            outcome
         }
         Err(Failure::Passing(why)) => return Err(why),
         Err(Failure::Refused(why)) => {
             tracing::warn!(%why, "a change of the batch was refused; writing it task by task");
             transaction.rollback().await.map_err(passing)?;
-            one_by_one(client, statements, &net, replica).await?
+            one_by_one(client, statements, &net, replica, fences).await?
         }
     };
-    refused.extend(refused_entries(entries, &finished));
-    Ok(refused)
+    refused.extend(refused_entries(entries, &outcome.refused));
+    let fenced_out = outcome
+        .fenced_out
+        .iter()
+        .map(|id| (*id).to_owned())
+        .collect();
+    Ok(Written {
+        refused,
+        fenced_out,
+    })
 }
 
-/// The batch again, each task's change under a savepoint of its own: the tasks refused, and
-/// why.
+/// What the statements of a batch did, applied to [`Fences`] once committed.
+#[derive(Default)]
+struct Sent<'a> {
+    /// Tasks whose change was left out, and why.
+    refused: HashMap<&'a str, String>,
+    /// Of those, the ones whose change carried this process's token.
+    fenced_out: Vec<&'a str>,
+    /// Unfinished tasks stored first by this batch, which run here (token 0).
+    inserted: Vec<&'a str>,
+    /// Tasks stored as finished: no longer held.
+    finished: Vec<&'a str>,
+}
+
+impl<'a> Sent<'a> {
+    fn settle(&self, fences: &Fences) {
+        for id in &self.inserted {
+            fences.hold(id, 0);
+        }
+        for id in &self.finished {
+            fences.drop_task(id);
+        }
+    }
+
+    fn extend(&mut self, other: Sent<'a>) {
+        self.refused.extend(other.refused);
+        self.fenced_out.extend(other.fenced_out);
+        self.inserted.extend(other.inserted);
+        self.finished.extend(other.finished);
+    }
+}
+
+/// The batch again, each task's change under a savepoint of its own.
 async fn one_by_one<'a>(
     client: &mut Client,
     statements: &Statements,
     net: &NetBatch<'a>,
     replica: &str,
-) -> Result<HashMap<&'a str, String>, String> {
+    fences: &Fences,
+) -> Result<Sent<'a>, String> {
     let passing = |e: tokio_postgres::Error| detail(&e);
     let mut transaction = client.transaction().await.map_err(passing)?;
-    let mut refused = HashMap::new();
+    let mut outcome = Sent::default();
     let mut stored = Vec::new();
     for (task, alone) in net.one_by_one() {
         let savepoint = transaction.savepoint("change").await.map_err(passing)?;
-        match send(&savepoint, statements, &alone, replica, &[]).await {
-            Ok(finished) => {
+        match send(&savepoint, statements, &alone, replica, fences, &[]).await {
+            Ok(sent) => {
                 savepoint.commit().await.map_err(passing)?;
-                refused.extend(finished);
+                outcome.extend(sent);
                 if alone.deletes.is_empty() {
                     stored.push(task);
                 }
             }
             Err(Failure::Refused(why)) => {
                 savepoint.rollback().await.map_err(passing)?;
-                refused.insert(task, why);
+                outcome.refused.insert(task, why);
             }
             Err(Failure::Passing(why)) => return Err(why),
         }
@@ -170,19 +249,23 @@ async fn one_by_one<'a>(
             .map_err(|e| format!("telling the other replicas: {}", detail(&e)))?;
     }
     transaction.commit().await.map_err(passing)?;
-    Ok(refused)
+    outcome.settle(fences);
+    Ok(outcome)
 }
 
-/// Sends the statements of `net` and the notifications naming `changed` on `tx`, together:
-/// the tasks whose change was left out because they are finished in the database, and why.
+/// Sends the statements of `net` and the notifications naming `changed` on `tx`, together.
 async fn send<'a>(
     tx: &Transaction<'_>,
     statements: &Statements,
     net: &NetBatch<'a>,
     replica: &str,
+    fences: &Fences,
     changed: &[&str],
-) -> Result<HashMap<&'a str, String>, Failure> {
-    let mut columns = PutColumns::default();
+) -> Result<Sent<'a>, Failure> {
+    let (mut columns, mut fenced) = (PutColumns::default(), PutColumns::default());
+    let mut queued = false;
+    let mut queued_ids: Vec<&'a str> = Vec::new();
+    let mut finished = Vec::new();
     for (id, put) in &net.puts {
         if let NetChange::Put {
             snapshot,
@@ -190,24 +273,42 @@ async fn send<'a>(
             at,
         } = put
         {
-            columns.id.push(id);
-            columns.owner.push(snapshot.owner.as_str());
-            columns.status.push(snapshot.info.status.to_string());
-            columns.message.push(*message);
-            columns.at.push(millis(*at));
+            let fence = fences.get(id);
+            let into = if fence.is_some() {
+                &mut fenced
+            } else {
+                &mut columns
+            };
+            into.id.push(id);
+            into.owner.push(snapshot.owner.as_str());
+            into.status.push(snapshot.info.status.to_string());
+            into.message.push(*message);
+            into.at.push(millis(*at));
             let json = serde_json::to_string(snapshot)
                 .map_err(|e| Failure::Refused(format!("task {id}: cannot serialize: {e}")))?;
-            columns.snapshot.push(json);
-            let finished = snapshot.info.status.is_terminal();
-            columns.runner.push((!finished).then_some(replica));
+            into.snapshot.push(json);
+            let done = snapshot.info.status.is_terminal();
+            if done {
+                finished.push(*id);
+            }
+            // Attempt 0: handed off by a front, queued for a worker.
+            let waits = !done && snapshot.request.as_ref().is_some_and(|r| r.attempt == 0);
+            queued |= waits;
+            if waits {
+                queued_ids.push(*id);
+            }
+            into.runner.push((!done && !waits).then_some(replica));
+            into.fence.push(fence.unwrap_or(0));
         }
     }
-    let (mut ids, mut messages, mut ats) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ids, mut messages, mut ats, mut message_fences) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (id, change) in &net.messages {
         if let NetChange::Message { message, at } = change {
             ids.push(*id);
             messages.push(*message);
             ats.push(millis(*at));
+            message_fences.push(fences.get(id));
         }
     }
     let payloads: Vec<String> = changed
@@ -233,13 +334,35 @@ async fn send<'a>(
             .await
             .map_err(|e| Failure::of(format_args!("storing {} tasks", put.id.len()), &e))
     };
-    let mut sent: Vec<Sent<'_>> = Vec::new();
+    let held = &fenced;
+    let fenced_update = async move {
+        if held.id.is_empty() {
+            return Ok(Vec::new());
+        }
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
+            &held.id,
+            &held.owner,
+            &held.status,
+            &held.message,
+            &held.at,
+            &held.snapshot,
+            &held.fence,
+            &replica,
+        ];
+        tx.query(&statements.fenced, &params)
+            .await
+            .map_err(|e| Failure::of(format_args!("storing {} tasks run here", held.id.len()), &e))
+    };
+    let mut sent: Vec<Pending<'_>> = Vec::new();
     if !ids.is_empty() {
-        let (ids, messages, ats) = (&ids, &messages, &ats);
+        let (ids, messages, ats, message_fences) = (&ids, &messages, &ats, &message_fences);
         sent.push(Box::pin(async move {
-            tx.execute(&statements.message, &[ids, messages, ats])
-                .await
-                .map_err(|e| Failure::of(format_args!("storing {} status messages", ids.len()), &e))
+            tx.execute(
+                &statements.message,
+                &[ids, messages, ats, message_fences, &replica],
+            )
+            .await
+            .map_err(|e| Failure::of(format_args!("storing {} status messages", ids.len()), &e))
         }));
     }
     if !net.deletes.is_empty() {
@@ -257,15 +380,29 @@ async fn send<'a>(
                 .map_err(|e| Failure::of("telling the other replicas", &e))
         }));
     }
+    if queued {
+        sent.push(Box::pin(async move {
+            tx.execute(&statements.notify, &[&WORK_CHANNEL, &""])
+                .await
+                .map_err(|e| Failure::of("telling the workers", &e))
+        }));
+    }
     // Polled together, the statements go out in this order without waiting for each other.
     // After one fails, the next ones fail for that (the transaction is aborted): a refusal
     // among the failures is the cause.
-    let (rows, done) = futures::future::join(upsert, futures::future::join_all(sent)).await;
+    let ((rows, held_rows), done) = futures::future::join(
+        futures::future::join(upsert, fenced_update),
+        futures::future::join_all(sent),
+    )
+    .await;
     let mut failures = Vec::new();
-    let rows = rows.unwrap_or_else(|failure| {
-        failures.push(failure);
-        Vec::new()
-    });
+    let mut rows_of = |result: Result<Vec<tokio_postgres::Row>, Failure>| {
+        result.unwrap_or_else(|failure| {
+            failures.push(failure);
+            Vec::new()
+        })
+    };
+    let (rows, held_rows) = (rows_of(rows), rows_of(held_rows));
     failures.extend(done.into_iter().filter_map(Result::err));
     if !failures.is_empty() {
         let cause = failures
@@ -274,21 +411,45 @@ async fn send<'a>(
             .unwrap_or(0);
         return Err(failures.swap_remove(cause));
     }
-    let stored: HashSet<&str> = rows.iter().map(|row| row.get(0)).collect();
-    let finished = net
-        .puts
-        .iter()
-        .map(|&(id, _)| id)
-        .filter(|id| !stored.contains(id))
-        .map(|id| {
-            let why = format!(
+    let mut outcome = Sent {
+        finished,
+        ..Sent::default()
+    };
+    let mut stored: HashSet<&str> = HashSet::new();
+    for row in &rows {
+        let id: &str = row.get(0);
+        stored.insert(id);
+        let inserted: bool = row.get(1);
+        let runs_here = |(put, _): &&(&'a str, NetChange<'a>)| {
+            *put == id && !outcome.finished.contains(put) && !queued_ids.contains(put)
+        };
+        if inserted {
+            if let Some(&(put, _)) = net.puts.iter().find(runs_here) {
+                outcome.inserted.push(put);
+            }
+        }
+    }
+    stored.extend(held_rows.iter().map(|row| row.get::<_, &str>(0)));
+    for &(id, _) in &net.puts {
+        if stored.contains(id) {
+            continue;
+        }
+        let why = if fences.get(id).is_some() {
+            outcome.fenced_out.push(id);
+            format!(
+                "task {id} is no longer this process's to change: another process claimed its \
+                 work (this one's claim ran out), or it finished in the database"
+            )
+        } else {
+            format!(
                 "task {id} is finished in the database (another process finished it first), \
                  and a finished task does not change"
-            );
-            (id, why)
-        })
-        .collect();
-    Ok(finished)
+            )
+        };
+        outcome.refused.insert(id, why);
+    }
+    outcome.finished.retain(|id| stored.contains(id));
+    Ok(outcome)
 }
 
 /// The columns of the upsert, one entry per task.
@@ -301,6 +462,8 @@ struct PutColumns<'a> {
     at: Vec<i64>,
     snapshot: Vec<String>,
     runner: Vec<Option<&'a str>>,
+    /// The token of each (only for the fenced update).
+    fence: Vec<i64>,
 }
 
 fn millis(at: Millis) -> i64 {

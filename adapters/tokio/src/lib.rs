@@ -178,6 +178,26 @@ pub async fn serve_stdio(server: Server) -> io::Result<()> {
     taskwire_driver::serve_stdio(server, Arc::new(Tokio)).await
 }
 
+/// Runs `server` as a worker ([`ServerRole::Worker`](taskwire_driver::ServerRole)): no
+/// connections, only the work it claims from its shared store, until Ctrl-C or SIGTERM;
+/// then its running tools stop (their tasks are taken over by other workers once this
+/// process's lease runs out, or at once if it starts again under the same replica name).
+pub async fn serve_worker(server: Server) -> io::Result<()> {
+    let handle = server.start(Arc::new(Tokio));
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::signal::ctrl_c().await?;
+    handle.shutdown().await;
+    Ok(())
+}
+
 /// Starts `command` as a stdio MCP server (its stderr goes to ours) and connects a client.
 /// If the child exits or closes its stdout, every pending call fails at once.
 pub fn spawn_server(

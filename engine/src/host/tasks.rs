@@ -144,12 +144,14 @@ impl Host {
         Ok(())
     }
 
-    /// Takes over a task whose work ran on another host sharing the store, which stopped
-    /// (its lease ran out, and the store chose this host to take its tasks): the task is
-    /// applied as with [`Host::sync`], then its work runs here again as after a restart: one
-    /// more attempt (journaled) and [`Event::Restored`](crate::Event::Restored) under the
-    /// task's call. A task that finished meanwhile, expired, or already runs here is only
-    /// applied.
+    /// Takes over a task whose work runs on no host now: one handed off by a front
+    /// ([`Host::hand_off`]) and claimed here from the store's queue, or one whose host
+    /// stopped (its lease ran out, and the store chose this host to take its tasks). The
+    /// task is applied as with [`Host::sync`], then its work runs here under the task's
+    /// call, one more attempt (journaled): the first
+    /// ([`Event::Claimed`](crate::Event::Claimed)) for queued work, else again as after a
+    /// restart ([`Event::Restored`](crate::Event::Restored)). A task that finished
+    /// meanwhile, expired, or already runs here is only applied.
     pub fn adopt(&mut self, now: Millis, snapshot: TaskSnapshot) -> Result<(), UsageError> {
         self.enter(now)?;
         let task = snapshot.info.id.clone();
@@ -166,6 +168,35 @@ impl Host {
             _ => return Ok(()),
         }
         st.run_again(task, call, stored);
+        Ok(())
+    }
+
+    /// Hands the work of `call`'s task to another host sharing the store (a worker; this
+    /// host is a front that runs no work): the task stays `working` with `message` as its
+    /// status message, its request is stored as queued (attempt 0) for a worker to take with
+    /// [`Host::adopt`], and `call` is over here (commands on it are refused as
+    /// [`UsageError::UnknownCall`]). Its followers here hear of it as the store reports its
+    /// changes ([`Host::sync`]). Needs a journaling host (a store keeps the request the
+    /// worker runs): [`UsageError::NotJournaled`] otherwise; [`UsageError::NotATask`] for a
+    /// plain call.
+    pub fn hand_off(
+        &mut self,
+        now: Millis,
+        call: CallId,
+        message: Option<String>,
+    ) -> Result<TaskId, UsageError> {
+        self.enter(now)?;
+        self.state.hand_off(call, message)
+    }
+
+    /// This host's hold on a task's work ran out, and another host sharing the store runs it
+    /// now (the store refused a change of it as no longer this host's, or reports another
+    /// host running it): its work here stops ([`StopReason::Moved`]), and the task becomes
+    /// `snapshot`, as the store holds it. A change of it the store refused is forgotten, an
+    /// end included (with [`Durability::Confirmed`], no peer was told of it).
+    pub fn release(&mut self, now: Millis, snapshot: TaskSnapshot) -> Result<(), UsageError> {
+        self.enter(now)?;
+        self.state.release(snapshot);
         Ok(())
     }
 

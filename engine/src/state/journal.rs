@@ -90,17 +90,26 @@ impl<K: Kept> State<K> {
 
     /// The work of unfinished task `task` runs again under `call` (after a restart, or
     /// taken over from a host that stopped; `stored`: its request as stored now): one more
-    /// attempt, journaled, and [`Event::Restored`](crate::Event::Restored).
+    /// attempt, journaled, and [`Event::Restored`](crate::Event::Restored), or
+    /// [`Event::Claimed`](crate::Event::Claimed) for the first run of work handed off here.
     pub fn run_again(&mut self, task: TaskId, call: CallId, stored: Option<TaskRequest>) {
         let request = self.tasks.start_again(&task, stored);
         if request.is_some() {
             self.journal_put(&task);
         }
-        self.event(Event::Restored {
-            call,
-            task,
-            request,
-        });
+        let event = match request {
+            Some(request) if request.attempt == 1 => Event::Claimed {
+                call,
+                task,
+                request,
+            },
+            request => Event::Restored {
+                call,
+                task,
+                request,
+            },
+        };
+        self.event(event);
     }
 
     /// Reports changes as `mode` says from now on.

@@ -332,6 +332,20 @@ impl<K: Kept> State<K> {
         Some(state)
     }
 
+    /// Task `task`'s work, `call`, no longer runs here (handed off, or taken over by another
+    /// host): the call is over (its open input requests withdrawn), and a call that does no
+    /// work takes its place, keeping its followers.
+    pub fn move_work_away(&mut self, task: &TaskId, call: CallId) {
+        self.withdraw_inputs(call);
+        if let Some(old) = self.remove_call(call) {
+            let shadow = self.add_call(Call {
+                shadow: true,
+                ..old
+            });
+            self.work.insert(task.clone(), shadow);
+        }
+    }
+
     /// Withdraws a call's open input requests, in its era.
     fn withdraw_inputs(&mut self, call: CallId) {
         if let Some(era) = self.call(call).map(|c| c.era) {

@@ -5,7 +5,9 @@ use super::calls::Call;
 use super::lifecycle::error_outcome;
 use super::tasks::{NewOutcome, OutcomeKind};
 use super::{Kept, State};
+use crate::error::UsageError;
 use crate::event::StopReason;
+use crate::ids::{CallId, TaskId};
 use crate::model::{Outcome, TaskSnapshot};
 use crate::status::TaskStatus;
 
@@ -74,5 +76,53 @@ impl<K: Kept> State<K> {
             StopReason::Removed
         };
         self.after_settle(&id, Some(stop));
+    }
+
+    /// Hands the work of `call`'s task to another host: its request is stored as queued,
+    /// `message` becomes its status message, and the call is over here.
+    pub fn hand_off(
+        &mut self,
+        call: CallId,
+        message: Option<String>,
+    ) -> Result<TaskId, UsageError> {
+        let state = self
+            .call(call)
+            .filter(|c| !c.shadow)
+            .ok_or(UsageError::UnknownCall(call))?;
+        let task = state.task.clone().ok_or(UsageError::NotATask(call))?;
+        let record = self
+            .tasks
+            .get(&task)
+            .ok_or_else(|| UsageError::UnknownTask(task.clone()))?;
+        if record.status.is_terminal() {
+            let status = record.status;
+            return Err(UsageError::TaskFinished { task, status });
+        }
+        if !self.journal_enabled() || !self.tasks.queue(&task) {
+            return Err(UsageError::NotJournaled(task));
+        }
+        let now = self.now;
+        self.tasks.set_message(&task, now, message);
+        self.move_work_away(&task, call);
+        self.journal_put(&task);
+        self.tell_followers(&task);
+        Ok(task)
+    }
+
+    /// Another host runs the work of `snapshot`'s task now: the work here stops
+    /// ([`StopReason::Moved`]), and the task becomes what the store holds. A change of it
+    /// the store refused is forgotten, an end included (no peer was told of it).
+    pub fn release(&mut self, snapshot: TaskSnapshot) {
+        let id = snapshot.info.id.clone();
+        if let Some(&call) = self.work.get(&id) {
+            if self.call(call).is_some_and(|c| !c.shadow) {
+                self.stop(call, StopReason::Moved, None);
+                self.move_work_away(&id, call);
+            }
+        }
+        if self.tasks.get(&id).is_some_and(|r| r.status.is_terminal()) {
+            self.tasks.remove(&id);
+        }
+        self.sync_task(snapshot);
     }
 }

@@ -558,6 +558,18 @@ impl TaskTable {
         Some(request.clone())
     }
 
+    /// Marks a task's work as queued for another host (its request's attempt 0: no run has
+    /// started). Returns whether the task keeps a request to queue.
+    pub fn queue(&mut self, id: &str) -> bool {
+        match self.get_mut(id).and_then(|r| r.request.as_deref_mut()) {
+            Some(request) => {
+                request.attempt = 0;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Replaces the status message of a non-terminal task. Returns whether it changed.
     pub fn set_message(&mut self, id: &str, now: Millis, message: Option<String>) -> bool {
         match self.get_mut(id) {

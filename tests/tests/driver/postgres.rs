@@ -250,3 +250,94 @@ fn a_lost_connection_is_made_again_and_nothing_acknowledged_is_lost() {
         );
     }
 }
+
+/// A journal entry putting task `id` as a front does: `working`, its work queued for a
+/// worker (attempt 0).
+fn queued(seq: u64, id: &str) -> taskwire_driver::engine::JournalEntry {
+    let mut entry = serde_json::to_value(put(seq, id, "working", Value::Null)).expect("JSON");
+    entry["change"]["put"]["request"] = json!({"tool": "slow", "attempt": 0});
+    serde_json::from_value(entry).expect("an entry")
+}
+
+/// Connects to `url` as replica `name`, its lease 15 s.
+fn replica(url: &str, name: &str) -> PostgresStore {
+    let options = taskwire_postgres::PostgresOptions {
+        replica: name.to_owned(),
+        lease: Duration::from_secs(15),
+    };
+    PostgresStore::connect_with(url, options).expect("connects")
+}
+
+#[test]
+fn queued_work_goes_to_one_claimer_whose_changes_are_refused_once_another_claims_it() {
+    let Some(url) = fresh_database("claims") else {
+        return;
+    };
+    let front = replica(&url, "front");
+    let (one, two) = (replica(&url, "one"), replica(&url, "two"));
+    smol::block_on(async {
+        let refused = front
+            .write(Arc::from(vec![queued(1, "t")]))
+            .await
+            .expect("stored");
+        assert!(refused.is_empty(), "{refused:?}");
+        let (a, b) = futures::join!(one.claim(8), two.claim(8));
+        let (a, b) = (a.expect("claims"), b.expect("claims"));
+        assert_eq!(a.len() + b.len(), 1, "claimed once: {a:?} {b:?}");
+        let (claimer, other, name) = if a.is_empty() {
+            (&two, &one, "two")
+        } else {
+            (&one, &two, "one")
+        };
+        assert!(
+            other.claim(8).await.expect("claims").is_empty(),
+            "nothing left"
+        );
+        // The claimer's changes go through under its claim.
+        let step = put_saying(2, "t", "working", Value::Null, Some("step 1"));
+        assert!(claimer
+            .write(Arc::from(vec![step]))
+            .await
+            .expect("written")
+            .is_empty());
+        // Another process takes the claim over (as after the claimer's lease ran out).
+        let taken = format!(
+            "UPDATE taskwire_tasks SET runner = 'three', fence = fence + 1 WHERE id = 't' \
+             AND runner = '{name}'"
+        );
+        let rows = {
+            let url = url.clone();
+            std::thread::spawn(move || try_sql(&url, &taken))
+                .join()
+                .unwrap()
+        };
+        rows.expect("taken over");
+        let done = json!({"result": {"value": {"content": []}, "is_error": false}});
+        let late = put_saying(3, "t", "completed", done, Some("done late"));
+        let refused = claimer
+            .write(Arc::from(vec![late]))
+            .await
+            .expect("the batch is written");
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(
+            refused[0]
+                .reason
+                .contains("no longer this process's to change"),
+            "{refused:?}"
+        );
+        // The claimer hears that its claim ran out, with the task as stored.
+        let news = claimer.watch().expect("shared");
+        let lost = loop {
+            match news.recv().await.expect("news") {
+                taskwire_driver::StoreNews::Lost(task) => break task,
+                _ => continue,
+            }
+        };
+        assert_eq!(lost.info.status.to_string(), "working");
+        assert_eq!(lost.info.status_message.as_deref(), Some("step 1"));
+    });
+    let unchanged = "DO $$ BEGIN IF (SELECT status || ':' || message || ':' || runner \
+                     FROM taskwire_tasks WHERE id = 't') <> 'working:step 1:three' \
+                     THEN RAISE 'changed'; END IF; END $$";
+    try_sql(&url, unchanged).expect("the late change left the task alone");
+}

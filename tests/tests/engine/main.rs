@@ -18,6 +18,7 @@ mod chunking;
 mod create_task;
 mod handshake;
 mod host_addresses;
+mod host_fleet;
 mod host_journal;
 mod host_owners;
 mod host_passthrough;

@@ -14,6 +14,7 @@ mod common;
 mod client;
 mod example;
 mod faults;
+mod fleet;
 mod floods;
 mod guard;
 mod load;

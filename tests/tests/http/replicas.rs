@@ -32,46 +32,65 @@ fn replica_stepping(
     lease_ms: u64,
     step_ms: u64,
 ) -> (HttpServer, TestServer) {
-    let dir = taskwire_tests::peers::target_dir().join("tmp/replicas");
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    let database_name = database.rsplit('/').next().unwrap_or(database);
-    let log: PathBuf = dir.join(format!("{database_name}-{name}.log"));
-    let store = format!("{database}?replica={name}&lease={lease_ms}");
     let server = HttpServer::start(
         |port| {
-            Argv::new(binary("task-server"))
-                .args(&[
-                    "--http",
-                    &format!("127.0.0.1:{port}"),
-                    "--store",
-                    &store,
-                    "--step-ms",
-                    &step_ms.to_string(),
-                    "--bench-tools",
-                    "--extra-tools",
-                ])
-                .env("RUST_LOG", "taskwire_driver=debug")
+            server_argv(database, name, lease_ms, step_ms)
+                .args(&["--http", &format!("127.0.0.1:{port}")])
         },
-        Some(&log),
+        Some(&log_of(database, name)),
     );
     let client = TestServer::client_of(&server.url);
     (server, client)
 }
 
+/// `task-server` on `database` as replica `name` (its lease `lease_ms`, its steps
+/// `step_ms`, with the extra and the benchmark tools, logging the driver's debug reports);
+/// the caller adds where it serves and its role.
+pub(crate) fn server_argv(database: &str, name: &str, lease_ms: u64, step_ms: u64) -> Argv {
+    let store = format!("{database}?replica={name}&lease={lease_ms}");
+    Argv::new(binary("task-server"))
+        .args(&[
+            "--store",
+            &store,
+            "--step-ms",
+            &step_ms.to_string(),
+            "--bench-tools",
+            "--extra-tools",
+        ])
+        .env(
+            "RUST_LOG",
+            "taskwire_driver=debug,taskwire_postgres=info,taskwire_http=info",
+        )
+}
+
+/// Where the stderr of replica `name` of `database` goes: a file of its own (the tests run
+/// together).
+pub(crate) fn log_of(database: &str, name: &str) -> PathBuf {
+    let dir = taskwire_tests::peers::target_dir().join("tmp/replicas");
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let database_name = database.rsplit('/').next().unwrap_or(database);
+    dir.join(format!("{database_name}-{name}.log"))
+}
+
 /// `method` with `params` on `server` (2026-07-28, request `id`); the reply.
-async fn ask(server: &TestServer, id: u64, method: &str, params: Value) -> Value {
+pub(crate) async fn ask(server: &TestServer, id: u64, method: &str, params: Value) -> Value {
     messages(server.stateless(id, method, params).send().await)
         .await
         .remove(0)
 }
 
 /// Makes a `tool` task on `server`; its id.
-async fn make_task(server: &TestServer, id: u64, tool: &str) -> String {
+pub(crate) async fn make_task(server: &TestServer, id: u64, tool: &str) -> String {
     make_task_with(server, id, tool, json!({})).await
 }
 
 /// [`make_task`] with `arguments`.
-async fn make_task_with(server: &TestServer, id: u64, tool: &str, arguments: Value) -> String {
+pub(crate) async fn make_task_with(
+    server: &TestServer,
+    id: u64,
+    tool: &str,
+    arguments: Value,
+) -> String {
     let created = ask(
         server,
         id,
@@ -87,7 +106,7 @@ async fn make_task_with(server: &TestServer, id: u64, tool: &str, arguments: Val
 
 /// Polls `task` on `server` until its status is `status` (within 15 s); the last `tasks/get`
 /// reply.
-async fn until_status(server: &TestServer, task: &str, status: &str) -> Value {
+pub(crate) async fn until_status(server: &TestServer, task: &str, status: &str) -> Value {
     until(server, task, status, |got| {
         got["result"]["status"] == status
     })
@@ -95,7 +114,7 @@ async fn until_status(server: &TestServer, task: &str, status: &str) -> Value {
 }
 
 /// Polls `task` on `server` until its `tasks/get` reply is `what` (`done`; within 15 s).
-async fn until(
+pub(crate) async fn until(
     server: &TestServer,
     task: &str,
     what: &str,

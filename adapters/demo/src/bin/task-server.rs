@@ -1,11 +1,13 @@
-//! `task-server [--runtime smol|tokio | --http ADDR] [--store SPEC] [--required-tool]
-//! [--extra-tools] [--bench-tools] [--step-ms N]` (`--help`): the seed's MCP task server on stdio, or over Streamable
+//! `task-server [--runtime smol|tokio | --http ADDR] [--store SPEC] [--role ROLE]
+//! [--concurrency N] [--required-tool] [--extra-tools] [--bench-tools] [--step-ms N]` (`--help`): the seed's MCP task server on stdio, or over Streamable
 //! HTTP at `http://ADDR/mcp` (both eras; tokio, many threads). `--extra-tools` adds `confirm_task`
 //! (asks for a confirmation mid-task) and `progress_task` (reports progress); `--bench-tools`
 //! adds the benchmark fixture's `echo` and `instant_task` and room for 200,000 tasks.
 //! `--store sqlite:PATH` keeps the tasks in a SQLite file, so that they survive a restart
 //! (without it they live in memory); `sqlite:PATH?synchronous=full` makes every commit wait
-//! for the disk (durable on power loss), `?synchronous=normal` is the default. The
+//! for the disk (durable on power loss), `?synchronous=normal` is the default. With a
+//! `postgres://…?replica=NAME` store, `--role front|worker|both` makes it one process of a
+//! fleet: fronts queue each task's work, workers run it (`--concurrency N` at once). The
 //! `wasm32-wasip1` build runs on taskwire-wasi and has neither `--runtime` nor `--store`.
 
 use std::process::ExitCode;
@@ -13,7 +15,7 @@ use std::time::Duration;
 
 use clap::Parser;
 #[cfg(not(target_os = "wasi"))]
-use taskwire_demo::options::{RuntimeChoice, Serving};
+use taskwire_demo::options::{RoleChoice, RuntimeChoice, Serving};
 use taskwire_demo::tools::ServerOptions;
 
 /// The seed's MCP task server (`long_running_task`, three status messages a step apart), on
@@ -44,6 +46,18 @@ struct Args {
     /// The pause between the steps of the tools, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     step_ms: u64,
+    /// What this process does among servers sharing a `postgres://` store: `both` takes
+    /// requests and runs work, `front` takes requests and queues each task's work for a
+    /// worker, `worker` runs queued work and serves neither stdio nor HTTP (it runs until
+    /// Ctrl-C or SIGTERM).
+    #[cfg(not(target_os = "wasi"))]
+    #[arg(long, value_enum, default_value_t)]
+    role: RoleChoice,
+    /// How many tools a `both` or `worker` process runs at once with work taken from the
+    /// store.
+    #[cfg(not(target_os = "wasi"))]
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    concurrency: usize,
 }
 
 fn main() -> ExitCode {
@@ -70,8 +84,13 @@ fn main() -> ExitCode {
     };
     #[cfg(not(target_os = "wasi"))]
     let server = match store {
-        Some(store) => server.with_store(store),
+        Some(store) => server.with_store(store).concurrency(args.concurrency),
         None => server,
+    };
+    #[cfg(not(target_os = "wasi"))]
+    let server = match server.role(args.role.role()) {
+        Ok(server) => server,
+        Err(e) => return usage(&format!("--role {}: {e}", args.role.name())),
     };
     #[cfg(not(target_os = "wasi"))]
     if args.serving.http.is_none() {
@@ -79,6 +98,13 @@ fn main() -> ExitCode {
     }
     #[cfg(not(target_os = "wasi"))]
     let served = match (args.serving.http, args.serving.runtime) {
+        _ if args.role == RoleChoice::Worker => {
+            taskwire_demo::logs::init("info");
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .and_then(|rt| rt.block_on(taskwire_tokio::serve_worker(server)))
+        }
         (Some(address), _) => {
             taskwire_demo::http::serve(server, &address, taskwire_http::HttpConfig::default())
         }

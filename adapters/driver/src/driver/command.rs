@@ -81,6 +81,11 @@ pub(crate) enum Command<X> {
         session: SessionId,
         found: Result<Option<TaskSnapshot>, StoreError>,
     },
+    /// A shared store answered a claim of up to `asked` tasks.
+    Claimed {
+        asked: usize,
+        found: Result<Vec<TaskSnapshot>, StoreError>,
+    },
     /// For the application ([`App::on_command`](super::App::on_command)).
     App(X),
 }

@@ -38,6 +38,18 @@ pub(crate) struct StoreLink {
     /// Messages of a session waiting, in order, while the task the first one names is
     /// fetched from a shared store.
     pub parked: HashMap<SessionId, VecDeque<Inbound>>,
+    /// Work this process takes from a shared store, when it runs work.
+    pub claims: Option<Claims>,
+}
+
+/// How this process takes work waiting in a shared store ([`TaskStore::claim`]).
+pub(crate) struct Claims {
+    /// How many tools may run here at once.
+    pub slots: usize,
+    /// A claim is in flight.
+    pub asking: bool,
+    /// Work may be waiting: the store said so, or the last claim took all it asked for.
+    pub more: bool,
 }
 
 impl StoreLink {
@@ -53,6 +65,7 @@ impl StoreLink {
             loading,
             news,
             parked: HashMap::new(),
+            claims: None,
         }
     }
 

@@ -124,6 +124,18 @@ impl<A: App> Driver<A> {
         self.store = Some(StoreLink::new(store));
     }
 
+    /// Runs up to `slots` tools at once with work claimed from the shared store (see
+    /// [`TaskStore::claim`]); without a call, this process claims none.
+    pub fn claim_work(&mut self, slots: usize) {
+        if let Some(link) = self.store.as_mut().filter(|l| l.news.is_some()) {
+            link.claims = Some(journal::Claims {
+                slots: slots.max(1),
+                asking: false,
+                more: true,
+            });
+        }
+    }
+
     /// Opens message sessions on this driver (see [`MessageLinks`]).
     pub fn message_links(&self) -> MessageLinks {
         MessageLinks {
@@ -197,6 +209,7 @@ impl<A: App> Driver<A> {
             let _ = self.host.handle_timeout(now());
         }
         busy |= self.route_outputs(cx);
+        self.claim();
         self.write_store();
         self.write_links(cx);
         busy
@@ -603,6 +616,7 @@ impl<A: App> Driver<A> {
                 }
             }
             Command::Fetched { session, found } => self.fetched(session, found),
+            Command::Claimed { asked, found } => self.claimed(asked, found),
             Command::App(command) => {
                 let (app, ctx) = self.ctx();
                 app.on_command(command, ctx);

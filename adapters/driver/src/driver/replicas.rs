@@ -1,7 +1,7 @@
 //! The driver's side of a store shared by several server processes (replicas on one
 //! database): other replicas' changes applied to the host as they arrive, tasks the host
-//! does not hold fetched before the request naming them is answered, and tasks whose
-//! runner died ended here.
+//! does not hold fetched before the request naming them is answered, work waiting in the
+//! store claimed and run here, and work whose claim ran out stopped.
 
 use std::collections::VecDeque;
 use std::task::{Context, Poll};
@@ -102,16 +102,67 @@ impl<A: App> Driver<A> {
                     tracing::trace!(task = %task.info.id, status = %task.info.status, "another replica changed a task");
                     let _ = self.host.sync(now(), task);
                 }
-                StoreNews::Orphaned(task) => self.end_orphan(task),
+                StoreNews::Queued => {
+                    if let Some(claims) = self.store.as_mut().and_then(|l| l.claims.as_mut()) {
+                        claims.more = true;
+                    }
+                }
+                StoreNews::Lost(task) => {
+                    tracing::warn!(task = %task.info.id, "this process's claim on a task ran out and another runs it now; its work here stops");
+                    let _ = self.host.release(now(), task);
+                }
             }
         }
         busy
     }
 
-    /// Takes over `task`, whose runner stopped renewing its lease: its work runs here again
-    /// (its tool's resume hook), or it fails saying its work was lost.
-    fn end_orphan(&mut self, task: TaskSnapshot) {
-        tracing::warn!(task = %task.info.id, "the replica running this task stopped renewing its lease; this one takes it over");
-        let _ = self.host.adopt(now(), task);
+    /// Asks the store for work waiting in it, when this process runs work, has room for
+    /// more, and some may wait.
+    pub(super) fn claim(&mut self) {
+        let running = self.workers.len();
+        let Some(link) = self.store.as_mut() else {
+            return;
+        };
+        let Some(claims) = link.claims.as_mut() else {
+            return;
+        };
+        let room = claims.slots.saturating_sub(running);
+        if claims.asking || !claims.more || room == 0 || self.stopping {
+            return;
+        }
+        claims.asking = true;
+        claims.more = false;
+        let claim = link.store.claim(room);
+        let tx = self.tx.clone();
+        self.runtime.spawn(Box::pin(async move {
+            let found = claim.await;
+            let _ = tx.send(Command::Claimed { asked: room, found }).await;
+        }));
+    }
+
+    /// The store answered a claim of up to `asked` tasks: their work runs here (first runs
+    /// of handed-off work, or work whose process stopped, again).
+    pub(super) fn claimed(&mut self, asked: usize, found: Result<Vec<TaskSnapshot>, StoreError>) {
+        let Some(link) = self.store.as_mut() else {
+            return;
+        };
+        let Some(claims) = link.claims.as_mut() else {
+            return;
+        };
+        claims.asking = false;
+        match found {
+            Ok(tasks) => {
+                // All it asked for: more may wait.
+                claims.more |= tasks.len() >= asked;
+                for task in tasks {
+                    tracing::info!(task = %task.info.id, "took a task's work from the store");
+                    let _ = self.host.adopt(now(), task);
+                }
+            }
+            // The store's next word that work waits tries again.
+            Err(error) => {
+                tracing::warn!(store = link.store.name(), %error, "cannot take work from the store")
+            }
+        }
     }
 }

@@ -12,6 +12,9 @@ use crate::handler::request_work;
 use crate::runtime::now;
 use crate::tool_result::CallToolResult;
 
+/// The status message of a task a front handed off, until a worker takes it.
+const QUEUED: &str = "Queued: waiting for a worker to take it";
+
 impl App for ToolSet {
     type Command = ServerCommand;
     const ROLE: Role = Role::Server;
@@ -28,6 +31,11 @@ impl App for ToolSet {
                 task,
                 request,
             } => Some(self.restored(call, task, request, ctx)),
+            Event::Claimed {
+                call,
+                task,
+                request,
+            } => Some(self.claimed(call, task, request, ctx)),
             Event::Closed { session } => {
                 self.sessions.remove(&session);
                 self.subscriptions.set(session, Vec::new());
@@ -70,6 +78,25 @@ impl App for ToolSet {
 }
 
 impl ToolSet {
+    /// Stores a new task's work as queued for a worker (this server is a front): nothing
+    /// runs here. A task that cannot be handed off fails, saying why.
+    fn hand_off(&self, call: CallId, task: TaskId, ctx: Ctx<'_, ServerCommand>) -> Option<Work> {
+        let queued = Some(QUEUED.to_owned());
+        match ctx.host.hand_off(now(), call, queued) {
+            Ok(_) => {
+                tracing::debug!(%task, "a task's work is queued for a worker");
+                None
+            }
+            Err(error) => {
+                tracing::error!(%task, %error, "a task's work cannot be handed to a worker; it fails");
+                let error = RpcError::internal(format!(
+                    "Internal error: task {task}'s work cannot be handed to a worker: {error}"
+                ));
+                Some(Work::done(call, Err(error)))
+            }
+        }
+    }
+
     /// A task's work stopped with the process running it (this one, restarted, or a replica
     /// whose lease ran out): its tool's resume hook runs it again, or, without one or past
     /// [`ToolSet::max_attempts`], the task fails saying so (rather than stay `working` until
@@ -124,6 +151,40 @@ impl ToolSet {
         Work::new(call, work)
     }
 
+    /// A task handed off by a front, claimed here: its tool runs with the stored arguments,
+    /// as it would have where it was called.
+    fn claimed(
+        &self,
+        call: CallId,
+        task: TaskId,
+        request: TaskRequest,
+        ctx: Ctx<'_, ServerCommand>,
+    ) -> Work {
+        let Some(handler) = self.handler(&request.tool) else {
+            tracing::warn!(%task, tool = %request.tool, "a claimed task's tool is not one of this server's; it fails");
+            let error = RpcError::internal(format!(
+                "Internal error: task {task} runs tool {:?}, which the worker that took it does                  not have; give every worker the front's tools",
+                request.tool
+            ));
+            return Work::done(call, Err(error));
+        };
+        let start = match handler(request.arguments.as_deref()) {
+            Ok(start) => start,
+            Err(error) => return Work::done(call, Err(error)),
+        };
+        tracing::info!(%task, tool = %request.tool, "a claimed task's work starts");
+        let tool = ToolContext::new(
+            request.tool,
+            Ok(task),
+            call,
+            ctx.commands.clone(),
+            ctx.runtime.clone(),
+        );
+        let work =
+            start(tool).map(|outcome: ToolOutcome| outcome.and_then(CallToolResult::into_raw));
+        Work::new(call, work)
+    }
+
     fn tool_call(&self, call: ToolCall, ctx: Ctx<'_, ServerCommand>) -> Option<Work> {
         let handler = self.handler(&call.name)?;
         // Arguments first: a mismatch is a -32602 answer, and no task is created for it.
@@ -134,7 +195,13 @@ impl ToolSet {
         let task = match (call.task_offered, call.task) {
             (true, _) if self.asks_first(&call.name) => Err(true),
             // The requestor's session may have gone away meanwhile: nothing to run for.
-            (true, _) => Ok(ctx.host.start_task(now(), call.call).ok()?),
+            (true, _) => {
+                let task = ctx.host.start_task(now(), call.call).ok()?;
+                if self.hand_off {
+                    return self.hand_off(call.call, task, ctx);
+                }
+                Ok(task)
+            }
             (false, Some(task)) => Ok(task),
             (false, None) => Err(false),
         };

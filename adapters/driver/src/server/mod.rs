@@ -32,7 +32,7 @@ use crate::driver::{Command, Commands, Driver, Inbound, MessageLinks, MessageSes
 use crate::error::Error;
 use crate::ids::new_task_id;
 use crate::runtime::{BoxFuture, Reader, Runtime, Writer};
-use crate::store::TaskStore;
+use crate::store::{RoleError, ServerRole, TaskStore};
 use tool::{Handler, ToolSet};
 
 /// A server's own command (its tools' contexts and its connections' handles send the
@@ -49,11 +49,18 @@ pub(crate) enum ServerCommand {
 /// The owner of a stdio connection's tasks: the one peer on the other end of the pipe.
 pub const STDIO_OWNER: &str = "stdio";
 
+/// [`Server::concurrency`]'s default.
+const DEFAULT_CONCURRENCY: usize = 32;
+
 /// A server: configuration, tools, and a host prepared before it starts serving.
 pub struct Server {
     host: Host,
     tools: ToolSet,
     store: Option<Arc<dyn TaskStore>>,
+    /// What it does among processes sharing its store.
+    role: ServerRole,
+    /// How many tools run at once with work taken from a shared store.
+    concurrency: usize,
     /// The driver's commands, made before it runs so that [`Notifier`]s can be handed out.
     commands: Commands<ServerCommand>,
 }
@@ -68,6 +75,8 @@ impl Server {
             host,
             tools: ToolSet::new(),
             store: None,
+            role: ServerRole::Both,
+            concurrency: DEFAULT_CONCURRENCY,
             commands: async_channel::unbounded(),
         }
     }
@@ -281,6 +290,33 @@ impl Server {
         self
     }
 
+    /// What this server does among processes sharing its store (see [`ServerRole`];
+    /// default [`ServerRole::Both`]): a [`ServerRole::Front`] takes requests and stores each
+    /// task's work as queued for a worker, a [`ServerRole::Worker`] runs that work and takes
+    /// no requests. A front or a worker needs a store shared by several processes
+    /// ([`TaskStore::watch`], e.g. `taskwire_postgres::PostgresStore`), given first with
+    /// [`Server::with_store`]; without one this fails. Give every worker the front's tools
+    /// (the same `Server` definition): a worker runs the tool a task names, with the
+    /// arguments the front stored.
+    pub fn role(mut self, role: ServerRole) -> Result<Self, RoleError> {
+        let shared = self.store.as_ref().is_some_and(|s| s.watch().is_some());
+        if role != ServerRole::Both && !shared {
+            return Err(RoleError { role });
+        }
+        self.role = role;
+        self.tools.hand_off = role == ServerRole::Front;
+        Ok(self)
+    }
+
+    /// How many tools run here at once before this server takes no more work waiting in a
+    /// shared store (handed off by fronts, or left by a process that stopped; see
+    /// [`Server::role`]). Tasks made by this server's own requests are not counted against
+    /// it, and it has no effect on a front or without a shared store. Default: 32. At least 1.
+    pub fn concurrency(mut self, tools: usize) -> Self {
+        self.concurrency = tools.max(1);
+        self
+    }
+
     fn driver(
         self,
         runtime: Arc<dyn Runtime>,
@@ -290,6 +326,9 @@ impl Server {
         let mut driver = Driver::new(self.host, runtime, self.tools, until, self.commands);
         if let Some(store) = self.store {
             driver.with_store(store);
+            if self.role != ServerRole::Front {
+                driver.claim_work(self.concurrency);
+            }
         }
         (driver, tx)
     }

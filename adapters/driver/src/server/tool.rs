@@ -45,6 +45,10 @@ pub(crate) struct ToolSet {
     resumers: HashMap<String, Handler>,
     /// How many times a task's work may run in all (its resumes fail past it).
     pub max_attempts: u32,
+    /// Tasks' work is handed off to workers through the store ([`ServerRole::Front`]).
+    ///
+    /// [`ServerRole::Front`]: crate::ServerRole::Front
+    pub hand_off: bool,
     /// Requests the application answers besides `tools/call` (`resources/read`, …).
     pub requests: Handlers,
     /// The sessions open, for notices.

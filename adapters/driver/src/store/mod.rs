@@ -48,6 +48,18 @@ pub trait TaskStore: Send + Sync + 'static {
         Box::pin(async { Ok(None) })
     }
 
+    /// Takes up to `max` tasks whose work runs nowhere, for this process to run: work a
+    /// front handed off ([`ServerRole::Front`]), and work whose process stopped renewing its
+    /// lease (it died, or lost the store). Each task is taken by one process; its work runs
+    /// here from then on, under a claim the store keeps (a claim that ran out is reported as
+    /// [`StoreNews::Lost`]). Asked by processes that run work, when
+    /// [`StoreNews::Queued`] says some may wait and they have room. Only shared stores are
+    /// asked; the default takes nothing.
+    fn claim(&self, max: usize) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {
+        let _ = max;
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
     /// For a store shared by several server processes (replicas on one database): what the
     /// others change, as they change it. The driver applies each [`StoreNews`] to its host
     /// (followers told, parked results answered, work stopped when cancelled elsewhere).
@@ -62,12 +74,55 @@ pub trait TaskStore: Send + Sync + 'static {
 pub enum StoreNews {
     /// Another process stored this change of a task (or, at start, runs this task).
     Changed(TaskSnapshot),
-    /// The process running this task stopped renewing its lease (it died or lost the
-    /// database): this process took the task over, to run its work again with the tool's
-    /// resume hook or fail it, saying its work was lost. The store makes sure one process
-    /// takes each such task.
-    Orphaned(TaskSnapshot),
+    /// Work may wait for a process to run it ([`TaskStore::claim`]): a front handed a task
+    /// off, or a process running tasks stopped renewing its lease.
+    Queued,
+    /// This process's claim on a task's work ran out (it was paused or cut off past its
+    /// lease) and another process runs it now, as stored here: the work here stops, and
+    /// what this process changed since is forgotten.
+    Lost(TaskSnapshot),
 }
+
+/// What a server process does among processes sharing one store (see
+/// [`Server::role`](crate::Server::role)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ServerRole {
+    /// Takes requests and runs work: the work of the tasks it makes, and work waiting in
+    /// the store (handed off by fronts, or left by a process that stopped). The default; a
+    /// server alone on its store is one.
+    #[default]
+    Both,
+    /// Takes requests and runs no task's work: each task it makes is stored as queued work
+    /// (`working`, its status message saying it waits for a worker) for a worker to run.
+    /// Calls that are not tasks run here, and so do tools that decide for themselves
+    /// whether to become a task ([`Server::tool_asking_first`](crate::Server::tool_asking_first)).
+    Front,
+    /// Runs work waiting in the store, and takes no requests (serve it with
+    /// [`Server::start`](crate::Server::start) and no connections).
+    Worker,
+}
+
+/// A [`ServerRole::Front`] or [`ServerRole::Worker`] was asked of a server without a store
+/// shared by several processes ([`TaskStore::watch`]), through which fronts and workers
+/// hand work to each other.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoleError {
+    /// The role asked for.
+    pub role: ServerRole,
+}
+
+impl fmt::Display for RoleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "a {:?} server hands work to other processes through a store they share: give it \
+             one (Server::with_store with e.g. taskwire_postgres::PostgresStore) before its role",
+            self.role
+        )
+    }
+}
+
+impl std::error::Error for RoleError {}
 
 /// A store chosen at run time (e.g. by a command-line option).
 impl TaskStore for Arc<dyn TaskStore> {
@@ -85,6 +140,10 @@ impl TaskStore for Arc<dyn TaskStore> {
 
     fn fetch(&self, id: &str) -> BoxFuture<Result<Option<TaskSnapshot>, StoreError>> {
         (**self).fetch(id)
+    }
+
+    fn claim(&self, max: usize) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {
+        (**self).claim(max)
     }
 
     fn watch(&self) -> Option<async_channel::Receiver<StoreNews>> {

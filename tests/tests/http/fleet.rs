@@ -1,0 +1,422 @@
+//! A fleet on one PostgreSQL database: `task-server --role front` processes take the requests
+//! (directly, or behind HAProxy balancing round-robin) and store each task's work as queued;
+//! `task-server --role worker` processes claim it and run it. Work waits queued until a worker
+//! takes it; 1,000 tasks through the balancer each run once; a worker killed mid-task has its
+//! resumable work run again by the other (and its other work failed, saying it was lost); a
+//! worker paused past its lease cannot overwrite what the other stored; a cancel through
+//! another front stops the work on the worker; a front killed leaves its clients going
+//! through the others.
+
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use taskwire_demo::tools::DEMO_TASK;
+use taskwire_tests::peers::http::HttpServer;
+use taskwire_tests::peers::Argv;
+use taskwire_tests::postgres::{fresh_database, query_text, try_sql};
+
+use crate::common::TestServer;
+use crate::replicas::{ask, log_of, make_task, make_task_with, server_argv, until, until_status};
+
+/// The status message of a task waiting for a worker (the driver's).
+const QUEUED: &str = "waiting for a worker";
+
+/// A front: `task-server --http --role front` on `database` as `name`.
+fn front(database: &str, name: &str, lease_ms: u64, step_ms: u64) -> (HttpServer, TestServer) {
+    let server = HttpServer::start(
+        |port| {
+            server_argv(database, name, lease_ms, step_ms).args(&[
+                "--role",
+                "front",
+                "--http",
+                &format!("127.0.0.1:{port}"),
+            ])
+        },
+        Some(&log_of(database, name)),
+    );
+    let client = TestServer::client_of(&server.url);
+    (server, client)
+}
+
+/// A worker process (`task-server --role worker`), killed when dropped; dropped while its
+/// test panics, it prints its log first.
+struct Worker {
+    child: Child,
+    name: String,
+    log: PathBuf,
+}
+
+impl Worker {
+    fn start(database: &str, name: &str, lease_ms: u64, step_ms: u64) -> Worker {
+        let log = log_of(database, name);
+        let file = std::fs::File::create(&log).expect("a log file");
+        let child = server_argv(database, name, lease_ms, step_ms)
+            .args(&["--role", "worker"])
+            .command()
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(file)
+            .spawn()
+            .expect("task-server starts");
+        Worker {
+            child,
+            name: name.to_owned(),
+            log,
+        }
+    }
+
+    /// Sends `signal` (`KILL`, `STOP`, `CONT`) to the process.
+    fn signal(&self, signal: &str) {
+        let sent = std::process::Command::new("kill")
+            .args([format!("-{signal}"), self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "kill -{signal} {}", self.name);
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Waits (15 s at most) until the log has a line containing `text`.
+    async fn until_logged(&self, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while !self.log().contains(text) {
+            assert!(
+                Instant::now() < deadline,
+                "{} did not log {text:?} within 15 s:\n{}",
+                self.name,
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("--- worker {} log:\n{}", self.name, self.log());
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// HAProxy on a free port in front of `fronts`: round-robin per request, except that a
+/// 2025-11-25 session stays on the front that opened it (stuck on `Mcp-Session-Id`); a
+/// request whose front cannot be reached goes to another one. Fails, saying what to install,
+/// without `haproxy` on PATH.
+fn balancer(database: &str, fronts: &[&HttpServer]) -> (HttpServer, TestServer) {
+    let installed = std::process::Command::new("haproxy")
+        .arg("-v")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        installed,
+        "the fleet tests balance with HAProxy: install it (Debian: apt-get install haproxy; \
+         tests/run-all.sh does)"
+    );
+    let config = log_of(database, "haproxy").with_extension("cfg");
+    let servers: String = fronts
+        .iter()
+        .enumerate()
+        .map(|(i, front)| {
+            let address = front
+                .url
+                .trim_start_matches("http://")
+                .trim_end_matches("/mcp");
+            format!("    server front{i} {address} check inter 200ms fall 1 rise 2\n")
+        })
+        .collect();
+    let server = HttpServer::start(
+        |port| {
+            let text = format!(
+                "global\n    maxconn 4096\n\
+                 defaults\n    mode http\n    timeout connect 1s\n    timeout client 60s\n    \
+                 timeout server 60s\n    retries 3\n    option redispatch 1\n    \
+                 retry-on conn-failure empty-response\n\
+                 frontend mcp\n    bind 127.0.0.1:{port}\n    default_backend fronts\n\
+                 backend fronts\n    balance roundrobin\n    \
+                 stick-table type string len 64 size 100k expire 30m\n    \
+                 stick on req.hdr(mcp-session-id)\n    \
+                 stick store-response res.hdr(mcp-session-id)\n{servers}"
+            );
+            std::fs::write(&config, text).expect("the HAProxy configuration");
+            Argv::new("haproxy").args(&["-f", &config.to_string_lossy(), "-db"])
+        },
+        Some(&log_of(database, "haproxy")),
+    );
+    let client = TestServer::client_of(&server.url);
+    (server, client)
+}
+
+/// The runner (the worker holding its claim) of `task`, as stored; empty when none.
+async fn runner_of(database: &str, task: &str) -> String {
+    let sql = format!("SELECT runner FROM taskwire_tasks WHERE id = '{task}'");
+    let database = database.to_owned();
+    let rows = tokio::task::spawn_blocking(move || query_text(&database, &sql))
+        .await
+        .expect("the query runs");
+    rows.into_iter().next().unwrap_or_default()
+}
+
+/// Polls `task` until its status message contains `text`.
+async fn until_saying(server: &TestServer, task: &str, text: &str) -> Value {
+    let says = |got: &Value| {
+        got["result"]["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains(text))
+    };
+    until(server, task, &format!("saying {text:?}"), says).await
+}
+
+/// `task`'s `tasks/get` result without what each front says for itself (the poll interval).
+fn stored(mut got: Value) -> Value {
+    got["result"]["pollIntervalMs"].take();
+    got["result"].take()
+}
+
+#[test]
+fn a_task_waits_queued_until_a_worker_takes_it() {
+    let Some(database) = fresh_database("fleet_queue") else {
+        return;
+    };
+    let (_front, on_front) = front(&database, "front", 15_000, 100);
+    on_front.run(async {
+        let task = make_task(&on_front, 1, "long_running_task").await;
+        let got = ask(&on_front, 2, "tasks/get", json!({"taskId": task})).await;
+        assert_eq!(got["result"]["status"], "working", "{got}");
+        assert!(
+            got["result"]["statusMessage"]
+                .as_str()
+                .is_some_and(|m| m.contains(QUEUED)),
+            "says it waits: {got}"
+        );
+        // No process runs work: it stays queued.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let still = ask(&on_front, 3, "tasks/get", json!({"taskId": task})).await;
+        assert_eq!(stored(still), stored(got.clone()), "nothing ran it");
+        assert_eq!(runner_of(&database, &task).await, "", "queued: no runner");
+
+        let worker = Worker::start(&database, "worker", 15_000, 100);
+        let done = until_status(&on_front, &task, "completed").await;
+        assert_eq!(
+            done["result"]["result"]["content"][0]["text"], "任务完成！",
+            "{done}"
+        );
+        assert!(
+            worker.log().contains("a claimed task's work starts"),
+            "{}",
+            worker.log()
+        );
+    });
+}
+
+#[test]
+fn a_thousand_tasks_through_the_balancer_each_run_once_on_a_worker() {
+    const TASKS: u64 = 1_000;
+    let Some(database) = fresh_database("fleet_thousand") else {
+        return;
+    };
+    let fronts: Vec<_> = (0..3)
+        .map(|i| front(&database, &format!("front{i}"), 15_000, 100))
+        .collect();
+    let workers: Vec<_> = (0..2)
+        .map(|i| Worker::start(&database, &format!("worker{i}"), 15_000, 100))
+        .collect();
+    let servers: Vec<&HttpServer> = fronts.iter().map(|(server, _)| server).collect();
+    let (_haproxy, through) = balancer(&database, &servers);
+    through.run(async {
+        let mut made: Vec<String> = Vec::new();
+        let ids: Vec<u64> = (1..=TASKS).collect();
+        for batch in ids.chunks(32) {
+            let calls = batch
+                .iter()
+                .map(|&id| make_task(&through, id, "instant_task"));
+            made.extend(futures::future::join_all(calls).await);
+        }
+        let distinct: std::collections::BTreeSet<&str> = made.iter().map(String::as_str).collect();
+        assert_eq!(distinct.len(), made.len(), "task ids repeat");
+        for task in &made {
+            until_status(&through, task, "completed").await;
+        }
+    });
+    let counted = format!(
+        "DO $$ BEGIN IF (SELECT count(*) FROM taskwire_tasks
+                         WHERE status = 'completed' AND id <> '{DEMO_TASK}') <> {TASKS}
+         THEN RAISE 'not {TASKS} completed tasks'; END IF; END $$"
+    );
+    try_sql(&database, &counted).expect("each task stored once, completed");
+    // Each task's work ran once, on one worker.
+    let mut runs = std::collections::BTreeMap::<String, usize>::new();
+    for worker in &workers {
+        for line in worker.log().lines() {
+            if line.contains("a claimed task's work starts") {
+                let task = line.split("task=").nth(1).unwrap_or("").split(' ').next();
+                *runs.entry(task.unwrap_or("").to_owned()).or_default() += 1;
+            }
+        }
+    }
+    assert_eq!(runs.len() as u64, TASKS, "every task ran on a worker");
+    let twice: Vec<_> = runs.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "tasks run more than once: {twice:?}");
+}
+
+#[test]
+fn a_worker_killed_mid_task_has_its_resumable_work_run_again_by_the_other() {
+    let Some(database) = fresh_database("fleet_kill") else {
+        return;
+    };
+    let (_front, on_front) = front(&database, "front", 1_000, 300);
+    let mut workers = vec![
+        Worker::start(&database, "worker0", 1_000, 300),
+        Worker::start(&database, "worker1", 1_000, 300),
+    ];
+    on_front.run(async {
+        let resumable = make_task(&on_front, 1, "long_running_task").await;
+        let steps = json!({"steps": 50});
+        let lost = make_task_with(&on_front, 2, "progress_task", steps).await;
+        until_saying(&on_front, &resumable, "处理步骤 1").await;
+        until_status(&on_front, &lost, "working").await;
+        // Both on one worker, so that one kill catches both.
+        let runner = runner_of(&database, &resumable).await;
+        assert_eq!(
+            runner_of(&database, &lost).await,
+            runner,
+            "one worker runs both"
+        );
+        let at = workers
+            .iter()
+            .position(|w| w.name == runner)
+            .expect("a worker runs it");
+        workers[at].signal("KILL");
+        let killed = Instant::now();
+        let resumed = until_saying(&on_front, &resumable, "第 2 次尝试").await;
+        assert!(
+            killed.elapsed() >= Duration::from_millis(500),
+            "run again before the lease could run out: {resumed}"
+        );
+        let failed = until_status(&on_front, &lost, "failed").await;
+        assert!(
+            failed["result"]["statusMessage"]
+                .as_str()
+                .is_some_and(|m| m.contains("work was lost")),
+            "{failed}"
+        );
+        let done = until_status(&on_front, &resumable, "completed").await;
+        assert_eq!(done["result"]["result"]["content"][0]["text"], "任务完成！");
+        let survivor = workers.remove(1 - at);
+        assert_eq!(
+            runner_of(&database, &resumable).await,
+            "",
+            "finished: no runner"
+        );
+        assert!(
+            survivor.log().contains("a task's work resumes"),
+            "{}",
+            survivor.log()
+        );
+    });
+}
+
+#[test]
+fn a_worker_paused_past_its_lease_cannot_overwrite_what_the_other_stored() {
+    let Some(database) = fresh_database("fleet_pause") else {
+        return;
+    };
+    let (_front, on_front) = front(&database, "front", 1_000, 600);
+    let workers = [
+        Worker::start(&database, "worker0", 1_000, 600),
+        Worker::start(&database, "worker1", 1_000, 600),
+    ];
+    on_front.run(async {
+        let task = make_task(&on_front, 1, "long_running_task").await;
+        until_saying(&on_front, &task, "处理步骤 1").await;
+        let runner = runner_of(&database, &task).await;
+        let paused = workers.iter().find(|w| w.name == runner).expect("a runner");
+        paused.signal("STOP");
+        until_saying(&on_front, &task, "第 2 次尝试").await;
+        // Back while the other runs the task: its tool goes on where it stopped, and its
+        // lease is renewed, but what it writes of the task is refused, and its work there
+        // stops. The task's status messages stay the second attempt's to the end.
+        paused.signal("CONT");
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let done = loop {
+            let got = ask(&on_front, 2, "tasks/get", json!({"taskId": task})).await;
+            if got["result"]["status"] == "completed" {
+                break got;
+            }
+            let message = got["result"]["statusMessage"].as_str().unwrap_or_default();
+            assert!(
+                message.contains("第 2 次尝试"),
+                "the paused worker wrote: {got}"
+            );
+            assert!(
+                Instant::now() < deadline,
+                "not completed within 15 s: {got}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        paused
+            .until_logged("this process's claim on a task ran out and another runs it now")
+            .await;
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        let after = ask(&on_front, 3, "tasks/get", json!({"taskId": task})).await;
+        assert_eq!(stored(after), stored(done), "the outcome stored stays");
+        let fence = format!("SELECT fence FROM taskwire_tasks WHERE id = '{task}'");
+        let database = database.clone();
+        let fence = tokio::task::spawn_blocking(move || query_text(&database, &fence))
+            .await
+            .expect("the query runs");
+        assert_eq!(fence, ["2"], "claimed twice");
+    });
+}
+
+#[test]
+fn a_cancel_through_another_front_stops_the_work_on_the_worker() {
+    let Some(database) = fresh_database("fleet_cancel") else {
+        return;
+    };
+    let (_a, on_a) = front(&database, "front-a", 15_000, 1_000);
+    let (_b, on_b) = front(&database, "front-b", 15_000, 1_000);
+    let worker = Worker::start(&database, "worker", 15_000, 1_000);
+    on_a.run(async {
+        let task = make_task(&on_a, 1, "long_running_task").await;
+        until_saying(&on_b, &task, "开始执行").await;
+        let cancelled = ask(&on_b, 2, "tasks/cancel", json!({"taskId": task})).await;
+        assert!(cancelled["error"].is_null(), "{cancelled}");
+        worker.until_logged("reason=Cancelled").await;
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        let got = ask(&on_a, 3, "tasks/get", json!({"taskId": task})).await;
+        assert_eq!(got["result"]["status"], "cancelled", "{got}");
+    });
+}
+
+#[test]
+fn a_front_killed_leaves_its_clients_going_through_the_others() {
+    let Some(database) = fresh_database("fleet_front_killed") else {
+        return;
+    };
+    let (front0, _) = front(&database, "front0", 15_000, 100);
+    let (front1, _) = front(&database, "front1", 15_000, 100);
+    let _worker = Worker::start(&database, "worker", 15_000, 100);
+    let (_haproxy, through) = balancer(&database, &[&front0, &front1]);
+    let mut front0 = Some(front0);
+    through.run(async {
+        let mut made = Vec::new();
+        for id in 1..=40u64 {
+            if id == 20 {
+                drop(front0.take()); // SIGKILL
+            }
+            made.push(make_task(&through, id, "long_running_task").await);
+        }
+        for task in &made {
+            let done = until_status(&through, task, "completed").await;
+            assert_eq!(done["result"]["result"]["content"][0]["text"], "任务完成！");
+        }
+    });
+}
