@@ -136,6 +136,8 @@ pub struct JournalEntry {
 // raw outcome (`Box<RawValue>`).
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
+// `Put` is most entries: boxing it would cost an allocation per change for nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Change {
     /// Store this task (insert or replace): it was created, changed status, or got its
     /// outcome.
@@ -149,6 +151,16 @@ pub enum Change {
         message: Option<String>,
         /// The task's `last_updated_at` after the change.
         at: Millis,
+    },
+    /// The requestor answered input requests of a task whose work runs on another host
+    /// sharing the store (a front took the answer): the store hands `responses` (by
+    /// `inputRequests` key) to the host running it
+    /// ([`Host::answer_inputs`](crate::Host::answer_inputs)). Nothing of the task changes.
+    Answers {
+        /// The task.
+        task: TaskId,
+        /// The answers, by key.
+        responses: serde_json::Map<String, serde_json::Value>,
     },
     /// Delete this task: it expired or was removed.
     Delete {
@@ -164,7 +176,9 @@ impl Change {
     pub fn task(&self) -> &TaskId {
         match self {
             Change::Put(snapshot) => &snapshot.info.id,
-            Change::Message { task, .. } | Change::Delete { task, .. } => task,
+            Change::Message { task, .. }
+            | Change::Answers { task, .. }
+            | Change::Delete { task, .. } => task,
         }
     }
 }

@@ -63,8 +63,8 @@ pub use server::{
     STDIO_OWNER,
 };
 pub use store::{
-    ask as ask_store_thread, refused_entries, NetBatch, NetChange, Refused, Reply, RoleError,
-    ServerRole, StoreError, StoreJob, StoreNews, TaskStore,
+    ask as ask_store_thread, refused_entries, Answers, NetBatch, NetChange, Refused, Reply,
+    RoleError, ServerRole, StoreError, StoreJob, StoreNews, TaskStore,
 };
 pub use tool_result::CallToolResult;
 

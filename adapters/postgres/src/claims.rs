@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use serde_json::{Map, Value};
 use taskwire_driver::engine::TaskSnapshot;
 use tokio_postgres::{Client, Row};
 
@@ -13,6 +14,8 @@ use crate::schema::{snapshot_of, COLUMNS_T, TERMINAL};
 
 /// The notification channel fronts wake workers on when they queue work.
 pub(crate) const WORK_CHANNEL: &str = "taskwire_work";
+/// The notification channel a process tells runners on that answers wait for them.
+pub(crate) const ANSWERS_CHANNEL: &str = "taskwire_answers";
 
 /// The fencing token of each unfinished task whose work runs here, shared by the watch
 /// (claims) and the writer (whose changes carry it).
@@ -145,4 +148,31 @@ pub(crate) async fn waiting(client: &Client, replica: &str) -> Result<bool, Stri
         .await
         .map(|row| row.get(0))
         .map_err(|e| format!("cannot see whether work waits: {e}"))
+}
+
+/// Takes the answers waiting for the tasks `replica` runs (another process took them from
+/// their requestor): each task's answers, oldest first. An unreadable row is logged and
+/// dropped.
+pub(crate) async fn answers(
+    client: &Client,
+    replica: &str,
+) -> Result<Vec<(String, Map<String, Value>)>, String> {
+    let rows = client
+        .query(
+            "DELETE FROM taskwire_answers AS a USING taskwire_tasks AS t
+             WHERE a.task = t.id AND t.runner = $1
+             RETURNING a.task, a.responses",
+            &[&replica],
+        )
+        .await
+        .map_err(|e| format!("cannot take the answers waiting: {e}"))?;
+    let mut taken = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let task: String = row.get(0);
+        match serde_json::from_str(row.get(1)) {
+            Ok(responses) => taken.push((task, responses)),
+            Err(error) => tracing::error!(%task, %error, "stored answers cannot be read; dropped"),
+        }
+    }
+    Ok(taken)
 }

@@ -3,7 +3,8 @@
 //! commit order), and each replica reads those rows back and reports them
 //! ([`StoreNews::Changed`]). The same connection renews this replica's lease, says when work
 //! waits ([`StoreNews::Queued`]: a front queued some, or a replica's lease ran out) and
-//! claims it, finds the claims of this replica that ran out ([`StoreNews::Lost`]), fetches
+//! claims it, finds the claims of this replica that ran out ([`StoreNews::Lost`]), takes the
+//! answers other replicas took for the tasks it runs ([`StoreNews::Answered`]), fetches
 //! single tasks, and holds a lock on the replica's name so that no two live processes
 //! share one.
 
@@ -16,7 +17,7 @@ use taskwire_driver::{Reply, StoreError, StoreNews};
 use tokio::sync::mpsc;
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Row};
 
-use crate::claims::{self, Fences, WORK_CHANNEL};
+use crate::claims::{self, Fences, ANSWERS_CHANNEL, WORK_CHANNEL};
 use crate::schema::{snapshot_of, COLUMNS, TERMINAL};
 
 /// The notification channel every replica listens on.
@@ -134,7 +135,9 @@ impl Watch {
         }
         self.renew(&client).await?;
         client
-            .batch_execute(&format!("LISTEN {CHANNEL}; LISTEN {WORK_CHANNEL}"))
+            .batch_execute(&format!(
+                "LISTEN {CHANNEL}; LISTEN {WORK_CHANNEL}; LISTEN {ANSWERS_CHANNEL}"
+            ))
             .await
             .map_err(|e| e.to_string())?;
         Ok(Live { client, notes })
@@ -206,6 +209,7 @@ impl Watch {
             tokio::select! {
                 note = connection.notes.recv() => match note {
                     Some((channel, _)) if channel == WORK_CHANNEL => self.tell(StoreNews::Queued).await,
+                    Some((channel, _)) if channel == ANSWERS_CHANNEL => result = self.take_answers(&connection.client).await,
                     Some((_, payload)) => result = self.changed(&connection.client, &payload).await,
                     None => broken = true,
                 },
@@ -286,6 +290,14 @@ impl Watch {
         self.report(&lost, StoreNews::Lost).await;
         if claims::waiting(client, &self.replica).await? {
             self.tell(StoreNews::Queued).await;
+        }
+        self.take_answers(client).await
+    }
+
+    /// Takes the answers waiting for the tasks this replica runs, and reports them.
+    async fn take_answers(&self, client: &Client) -> Result<(), String> {
+        for (task, responses) in claims::answers(client, &self.replica).await? {
+            self.tell(StoreNews::Answered { task, responses }).await;
         }
         Ok(())
     }

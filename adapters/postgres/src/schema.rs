@@ -61,14 +61,20 @@ UPDATE taskwire_schema SET version = 2;
 
 /// From version 2 to 3: work queued by fronts (an unfinished task without a runner; the
 /// unfinished tasks of version 1, which had no runner, are given one that never renews, so
-/// that they are taken over as before rather than run as new work), and each claim's
-/// fencing token (`fence`, counted up by each claim).
+/// that they are taken over as before rather than run as new work), each claim's fencing
+/// token (`fence`, counted up by each claim), and answers to input requests taken by one
+/// process for the task another runs (`taskwire_answers`, until the runner takes them).
 const UPGRADE_V3: &str = "
 ALTER TABLE taskwire_tasks ADD COLUMN fence bigint NOT NULL DEFAULT 0;
 UPDATE taskwire_tasks SET runner = '' WHERE runner IS NULL
     AND status NOT IN ('completed', 'failed', 'cancelled');
 CREATE INDEX taskwire_tasks_queue ON taskwire_tasks (updated_at)
     WHERE runner IS NULL AND status NOT IN ('completed', 'failed', 'cancelled');
+CREATE TABLE taskwire_answers (
+    task      text NOT NULL REFERENCES taskwire_tasks (id) ON DELETE CASCADE,
+    responses text NOT NULL
+);
+CREATE INDEX taskwire_answers_task ON taskwire_answers (task);
 UPDATE taskwire_schema SET version = 3;
 ";
 

@@ -21,7 +21,7 @@ use taskwire_driver::engine::{JournalEntry, Millis};
 use taskwire_driver::{refused_entries, NetBatch, NetChange, Refused};
 use tokio_postgres::{Client, Statement, Transaction};
 
-use crate::claims::{Fences, WORK_CHANNEL};
+use crate::claims::{Fences, ANSWERS_CHANNEL, WORK_CHANNEL};
 use crate::news;
 use crate::schema::TERMINAL;
 
@@ -34,6 +34,7 @@ pub(crate) struct Statements {
     upsert: Statement,
     fenced: Statement,
     message: Statement,
+    answers: Statement,
     delete: Statement,
     notify: Statement,
 }
@@ -97,6 +98,12 @@ impl Statements {
                  WHERE t.id = m.id AND t.status NOT IN {TERMINAL}
                    AND (m.fence IS NULL OR (t.runner = $5 AND t.fence = m.fence))"
             ))
+            .await?,
+            answers: prepare(
+                "INSERT INTO taskwire_answers (task, responses)
+                 SELECT * FROM unnest($1::text[], $2::text[])"
+                    .to_owned(),
+            )
             .await?,
             delete: prepare("DELETE FROM taskwire_tasks WHERE id = ANY($1::text[])".to_owned())
                 .await?,
@@ -315,6 +322,16 @@ async fn send<'a>(
         .chunks(NOTIFY_TASKS)
         .map(|ids| news::payload(replica, ids))
         .collect();
+    let (answer_tasks, answer_texts): (Vec<&str>, Vec<String>) = net
+        .answers
+        .iter()
+        .map(|a| {
+            (
+                a.task,
+                serde_json::Value::Object(a.responses.clone()).to_string(),
+            )
+        })
+        .unzip();
 
     let put = &columns;
     let upsert = async move {
@@ -378,6 +395,24 @@ async fn send<'a>(
             tx.execute(&statements.notify, &[&news::CHANNEL, payload])
                 .await
                 .map_err(|e| Failure::of("telling the other replicas", &e))
+        }));
+    }
+    if !answer_tasks.is_empty() {
+        let (tasks, texts) = (&answer_tasks, &answer_texts);
+        sent.push(Box::pin(async move {
+            tx.execute(&statements.answers, &[tasks, texts])
+                .await
+                .map_err(|e| {
+                    Failure::of(
+                        format_args!("storing answers for {} tasks", tasks.len()),
+                        &e,
+                    )
+                })
+        }));
+        sent.push(Box::pin(async move {
+            tx.execute(&statements.notify, &[&ANSWERS_CHANNEL, &""])
+                .await
+                .map_err(|e| Failure::of("telling the runners", &e))
         }));
     }
     if queued {

@@ -73,6 +73,12 @@ enum Failure {
 /// whole write.
 fn write(connection: &mut Connection, entries: &[JournalEntry]) -> Result<Vec<Refused>, String> {
     let (net, mut refused) = NetBatch::of(entries);
+    // Only a store processes share relays answers between them (a task's work never runs
+    // on another process of this file's).
+    refused.extend(net.answers.iter().map(|a| Refused {
+        seq: a.seq,
+        reason: "this store is not shared: it has no other process to relay answers to".into(),
+    }));
     let transaction = connection.transaction().map_err(|e| e.to_string())?;
     let mut refused_tasks = HashMap::new();
     let changes = net.puts.iter().chain(&net.messages).copied();

@@ -200,6 +200,37 @@ impl Host {
         Ok(())
     }
 
+    /// Answers to input requests of task `task`, whose work runs here, that a requestor gave
+    /// another host sharing the store (a front; it journaled them as
+    /// [`Change::Answers`](crate::Change::Answers) and the store relayed them): each key that
+    /// names an outstanding request answers it, as if the requestor had answered here (the
+    /// work hears [`Event::InputResponse`](crate::Event::InputResponse)); other keys are
+    /// ignored. [`UsageError::UnknownTask`] when the task's work does not run here.
+    pub fn answer_inputs(
+        &mut self,
+        now: Millis,
+        task: &str,
+        responses: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), UsageError> {
+        self.enter(now)?;
+        let st = &mut self.state;
+        let era = st
+            .tasks
+            .get(task)
+            .filter(|_| {
+                st.work
+                    .get(task)
+                    .and_then(|&c| st.call(c))
+                    .is_some_and(|c| !c.shadow)
+            })
+            .map(|r| (r.era, r.id.clone()));
+        let Some((era, task)) = era else {
+            return Err(UsageError::UnknownTask(TaskId::from(task)));
+        };
+        st.protocol(era).answer_relayed(st, &task, responses);
+        Ok(())
+    }
+
     /// The store holds every journal entry up to `seq`: messages waiting for them go out.
     pub fn confirm(&mut self, now: Millis, seq: u64) {
         self.state.confirm(seq);

@@ -10,6 +10,8 @@ mod tool;
 pub use notice::Notice;
 pub use peer::{Implementation, LogMessage, PlainReason, ProgressParams, Role};
 pub use request::Request;
-pub use task::{Era, InputKinds, Outcome, TaskInfo, TaskPage, TaskRequest, TaskSnapshot};
+pub use task::{
+    Era, InputKinds, Outcome, StoredInput, TaskInfo, TaskPage, TaskRequest, TaskSnapshot,
+};
 pub(crate) use tool::listed_support;
 pub use tool::{TaskDecision, TaskSupport, Tool, ToolDef, ToolExecution, ToolPage};

@@ -137,6 +137,21 @@ pub struct TaskSnapshot {
     /// [`Event::Restored`]: crate::Event::Restored
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<TaskRequest>,
+    /// The input requests it waits for (2026-07-28 `inputRequests`), so that every host
+    /// sharing the store shows them and relays their answers to the host running the task
+    /// ([`Change::Answers`](crate::Change::Answers)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<StoredInput>,
+}
+
+/// An input request a task waits for, as stored: its `inputRequests` key and
+/// `{"method":…,"params":…}`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StoredInput {
+    /// Its key in `inputRequests` (the answer's key in `inputResponses`).
+    pub key: String,
+    /// The request, as `inputRequests` shows it.
+    pub request: Box<RawValue>,
 }
 
 /// The `tools/call` a task runs: what resuming its work after a restart needs.

@@ -10,6 +10,7 @@ use crate::ids::{CallId, TaskId};
 use crate::jsonrpc::RpcError;
 use crate::model::{Outcome, TaskRequest, TaskSnapshot};
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 /// Journal positions and which tasks have changes the store has not confirmed.
 #[derive(Debug)]
@@ -125,6 +126,22 @@ impl<K: Kept> State<K> {
             .max()
     }
 
+    /// Reports answers to input requests of a task whose work runs on another host, for the
+    /// store to relay (when journaling).
+    pub fn journal_answers(&mut self, task: &TaskId, responses: Map<String, Value>) {
+        if !self.journal.enabled() {
+            return;
+        }
+        let seq = self.journal.next(task);
+        self.push_output(Output::Journal(JournalEntry {
+            seq,
+            change: Change::Answers {
+                task: task.clone(),
+                responses,
+            },
+        }));
+    }
+
     /// Reports a task's current state to the store (when journaling).
     pub fn journal_put(&mut self, task: &TaskId) {
         if !self.journal.enabled() {
@@ -219,6 +236,11 @@ impl<K: Kept> State<K> {
             input_kinds: record.input_kinds(),
             outcome,
             request: record.request.as_deref().cloned(),
+            inputs: self
+                .work
+                .get(&record.id)
+                .map(|&call| self.protocol(record.era).stored_inputs(self, call))
+                .unwrap_or_default(),
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::error::UsageError;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
-use crate::model::Request;
+use crate::model::{Request, StoredInput};
 
 /// One protocol era's rules, in both roles.
 pub(crate) trait Protocol<K: Kept>: Sync {
@@ -77,6 +77,20 @@ pub(crate) trait Protocol<K: Kept>: Sync {
         capability: &'static str,
         params: Map<String, Value>,
     ) -> Result<InputId, UsageError>;
+
+    /// The input requests a call's task waits for, as a snapshot stores them (an era whose
+    /// input requests are sent, not read from the task, stores none).
+    fn stored_inputs(&self, _st: &State<K>, _call: CallId) -> Vec<StoredInput> {
+        Vec::new()
+    }
+
+    /// A task whose work runs on another host waits for `inputs` there: `call` (its
+    /// stand-in here) shows them, and takes their answers to relay them.
+    fn sync_inputs(&self, _st: &mut State<K>, _call: CallId, _inputs: Vec<StoredInput>) {}
+
+    /// Answers, relayed from another host, to input requests of a task whose work runs
+    /// here; keys that name nothing outstanding are ignored.
+    fn answer_relayed(&self, _st: &mut State<K>, _task: &TaskId, _responses: Map<String, Value>) {}
 
     /// Withdraws a call's open input requests: its task is finished or gone (an era whose
     /// input requests are read from the task, not sent, has none to withdraw).

@@ -18,8 +18,9 @@ impl<K: Kept> State<K> {
     /// followers hear of it. A terminal task here stays as it is. When another host ended a
     /// task whose work runs here, the work stops ([`StopReason::Cancelled`] for a cancel,
     /// else [`StopReason::Removed`]).
-    pub fn sync_task(&mut self, snapshot: TaskSnapshot) {
+    pub fn sync_task(&mut self, mut snapshot: TaskSnapshot) {
         let id = snapshot.info.id.clone();
+        let inputs = std::mem::take(&mut snapshot.inputs);
         let Some(record) = self.tasks.get(&id) else {
             let expired = snapshot
                 .info
@@ -35,6 +36,7 @@ impl<K: Kept> State<K> {
                 let era = record.era;
                 let call = self.add_call(Call::shadow(era, id.clone()));
                 self.work.insert(id, call);
+                self.protocol(era).sync_inputs(self, call, inputs);
             }
             return;
         };
@@ -47,8 +49,17 @@ impl<K: Kept> State<K> {
             snapshot.info.last_updated_at,
         );
         if !to.is_terminal() {
+            let era = record.era;
             let moved = to != record.status && self.tasks.transition(&id, at, to, None, None);
             let told = self.tasks.set_message(&id, at, message);
+            let shadow = self
+                .work
+                .get(&id)
+                .copied()
+                .filter(|&c| self.call(c).is_some_and(|c| c.shadow));
+            if let Some(call) = shadow {
+                self.protocol(era).sync_inputs(self, call, inputs);
+            }
             if moved || told {
                 self.tell_followers(&id);
             }

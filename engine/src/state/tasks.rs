@@ -337,6 +337,9 @@ impl TaskTable {
             input_kinds,
             outcome,
             request,
+            // Input requests belong to the call that asked: the work here asks again, or a
+            // stand-in shows another host's ([`State::sync_task`]).
+            inputs: _,
         } = snapshot;
         if self.ids.contains_key(info.id.as_str()) {
             return Err(CreateError::Duplicate);

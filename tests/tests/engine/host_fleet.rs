@@ -10,7 +10,7 @@ use taskwire_engine::{
     UsageError,
 };
 use taskwire_harness::msg::response;
-use taskwire_harness::setup::{server_config, text_result, tool};
+use taskwire_harness::setup::{counter_ids, server_config, text_result, tool, T0};
 use taskwire_harness::Probe;
 
 fn host(durability: Durability) -> Probe {
@@ -171,4 +171,152 @@ fn a_released_task_stops_its_work_and_becomes_what_the_store_holds() {
     let got = d.call("tasks/get", json!({ "taskId": ended }));
     assert_eq!(got["result"]["status"], "working", "{got}");
     assert!(!d.host.runs_here(&ended));
+}
+
+/// A 2026-07-28 host that journals, with `slow` (a task when declared), and a session of
+/// `alice`'s.
+fn host_2026() -> (taskwire_engine::Host, taskwire_engine::SessionId) {
+    use taskwire_engine::{Host, Role, Tool};
+    let mut config = Config::new("taskwire-test", "1.0.0");
+    config.durability = Durability::Journal;
+    let mut host = Host::new(config, counter_ids("task-"), T0);
+    host.add_tool(Tool::new("slow", TaskSupport::Optional));
+    let session = host.open(T0, Role::Server, "alice").expect("a session");
+    (host, session)
+}
+
+/// What a host put out: messages, events and journal entries.
+#[derive(Default)]
+struct Out {
+    messages: Vec<serde_json::Value>,
+    events: Vec<Event>,
+    journal: Vec<JournalEntry>,
+}
+
+fn drain(host: &mut taskwire_engine::Host) -> Out {
+    use taskwire_engine::Output;
+    let mut out = Out::default();
+    while let Some(o) = host.poll_output() {
+        match o {
+            Output::Send(t) => out.messages.push(serde_json::from_str(&t.message).unwrap()),
+            Output::Event(e) => out.events.push(e),
+            Output::Journal(j) => out.journal.push(j),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A 2026-07-28 request declaring the tasks extension and elicitation.
+fn request_2026(
+    host: &mut taskwire_engine::Host,
+    session: taskwire_engine::SessionId,
+    id: u64,
+    method: &str,
+    mut params: serde_json::Value,
+) -> Out {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":
+            { "elicitation": { "form": {} }, "extensions": { "io.modelcontextprotocol/tasks": {} } },
+    });
+    let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    host.handle_message(T0, session, line.to_string().as_bytes())
+        .expect("taken");
+    drain(host)
+}
+
+#[test]
+fn a_question_asked_where_the_work_runs_is_shown_and_answered_on_another_host() {
+    let (mut worker, on_worker) = host_2026();
+    let (mut front, on_front) = host_2026();
+    let made = request_2026(
+        &mut worker,
+        on_worker,
+        1,
+        "tools/call",
+        json!({ "name": "slow" }),
+    );
+    let call = made
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolCall(c) => Some(c.call),
+            _ => None,
+        })
+        .expect("the tool runs");
+    let params = json!({ "mode": "form", "message": "Ship it?", "requestedSchema": {
+        "type": "object", "properties": { "ok": { "type": "boolean" } } } });
+    let input = worker
+        .request_input(T0, call, "elicitation/create", params)
+        .expect("asked");
+    let asked = stored(&drain(&mut worker).journal, "task-1");
+    assert_eq!(asked.inputs.len(), 1, "the question is stored: {asked:?}");
+    let key = asked.inputs[0].key.clone();
+
+    // Another host shows it as the worker asked it.
+    front.sync(T0, asked).expect("synced");
+    let got = request_2026(
+        &mut front,
+        on_front,
+        2,
+        "tasks/get",
+        json!({ "taskId": "task-1" }),
+    );
+    let result = &got.messages[0]["result"];
+    assert_eq!(result["status"], "input_required", "{result}");
+    assert_eq!(
+        result["inputRequests"][&key]["params"]["message"], "Ship it?",
+        "{result}"
+    );
+
+    // Answered there: journaled for the store to relay; the worker's work hears it.
+    let answer = json!({ "action": "accept", "content": { "ok": true } });
+    let update = json!({ "taskId": "task-1", "inputResponses": { key.clone(): answer.clone() } });
+    let acked = request_2026(&mut front, on_front, 3, "tasks/update", update);
+    assert!(acked.messages[0]["error"].is_null(), "{:?}", acked.messages);
+    let relayed: Vec<_> = acked
+        .journal
+        .iter()
+        .filter_map(|e| match &e.change {
+            Change::Answers { task, responses } => Some((task.to_string(), responses.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(relayed.len(), 1, "{:?}", acked.journal);
+    assert_eq!(relayed[0].0, "task-1");
+    assert!(
+        !acked
+            .journal
+            .iter()
+            .any(|e| matches!(e.change, Change::Put(_))),
+        "the task changes where its work runs"
+    );
+    worker
+        .answer_inputs(T0, "task-1", relayed[0].1.clone())
+        .expect("answered");
+    let heard = drain(&mut worker);
+    let responses: Vec<_> = heard
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::InputResponse {
+                input: i, outcome, ..
+            } => Some((*i, outcome.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(responses, [(input, Ok(answer))]);
+    let working = stored(&heard.journal, "task-1");
+    assert_eq!(working.info.status.to_string(), "working");
+    assert!(
+        working.inputs.is_empty(),
+        "nothing outstanding: {working:?}"
+    );
+    // A host not running the task's work takes no relayed answers.
+    let refused = front.answer_inputs(T0, "task-1", serde_json::Map::new());
+    assert!(
+        matches!(refused, Err(UsageError::UnknownTask(_))),
+        "{refused:?}"
+    );
 }

@@ -420,3 +420,54 @@ fn a_front_killed_leaves_its_clients_going_through_the_others() {
         }
     });
 }
+
+#[test]
+fn a_question_is_shown_and_answered_through_another_front_and_the_work_goes_on() {
+    let Some(database) = fresh_database("fleet_question") else {
+        return;
+    };
+    let (_a, on_a) = front(&database, "front-a", 15_000, 100);
+    let (_b, on_b) = front(&database, "front-b", 15_000, 100);
+    let _worker = Worker::start(&database, "worker", 15_000, 100);
+    on_a.run(async {
+        let asking = json!({"io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}});
+        let created = ask(
+            &on_a,
+            1,
+            "tools/call",
+            json!({"name": "confirm_task", "arguments": {"question": "Ship it?"},
+                   "_meta": asking}),
+        )
+        .await;
+        let task = created["result"]["taskId"]
+            .as_str()
+            .expect("a task")
+            .to_owned();
+        // Front B shows the worker's question.
+        let waiting = until_status(&on_b, &task, "input_required").await;
+        let requests = waiting["result"]["inputRequests"]
+            .as_object()
+            .unwrap_or_else(|| panic!("input requests: {waiting}"));
+        let [(key, request)] = &requests.iter().collect::<Vec<_>>()[..] else {
+            panic!("one question: {waiting}");
+        };
+        assert_eq!(request["method"], "elicitation/create", "{waiting}");
+        assert_eq!(request["params"]["message"], "Ship it?", "{waiting}");
+        // Answered through front B; the worker's tool goes on.
+        let answer = json!({"action": "accept", "content": {"confirm": true}});
+        let updated = ask(
+            &on_b,
+            2,
+            "tasks/update",
+            json!({"taskId": task, "inputResponses": {key.as_str(): answer}}),
+        )
+        .await;
+        assert!(updated["error"].is_null(), "{updated}");
+        let done = until_status(&on_a, &task, "completed").await;
+        assert_eq!(
+            done["result"]["result"]["content"][0]["text"], "Ship it? confirmed",
+            "{done}"
+        );
+    });
+}

@@ -107,6 +107,12 @@ impl<A: App> Driver<A> {
                         claims.more = true;
                     }
                 }
+                StoreNews::Answered { task, responses } => {
+                    tracing::debug!(%task, "answers to a task's input requests came through the store");
+                    if let Err(error) = self.host.answer_inputs(now(), &task, responses) {
+                        tracing::warn!(%task, %error, "answers relayed through the store found no work here");
+                    }
+                }
                 StoreNews::Lost(task) => {
                     tracing::warn!(task = %task.info.id, "this process's claim on a task ran out and another runs it now; its work here stops");
                     let _ = self.host.release(now(), task);

@@ -16,7 +16,7 @@ use futures::channel::oneshot;
 use taskwire_engine::{JournalEntry, TaskSnapshot};
 
 use crate::runtime::BoxFuture;
-pub use net::{refused_entries, NetBatch, NetChange};
+pub use net::{refused_entries, Answers, NetBatch, NetChange};
 
 /// A durable store of tasks. Implementations clone what they need into the returned futures
 /// (`'static`), and should time out on their own: the driver waits for each write.
@@ -77,6 +77,15 @@ pub enum StoreNews {
     /// Work may wait for a process to run it ([`TaskStore::claim`]): a front handed a task
     /// off, or a process running tasks stopped renewing its lease.
     Queued,
+    /// A requestor answered input requests of a task whose work runs here, on another
+    /// process (a front): the driver hands them to the host
+    /// ([`Host::answer_inputs`](taskwire_engine::Host::answer_inputs)).
+    Answered {
+        /// The task.
+        task: String,
+        /// The answers, by `inputRequests` key.
+        responses: serde_json::Map<String, serde_json::Value>,
+    },
     /// This process's claim on a task's work ran out (it was paused or cut off past its
     /// lease) and another process runs it now, as stored here: the work here stops, and
     /// what this process changed since is forgotten.

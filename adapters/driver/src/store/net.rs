@@ -43,6 +43,21 @@ pub struct NetBatch<'a> {
     pub messages: Vec<(&'a str, NetChange<'a>)>,
     /// Tasks to delete.
     pub deletes: Vec<&'a str>,
+    /// Answers to input requests to relay to the process running each task
+    /// ([`Change::Answers`]), in journal order with their entry's `seq`: a shared store
+    /// keeps them until that process takes them.
+    pub answers: Vec<Answers<'a>>,
+}
+
+/// Answers to relay ([`NetBatch::answers`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Answers<'a> {
+    /// The journal entry.
+    pub seq: u64,
+    /// The task.
+    pub task: &'a str,
+    /// The answers, by `inputRequests` key.
+    pub responses: &'a serde_json::Map<String, serde_json::Value>,
 }
 
 impl<'a> NetBatch<'a> {
@@ -50,6 +65,7 @@ impl<'a> NetBatch<'a> {
     /// changes this driver does not know (a newer engine's).
     pub fn of(entries: &'a [JournalEntry]) -> (Self, Vec<Refused>) {
         let mut unknown = Vec::new();
+        let mut answers = Vec::new();
         let mut net: HashMap<&str, NetChange<'_>> = HashMap::new();
         let mut order: Vec<&str> = Vec::new();
         for entry in entries {
@@ -71,6 +87,14 @@ impl<'a> NetBatch<'a> {
                     },
                 },
                 Change::Delete { .. } => NetChange::Delete,
+                Change::Answers { task, responses } => {
+                    answers.push(Answers {
+                        seq: entry.seq,
+                        task: task.as_str(),
+                        responses,
+                    });
+                    continue;
+                }
                 other => {
                     unknown.push(Refused {
                         seq: entry.seq,
@@ -84,7 +108,10 @@ impl<'a> NetBatch<'a> {
                 order.push(task);
             }
         }
-        let mut batch = NetBatch::default();
+        let mut batch = NetBatch {
+            answers,
+            ..NetBatch::default()
+        };
         for task in order {
             match net.remove(task) {
                 Some(NetChange::Delete) => batch.deletes.push(task),
@@ -129,7 +156,16 @@ impl<'a> NetBatch<'a> {
                 },
             )
         });
-        puts.chain(messages).chain(deletes)
+        let answers = self.answers.iter().map(|&answers| {
+            (
+                answers.task,
+                NetBatch {
+                    answers: vec![answers],
+                    ..NetBatch::default()
+                },
+            )
+        });
+        puts.chain(messages).chain(deletes).chain(answers)
     }
 }
 

@@ -17,7 +17,7 @@ use crate::error::UsageError;
 use crate::event::{Event, StopReason};
 use crate::ids::{CallId, InputId, TaskId};
 use crate::jsonrpc::{Reject, RpcError};
-use crate::model::InputKinds;
+use crate::model::{InputKinds, StoredInput};
 use crate::status::TaskStatus;
 
 /// Asks for input on behalf of a call: a task lists it (the task shows `input_required`);
@@ -63,7 +63,9 @@ pub(super) fn ask(
 /// Applies `tasks/update` responses: each key that names an outstanding request of the
 /// task answers it (the work hears [`Event::InputResponse`]); other keys are ignored.
 /// A response for an outstanding key that is not an object is -32602 and nothing is
-/// applied. The task is `working` again once nothing is outstanding.
+/// applied. The task is `working` again once nothing is outstanding. When the work runs on
+/// another host, the answers are journaled for the store to relay to it
+/// ([`Change::Answers`](crate::Change::Answers)), and the task changes there.
 pub(super) fn answer_asks(
     st: &mut State,
     task: &TaskId,
@@ -84,6 +86,7 @@ pub(super) fn answer_asks(
         ))
         .into());
     }
+    let shadow = st.call(call).is_some_and(|c| c.shadow);
     let mut answered = Vec::new();
     let mut none_left = false;
     if let Some(kept) = st
@@ -92,12 +95,20 @@ pub(super) fn answer_asks(
     {
         for (key, value) in responses {
             if let Some(i) = kept.asks.iter().position(|a| a.key == key) {
-                answered.push((kept.asks.remove(i).id, value));
+                answered.push((kept.asks.remove(i), value));
             }
         }
         none_left = kept.asks.is_empty();
     }
     if answered.is_empty() {
+        return Ok(());
+    }
+    if shadow {
+        let relayed = answered
+            .into_iter()
+            .map(|(ask, value)| (ask.key, value))
+            .collect();
+        st.journal_answers(task, relayed);
         return Ok(());
     }
     if none_left {
@@ -106,10 +117,10 @@ pub(super) fn answer_asks(
     }
     st.journal_put(task);
     st.tell_followers(task);
-    for (input, value) in answered {
+    for (ask, value) in answered {
         st.event(Event::InputResponse {
             call,
-            input,
+            input: ask.id,
             outcome: Ok(value),
         });
     }
@@ -163,6 +174,35 @@ fn ask_round(
         message: None,
     });
     Ok(input)
+}
+
+/// A task's outstanding input requests, as a snapshot stores them.
+pub(super) fn stored(st: &State, call: CallId) -> Vec<StoredInput> {
+    kept::call(st, call).map_or_else(Vec::new, |c| {
+        c.asks
+            .iter()
+            .map(|a| StoredInput {
+                key: a.key.clone(),
+                request: a.request.clone(),
+            })
+            .collect()
+    })
+}
+
+/// The stand-in of a task whose work runs on another host shows the input requests it
+/// waits for there, under their keys there (answers are relayed by key).
+pub(super) fn sync(st: &mut State, call: CallId, inputs: Vec<StoredInput>) {
+    let asks: Vec<Ask> = inputs
+        .into_iter()
+        .map(|i| Ask {
+            id: st.fresh_input(),
+            key: i.key,
+            request: i.request,
+        })
+        .collect();
+    if let Some(state) = st.call_mut(call) {
+        kept::of_call(state).asks = asks;
+    }
 }
 
 /// The outstanding input requests of a task, in the order they were made.

@@ -60,7 +60,7 @@ use crate::error::UsageError;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Params, Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
-use crate::model::Request;
+use crate::model::{Request, StoredInput};
 use crate::state::{Answer, Protocol};
 
 /// How long a client may cache `server/discover` and `tools/list` (ms).
@@ -137,6 +137,19 @@ impl Protocol<Eras> for V2026_07_28 {
         params: Map<String, Value>,
     ) -> Result<InputId, UsageError> {
         input::ask(st, call, method, capability, params)
+    }
+
+    fn stored_inputs(&self, st: &State, call: CallId) -> Vec<StoredInput> {
+        input::stored(st, call)
+    }
+
+    fn sync_inputs(&self, st: &mut State, call: CallId, inputs: Vec<StoredInput>) {
+        input::sync(st, call, inputs);
+    }
+
+    fn answer_relayed(&self, st: &mut State, task: &TaskId, responses: Map<String, Value>) {
+        // Checked where the requestor answered: a relayed answer is applied as it is.
+        let _ = input::answer_asks(st, task, responses);
     }
 
     fn log(
