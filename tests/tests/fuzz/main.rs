@@ -181,6 +181,8 @@ fn replicas_seeded() {
             s.compared,
         ),
         ("tasks taken over whose work started again", s.adopted),
+        ("tasks whose work was handed off", s.handed_off),
+        ("claims let go", s.released),
     ] {
         assert!(n >= 5, "the seeded loop reached {what} only {n} times");
     }

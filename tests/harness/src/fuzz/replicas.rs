@@ -8,7 +8,10 @@
 //! message on the host running it; writes (stored and confirmed, or failed and kept for the
 //! next one), deliveries of changes, fetches of a stored task, a stored task taken over
 //! (`Host::adopt`, as when the other's lease ran out; here the other runs on, as a replica cut
-//! off from the database does), and time.
+//! off from the database does), a running task's work handed off (`Host::hand_off`, as a
+//! front does: queued, attempt 0, for the other to claim with `Host::adopt`), a claim let go
+//! (`Host::release`, as when the store says another host claimed the task; the store then
+//! refuses that host's changes of it, as the fencing token makes PostgreSQL do), and time.
 //!
 //! Invariants:
 //! - no panic; every message is valid JSON-RPC 2.0, labelled as what it is, and goes to the
@@ -17,8 +20,9 @@
 //! - each host's view of a task follows the transition table (a terminal task never
 //!   changes); the store never changes a finished task;
 //! - work runs only where the task was made or taken over: a task a host learnt of from the
-//!   store never runs there ([`Host::runs_here`]) until it takes it over, and then runs there,
-//!   with one `Event::Restored` whose attempt is one more than the store's;
+//!   store, handed off or let go never runs there ([`Host::runs_here`]) until it takes it
+//!   over, and then runs there, with one `Event::Restored` (`Event::Claimed` for queued work)
+//!   whose attempt is one more than the store's; a call handed off or let go takes no answer;
 //! - once every write is done and every change delivered, each host holding a stored task
 //!   shows the stored status, unless its own change of that task was refused;
 //! - the same input gives an identical transcript (the body runs twice).
@@ -54,9 +58,13 @@ pub struct Stats {
     pub compared: usize,
     /// Tasks taken over whose work started again ([`Host::adopt`]).
     pub adopted: usize,
+    /// Tasks whose work was handed off ([`Host::hand_off`]).
+    pub handed_off: usize,
+    /// Claims let go ([`Host::release`]).
+    pub released: usize,
 }
 
-static STATS: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
+static STATS: [AtomicUsize; 6] = [const { AtomicUsize::new(0) }; 6];
 
 fn count(i: usize, n: usize) {
     STATS[i].fetch_add(n, Ordering::Relaxed);
@@ -70,6 +78,8 @@ pub fn stats() -> Stats {
         refused: n(1),
         compared: n(2),
         adopted: n(3),
+        handed_off: n(4),
+        released: n(5),
     }
 }
 
@@ -187,6 +197,17 @@ impl Replica {
                         self.calls.push((call.call, task.to_string()));
                     }
                 }
+                Output::Event(Event::Claimed {
+                    call,
+                    task,
+                    request,
+                }) => {
+                    tline!(t, "{} ! claimed {task}", self.name);
+                    self.made.insert(task.to_string());
+                    self.calls.push((call, task.to_string()));
+                    self.restored
+                        .push((task.to_string(), Some(request.attempt)));
+                }
                 Output::Event(Event::Restored {
                     call,
                     task,
@@ -240,13 +261,23 @@ impl Replica {
 #[derive(Default)]
 struct Store {
     tasks: BTreeMap<String, TaskSnapshot>,
+    /// (replica, task): the replica let its claim on the task go; its changes of it are
+    /// refused (the fencing token) until it claims the task again.
+    fenced: BTreeSet<(usize, String)>,
 }
 
 impl Store {
-    /// Applies `entries`; returns the tasks they changed and those whose change was refused.
-    fn write(&mut self, entries: &[JournalEntry]) -> (Vec<String>, Vec<String>) {
+    /// Applies replica `x`'s `entries`; returns the tasks they changed and those whose change
+    /// was refused.
+    fn write(&mut self, x: usize, entries: &[JournalEntry]) -> (Vec<String>, Vec<String>) {
         let (mut changed, mut refused) = (Vec::new(), Vec::new());
         for entry in entries {
+            if self.fenced.contains(&(x, entry.change.task().to_string()))
+                && !matches!(entry.change, Change::Delete { .. })
+            {
+                refused.push(entry.change.task().to_string());
+                continue;
+            }
             match &entry.change {
                 Change::Put(task) => {
                     let id = task.info.id.to_string();
@@ -331,7 +362,7 @@ impl World {
             .iter()
             .map(|(id, t)| (id.clone(), t.info.status))
             .collect();
-        let (changed, refused) = self.store.write(&entries);
+        let (changed, refused) = self.store.write(x, &entries);
         for (id, task) in &self.store.tasks {
             if let Some(&was) = before.get(id) {
                 assert!(
@@ -373,6 +404,7 @@ impl World {
         let Some(stored) = self.store.tasks.get(task).cloned() else {
             return;
         };
+        self.store.fenced.remove(&(x, task.to_owned()));
         let replica = &mut self.replicas[x];
         tline!(self.t, "{} takes over {task}", replica.name);
         let ran_here = replica.host.runs_here(task);
@@ -403,6 +435,77 @@ impl World {
         }
     }
 
+    /// Replica `x` hands the work of one of its running tasks off (a front's queue): the task
+    /// stays, its call is over there.
+    fn hand_off(&mut self, x: usize, r: &mut Reader) -> Option<()> {
+        let replica = &mut self.replicas[x];
+        if replica.calls.is_empty() {
+            return Some(());
+        }
+        let (call, task) = replica.calls[r.index(replica.calls.len())?].clone();
+        tline!(self.t, "{} hands {task} off", replica.name);
+        if replica
+            .host
+            .hand_off(self.now, call, Some("queued".into()))
+            .is_err()
+        {
+            // A cancelled task's work: nothing to hand off.
+            return Some(());
+        }
+        replica.calls.retain(|(c, _)| *c != call);
+        replica.made.remove(&task);
+        assert!(
+            !replica.host.runs_here(&task),
+            "invariant: {} handed {task} off but runs it",
+            replica.name
+        );
+        let answered = replica
+            .host
+            .respond(self.now, call, Ok(json!({"content": []})));
+        assert!(
+            answered.is_err(),
+            "invariant: {} took an answer on a call it handed off",
+            replica.name
+        );
+        count(4, 1);
+        Some(())
+    }
+
+    /// Replica `x` lets its claim on a task whose work it runs go (the store says another
+    /// host claimed it): the work stops there, the task becomes what is stored, and the store
+    /// refuses that replica's changes of it from now on.
+    fn release(&mut self, x: usize, r: &mut Reader) -> Option<()> {
+        let replica = &mut self.replicas[x];
+        if replica.calls.is_empty() {
+            return Some(());
+        }
+        let (call, task) = replica.calls[r.index(replica.calls.len())?].clone();
+        let Some(stored) = self.store.tasks.get(&task).cloned() else {
+            return Some(());
+        };
+        // Its work may be over already (answered, or the task ended).
+        if replica.host.task_call(&task) != Some(call) || !replica.host.runs_here(&task) {
+            return Some(());
+        }
+        tline!(self.t, "{} lets {task} go", replica.name);
+        self.store.fenced.insert((x, task.clone()));
+        (replica.host.release(self.now, stored)).expect("the host takes input");
+        replica.drain(&mut self.t);
+        replica.made.remove(&task);
+        assert!(
+            !replica.calls.iter().any(|(c, _)| *c == call),
+            "invariant: {} let {task} go but its work was not stopped",
+            replica.name
+        );
+        assert!(
+            !replica.host.runs_here(&task),
+            "invariant: {} let {task} go but runs it",
+            replica.name
+        );
+        count(5, 1);
+        Some(())
+    }
+
     /// A task id to ask about: any task seen, or one nobody made.
     fn some_task(&self, r: &mut Reader) -> Option<String> {
         let known: Vec<&String> = self.universe.iter().collect();
@@ -414,7 +517,7 @@ impl World {
 
     fn step(&mut self, r: &mut Reader) -> Option<()> {
         let x = r.below(2)?;
-        let op = r.below(12)?;
+        let op = r.below(14)?;
         self.next_id += 1;
         let id = self.next_id;
         match op {
@@ -485,6 +588,8 @@ impl World {
                     self.deliver(x, &task);
                 }
             }
+            12 => self.hand_off(x, r)?,
+            13 => self.release(x, r)?,
             _ => {
                 self.now = Millis(self.now.0 + u64::from(r.u16()?));
                 for replica in &mut self.replicas {
