@@ -14,6 +14,8 @@
 //! - [`peers`]: the pinned official SDK peers (installed on first use) and recorded traffic.
 //! - [`wasi`]: the `wasm32-wasip1` build under real WASI runtimes.
 //! - [`examples`]: the adapters' example binaries.
+//! - [`fleet`]: `task-server` processes sharing one PostgreSQL database (replicas, fronts,
+//!   workers) and HAProxy in front of them.
 //! - [`postgres`]: the PostgreSQL server of the PostgreSQL task-store tests
 //!   (`TASKWIRE_POSTGRES_URL`, a private cluster that `tests/postgres.sh` starts).
 //! - [`skip`]: tests switched off by `TASKWIRE_SKIP_INTEROP=1`, `TASKWIRE_SKIP_WASI=1` or
@@ -23,6 +25,7 @@
 //! module runs our clients against.
 
 pub mod examples;
+pub mod fleet;
 pub mod peers;
 pub mod postgres;
 pub mod procs;

@@ -7,149 +7,30 @@
 //! another front stops the work on the worker; a front killed leaves its clients going
 //! through the others.
 
-use std::path::PathBuf;
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use taskwire_demo::tools::DEMO_TASK;
+use taskwire_tests::fleet::{self, balancer, Worker};
 use taskwire_tests::peers::http::HttpServer;
-use taskwire_tests::peers::Argv;
 use taskwire_tests::postgres::{fresh_database, query_text, try_sql};
 
 use crate::common::TestServer;
-use crate::replicas::{ask, log_of, make_task, make_task_with, server_argv, until, until_status};
+use crate::replicas::{ask, make_task, make_task_with, until, until_status};
 
 /// The status message of a task waiting for a worker (the driver's).
 const QUEUED: &str = "waiting for a worker";
 
-/// A front: `task-server --http --role front` on `database` as `name`.
+/// A front on `database` as `name`, and a client of it.
 fn front(database: &str, name: &str, lease_ms: u64, step_ms: u64) -> (HttpServer, TestServer) {
-    let server = HttpServer::start(
-        |port| {
-            server_argv(database, name, lease_ms, step_ms).args(&[
-                "--role",
-                "front",
-                "--http",
-                &format!("127.0.0.1:{port}"),
-            ])
-        },
-        Some(&log_of(database, name)),
-    );
+    let server = fleet::front(database, name, lease_ms, step_ms);
     let client = TestServer::client_of(&server.url);
     (server, client)
 }
 
-/// A worker process (`task-server --role worker`), killed when dropped; dropped while its
-/// test panics, it prints its log first.
-struct Worker {
-    child: Child,
-    name: String,
-    log: PathBuf,
-}
-
-impl Worker {
-    fn start(database: &str, name: &str, lease_ms: u64, step_ms: u64) -> Worker {
-        let log = log_of(database, name);
-        let file = std::fs::File::create(&log).expect("a log file");
-        let child = server_argv(database, name, lease_ms, step_ms)
-            .args(&["--role", "worker"])
-            .command()
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(file)
-            .spawn()
-            .expect("task-server starts");
-        Worker {
-            child,
-            name: name.to_owned(),
-            log,
-        }
-    }
-
-    /// Sends `signal` (`KILL`, `STOP`, `CONT`) to the process.
-    fn signal(&self, signal: &str) {
-        let sent = std::process::Command::new("kill")
-            .args([format!("-{signal}"), self.child.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(sent.success(), "kill -{signal} {}", self.name);
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// Waits (15 s at most) until the log has a line containing `text`.
-    async fn until_logged(&self, text: &str) {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while !self.log().contains(text) {
-            assert!(
-                Instant::now() < deadline,
-                "{} did not log {text:?} within 15 s:\n{}",
-                self.name,
-                self.log()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            eprintln!("--- worker {} log:\n{}", self.name, self.log());
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// HAProxy on a free port in front of `fronts`: round-robin per request, except that a
-/// 2025-11-25 session stays on the front that opened it (stuck on `Mcp-Session-Id`); a
-/// request whose front cannot be reached goes to another one. Fails, saying what to install,
-/// without `haproxy` on PATH.
-fn balancer(database: &str, fronts: &[&HttpServer]) -> (HttpServer, TestServer) {
-    let installed = std::process::Command::new("haproxy")
-        .arg("-v")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        installed,
-        "the fleet tests balance with HAProxy: install it (Debian: apt-get install haproxy; \
-         tests/run-all.sh does)"
-    );
-    let config = log_of(database, "haproxy").with_extension("cfg");
-    let servers: String = fronts
-        .iter()
-        .enumerate()
-        .map(|(i, front)| {
-            let address = front
-                .url
-                .trim_start_matches("http://")
-                .trim_end_matches("/mcp");
-            format!("    server front{i} {address} check inter 200ms fall 1 rise 2\n")
-        })
-        .collect();
-    let server = HttpServer::start(
-        |port| {
-            let text = format!(
-                "global\n    maxconn 4096\n\
-                 defaults\n    mode http\n    timeout connect 1s\n    timeout client 60s\n    \
-                 timeout server 60s\n    retries 3\n    option redispatch 1\n    \
-                 retry-on conn-failure empty-response\n\
-                 frontend mcp\n    bind 127.0.0.1:{port}\n    default_backend fronts\n\
-                 backend fronts\n    balance roundrobin\n    \
-                 stick-table type string len 64 size 100k expire 30m\n    \
-                 stick on req.hdr(mcp-session-id)\n    \
-                 stick store-response res.hdr(mcp-session-id)\n{servers}"
-            );
-            std::fs::write(&config, text).expect("the HAProxy configuration");
-            Argv::new("haproxy").args(&["-f", &config.to_string_lossy(), "-db"])
-        },
-        Some(&log_of(database, "haproxy")),
-    );
+/// HAProxy in front of `fronts`, and a client of it.
+fn through(database: &str, fronts: &[&HttpServer]) -> (HttpServer, TestServer) {
+    let server = balancer(database, fronts);
     let client = TestServer::client_of(&server.url);
     (server, client)
 }
@@ -229,7 +110,7 @@ fn a_thousand_tasks_through_the_balancer_each_run_once_on_a_worker() {
         .map(|i| Worker::start(&database, &format!("worker{i}"), 15_000, 100))
         .collect();
     let servers: Vec<&HttpServer> = fronts.iter().map(|(server, _)| server).collect();
-    let (_haproxy, through) = balancer(&database, &servers);
+    let (_haproxy, through) = through(&database, &servers);
     through.run(async {
         let mut made: Vec<String> = Vec::new();
         let ids: Vec<u64> = (1..=TASKS).collect();
@@ -404,7 +285,7 @@ fn a_front_killed_leaves_its_clients_going_through_the_others() {
     let (front0, _) = front(&database, "front0", 15_000, 100);
     let (front1, _) = front(&database, "front1", 15_000, 100);
     let _worker = Worker::start(&database, "worker", 15_000, 100);
-    let (_haproxy, through) = balancer(&database, &[&front0, &front1]);
+    let (_haproxy, through) = through(&database, &[&front0, &front1]);
     let mut front0 = Some(front0);
     through.run(async {
         let mut made = Vec::new();

@@ -6,14 +6,12 @@
 //! not make them; the database restarted under both (a cluster of the test's own) fails the
 //! calls it caught, clearly, and loses no task either acknowledged.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use taskwire_demo::tools::DEMO_TASK;
-use taskwire_tests::peers::demo::binary;
+use taskwire_tests::fleet;
 use taskwire_tests::peers::http::HttpServer;
-use taskwire_tests::peers::Argv;
 use taskwire_tests::postgres::{fresh_database, try_sql, OwnCluster};
 
 use crate::common::{messages, TestServer};
@@ -32,44 +30,9 @@ fn replica_stepping(
     lease_ms: u64,
     step_ms: u64,
 ) -> (HttpServer, TestServer) {
-    let server = HttpServer::start(
-        |port| {
-            server_argv(database, name, lease_ms, step_ms)
-                .args(&["--http", &format!("127.0.0.1:{port}")])
-        },
-        Some(&log_of(database, name)),
-    );
+    let server = fleet::http_server(database, name, "both", lease_ms, step_ms);
     let client = TestServer::client_of(&server.url);
     (server, client)
-}
-
-/// `task-server` on `database` as replica `name` (its lease `lease_ms`, its steps
-/// `step_ms`, with the extra and the benchmark tools, logging the driver's debug reports);
-/// the caller adds where it serves and its role.
-pub(crate) fn server_argv(database: &str, name: &str, lease_ms: u64, step_ms: u64) -> Argv {
-    let store = format!("{database}?replica={name}&lease={lease_ms}");
-    Argv::new(binary("task-server"))
-        .args(&[
-            "--store",
-            &store,
-            "--step-ms",
-            &step_ms.to_string(),
-            "--bench-tools",
-            "--extra-tools",
-        ])
-        .env(
-            "RUST_LOG",
-            "taskwire_driver=debug,taskwire_postgres=info,taskwire_http=info",
-        )
-}
-
-/// Where the stderr of replica `name` of `database` goes: a file of its own (the tests run
-/// together).
-pub(crate) fn log_of(database: &str, name: &str) -> PathBuf {
-    let dir = taskwire_tests::peers::target_dir().join("tmp/replicas");
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    let database_name = database.rsplit('/').next().unwrap_or(database);
-    dir.join(format!("{database_name}-{name}.log"))
 }
 
 /// `method` with `params` on `server` (2026-07-28, request `id`); the reply.

@@ -13,6 +13,7 @@ mod common;
 mod everything;
 mod ext_tasks;
 mod fastmcp;
+mod fleet;
 mod http;
 mod http_rmcp;
 mod inspector;
