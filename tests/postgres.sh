@@ -218,9 +218,15 @@ start() {
       say "the socket directory's path is too long for a unix socket; listening on TCP only"
       socket_dir=""
     fi
+    # pg_stat_statements (in the server's contrib, which Debian's package holds) lets
+    # fleet-bench count the statements per task lifecycle; a server without it starts without.
+    local preload=""
+    if [ -e "$(dirname "$bindir")/lib/pg_stat_statements.so" ]; then
+      preload="-c shared_preload_libraries=pg_stat_statements"
+    fi
     say "starting the private cluster on 127.0.0.1:$port (data $data, socket ${socket_dir:-none}, log $logfile)"
     if ! as_owner "$bindir/pg_ctl" -D "$data" -l "$logfile" -w -t 60 \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k '$socket_dir'" start >/dev/null; then
+      -o "-c listen_addresses=127.0.0.1 -p $port -k '$socket_dir' $preload" start >/dev/null; then
       tail -n 20 "$logfile" >&2 || true
       die "the private cluster did not start (the end of $logfile is above; is port $port taken? TASKWIRE_POSTGRES_PORT picks another)"
     fi

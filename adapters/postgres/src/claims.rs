@@ -12,8 +12,6 @@ use tokio_postgres::{Client, Row};
 
 use crate::schema::{snapshot_of, COLUMNS_T, TERMINAL};
 
-/// The notification channel fronts wake workers on when they queue work.
-pub(crate) const WORK_CHANNEL: &str = "taskwire_work";
 /// The notification channel a process tells runners on that answers wait for them.
 pub(crate) const ANSWERS_CHANNEL: &str = "taskwire_answers";
 
@@ -90,7 +88,7 @@ pub(crate) async fn claim(
         tasks.push(task);
     }
     if !tasks.is_empty() {
-        tracing::info!(tasks = tasks.len(), "claimed work waiting in the store");
+        tracing::debug!(tasks = tasks.len(), "claimed work waiting in the store");
     }
     Ok(tasks)
 }

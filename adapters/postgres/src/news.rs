@@ -12,12 +12,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use taskwire_driver::engine::TaskSnapshot;
+use serde_json::value::RawValue;
+use taskwire_driver::engine::{Millis, TaskSnapshot};
 use taskwire_driver::{Reply, StoreError, StoreNews};
 use tokio::sync::mpsc;
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Row};
 
-use crate::claims::{self, Fences, ANSWERS_CHANNEL, WORK_CHANNEL};
+use crate::claims::{self, Fences, ANSWERS_CHANNEL};
 use crate::schema::{snapshot_of, COLUMNS, TERMINAL};
 
 /// The notification channel every replica listens on.
@@ -35,21 +36,81 @@ const NAME_WAIT_STEP: Duration = Duration::from_millis(100);
 /// The longest wait between two attempts to connect again.
 const RECONNECT_MAX: Duration = Duration::from_secs(5);
 
-/// A notification's text: the writing replica, then one changed task per line.
-pub(crate) fn payload(replica: &str, ids: &[&str]) -> String {
-    let mut text = String::from(replica);
-    for id in ids {
-        text.push('\n');
-        text.push_str(id);
-    }
-    text
+/// The most a notification's payload holds, in bytes (PostgreSQL refuses 8000 and more).
+const PAYLOAD_MAX: usize = 7_900;
+
+/// The notifications of a write: the writing replica on the first line, then one changed
+/// task per line, either its row inline (a JSON array `[id, message, updated_at, snapshot]`,
+/// so that the others need not read it back) or, when that does not fit, its id alone.
+pub(crate) struct Payloads {
+    replica: String,
+    done: Vec<String>,
+    current: String,
 }
 
-/// The replica and tasks of a notification.
-fn parse(payload: &str) -> (&str, Vec<&str>) {
+impl Payloads {
+    pub fn new(replica: &str) -> Payloads {
+        Payloads {
+            replica: replica.to_owned(),
+            done: Vec::new(),
+            current: replica.to_owned(),
+        }
+    }
+
+    /// A changed task whose row is `(id, message, at, snapshot)` (`snapshot`: its JSON).
+    pub fn row(&mut self, id: &str, message: Option<&str>, at: i64, snapshot: &str) {
+        let line = format!(
+            "[{},{},{at},{snapshot}]",
+            serde_json::Value::from(id),
+            message.map_or(serde_json::Value::Null, serde_json::Value::from)
+        );
+        if self.replica.len() + 1 + line.len() > PAYLOAD_MAX {
+            self.id(id);
+        } else {
+            self.line(&line);
+        }
+    }
+
+    /// A changed task the others read back.
+    pub fn id(&mut self, id: &str) {
+        self.line(id);
+    }
+
+    fn line(&mut self, line: &str) {
+        if self.current.len() + 1 + line.len() > PAYLOAD_MAX {
+            let full = std::mem::replace(&mut self.current, self.replica.clone());
+            self.done.push(full);
+        }
+        self.current.push('\n');
+        self.current.push_str(line);
+    }
+
+    /// The payloads, none when nothing changed.
+    pub fn finish(mut self) -> Vec<String> {
+        if self.current.len() > self.replica.len() {
+            self.done.push(self.current);
+        }
+        self.done
+    }
+}
+
+/// What a notification says: the writing replica, the rows inline, and the ids to read.
+fn parse(payload: &str) -> (&str, Vec<&str>, Vec<&str>) {
     let mut lines = payload.split('\n');
     let replica = lines.next().unwrap_or("");
-    (replica, lines.collect())
+    let (rows, ids) = lines.partition(|line| line.starts_with('['));
+    (replica, rows, ids)
+}
+
+/// A task from a row inline in a notification.
+fn inline_task(line: &str) -> Result<TaskSnapshot, String> {
+    let (id, message, at, snapshot): (String, Option<String>, i64, Box<RawValue>) =
+        serde_json::from_str(line).map_err(|e| format!("an unreadable notification row ({e})"))?;
+    let mut task: TaskSnapshot = serde_json::from_str(snapshot.get())
+        .map_err(|e| format!("task {id} is notified unreadably ({e})"))?;
+    task.info.status_message = message;
+    task.info.last_updated_at = Millis(u64::try_from(at).unwrap_or(0));
+    Ok(task)
 }
 
 /// A request for one task as stored now.
@@ -135,9 +196,7 @@ impl Watch {
         }
         self.renew(&client).await?;
         client
-            .batch_execute(&format!(
-                "LISTEN {CHANNEL}; LISTEN {WORK_CHANNEL}; LISTEN {ANSWERS_CHANNEL}"
-            ))
+            .batch_execute(&format!("LISTEN {CHANNEL}; LISTEN {ANSWERS_CHANNEL}"))
             .await
             .map_err(|e| e.to_string())?;
         Ok(Live { client, notes })
@@ -208,7 +267,6 @@ impl Watch {
             let mut broken = false;
             tokio::select! {
                 note = connection.notes.recv() => match note {
-                    Some((channel, _)) if channel == WORK_CHANNEL => self.tell(StoreNews::Queued).await,
                     Some((channel, _)) if channel == ANSWERS_CHANNEL => result = self.take_answers(&connection.client).await,
                     Some((_, payload)) => result = self.changed(&connection.client, &payload).await,
                     None => broken = true,
@@ -262,20 +320,41 @@ impl Watch {
         Ok(())
     }
 
-    /// Reads back the tasks another replica's write changed.
+    /// Reports the tasks another replica's write changed: the rows inline in its
+    /// notification, and the others read back. Work a front queued is told as such.
     async fn changed(&self, client: &Client, payload: &str) -> Result<(), String> {
-        let (writer, ids) = parse(payload);
-        if writer == &*self.replica || ids.is_empty() {
+        let (writer, rows, ids) = parse(payload);
+        if writer == &*self.replica {
             return Ok(());
         }
-        let rows = client
-            .query(
-                &format!("SELECT {COLUMNS} FROM taskwire_tasks WHERE id = ANY($1)"),
-                &[&ids],
-            )
-            .await
-            .map_err(|e| e.to_string())?;
-        self.report(&rows, StoreNews::Changed).await;
+        let mut tasks: Vec<Result<TaskSnapshot, String>> =
+            rows.into_iter().map(inline_task).collect();
+        if !ids.is_empty() {
+            let rows = client
+                .query(
+                    &format!("SELECT {COLUMNS} FROM taskwire_tasks WHERE id = ANY($1)"),
+                    &[&ids],
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            tasks.extend(rows.iter().map(snapshot_of));
+        }
+        let mut queued = false;
+        for task in tasks {
+            match task {
+                Ok(task) => {
+                    queued |= !task.info.status.is_terminal()
+                        && task.request.as_ref().is_some_and(|r| r.attempt == 0);
+                    self.tell_task(task, StoreNews::Changed).await;
+                }
+                Err(error) => {
+                    tracing::error!(store = %self.name, %error, "a changed task cannot be read")
+                }
+            }
+        }
+        if queued {
+            self.tell(StoreNews::Queued).await;
+        }
         Ok(())
     }
 
@@ -306,16 +385,19 @@ impl Watch {
         let _ = self.news.send(news).await;
     }
 
+    /// Sends `task` to the driver as `kind`; a finished one no longer runs here.
+    async fn tell_task(&self, task: TaskSnapshot, kind: fn(TaskSnapshot) -> StoreNews) {
+        if task.info.status.is_terminal() {
+            self.fences.drop_task(&task.info.id);
+        }
+        self.tell(kind(task)).await;
+    }
+
     /// Sends each row's task to the driver as `kind` (an unreadable row is logged, not sent).
     async fn report(&self, rows: &[Row], kind: fn(TaskSnapshot) -> StoreNews) {
         for row in rows {
             match snapshot_of(row) {
-                Ok(task) => {
-                    if task.info.status.is_terminal() {
-                        self.fences.drop_task(&task.info.id);
-                    }
-                    self.tell(kind(task)).await;
-                }
+                Ok(task) => self.tell_task(task, kind).await,
                 Err(error) => {
                     tracing::error!(store = %self.name, %error, "a task row cannot be read")
                 }
@@ -341,9 +423,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_payload_names_the_writer_and_its_tasks() {
-        let text = payload("replica-a", &["t1", "t2"]);
-        assert_eq!(parse(&text), ("replica-a", vec!["t1", "t2"]));
-        assert_eq!(parse("replica-a"), ("replica-a", vec![]));
+    fn a_payload_names_the_writer_and_its_tasks_inline_when_they_fit() {
+        let mut payloads = Payloads::new("replica-a");
+        payloads.id("t1");
+        let snapshot = r#"{"info":{"id":"t2","status":"working","created_at":1,"last_updated_at":1,"ttl_ms":null,"poll_interval_ms":null},"owner":"o","era":"2026-07-28","input_kinds":{"elicitation":false,"sampling":false,"roots":false},"outcome":null}"#;
+        payloads.row("t2", Some("line\nbreak"), 7, snapshot);
+        let big = format!(r#"{{"pad":"{}"}}"#, "x".repeat(PAYLOAD_MAX));
+        payloads.row("t3", None, 8, &big);
+        let texts = payloads.finish();
+        assert_eq!(texts.len(), 1, "{texts:?}");
+        let (replica, rows, ids) = parse(&texts[0]);
+        assert_eq!((replica, ids), ("replica-a", vec!["t1", "t3"]));
+        let task = inline_task(rows[0]).expect("a row");
+        assert_eq!(task.info.id.as_str(), "t2");
+        assert_eq!(task.info.status_message.as_deref(), Some("line\nbreak"));
+        assert_eq!(task.info.last_updated_at, Millis(7));
+        assert!(Payloads::new("replica-a").finish().is_empty());
+    }
+
+    #[test]
+    fn payloads_stay_under_postgres_limit() {
+        let mut payloads = Payloads::new("r");
+        for n in 0..1_000 {
+            payloads.id(&format!("{n:036}"));
+        }
+        let texts = payloads.finish();
+        assert!(texts.len() > 1);
+        assert!(texts
+            .iter()
+            .all(|t| t.len() <= PAYLOAD_MAX && t.starts_with("r\n")));
+        let ids: usize = texts.iter().map(|t| parse(t).2.len()).sum();
+        assert_eq!(ids, 1_000);
     }
 }

@@ -1,6 +1,7 @@
 //! One batch, one transaction: the batch reduced to one change per task, written as at most
 //! three statements (upserts, message updates, deletes; their rows as array parameters) and
-//! a notification per 200 changed tasks for the other replicas, all prepared once per
+//! the notifications to the other replicas (carrying the changed rows, so that they need
+//! not read them back; a status message alone, or a row too big, by its id), all prepared once per
 //! connection and sent together (pipelined), so that a batch costs three round trips
 //! (`BEGIN`, the statements, `COMMIT`) whatever its size.
 //!
@@ -21,13 +22,9 @@ use taskwire_driver::engine::{JournalEntry, Millis};
 use taskwire_driver::{refused_entries, NetBatch, NetChange, Refused};
 use tokio_postgres::{Client, Statement, Transaction};
 
-use crate::claims::{Fences, ANSWERS_CHANNEL, WORK_CHANNEL};
+use crate::claims::{Fences, ANSWERS_CHANNEL};
 use crate::news;
 use crate::schema::TERMINAL;
-
-/// Tasks named in one notification: 200 ids of up to 36 bytes stay well below
-/// PostgreSQL's 8000-byte limit on a payload.
-const NOTIFY_TASKS: usize = 200;
 
 /// The statements of a write, prepared on the connection.
 pub(crate) struct Statements {
@@ -159,9 +156,7 @@ pub(crate) async fn write(
     let (net, mut refused) = NetBatch::of(entries);
     let passing = |e: tokio_postgres::Error| detail(&e);
     let transaction = client.transaction().await.map_err(passing)?;
-    let tasks = net.puts.iter().chain(&net.messages).map(|(id, _)| *id);
-    let changed: Vec<&str> = tasks.collect();
-    let outcome = match send(&transaction, statements, &net, replica, fences, &changed).await {
+    let outcome = match send(&transaction, statements, &net, replica, fences, true).await {
         Ok(outcome) => {
             transaction.commit().await.map_err(passing)?;
             outcome.settle(fences);
@@ -231,7 +226,7 @@ async fn one_by_one<'a>(
     let mut stored = Vec::new();
     for (task, alone) in net.one_by_one() {
         let savepoint = transaction.savepoint("change").await.map_err(passing)?;
-        match send(&savepoint, statements, &alone, replica, fences, &[]).await {
+        match send(&savepoint, statements, &alone, replica, fences, false).await {
             Ok(sent) => {
                 savepoint.commit().await.map_err(passing)?;
                 outcome.extend(sent);
@@ -246,10 +241,11 @@ async fn one_by_one<'a>(
             Err(Failure::Passing(why)) => return Err(why),
         }
     }
-    for payload in stored
-        .chunks(NOTIFY_TASKS)
-        .map(|ids| news::payload(replica, ids))
-    {
+    let mut payloads = news::Payloads::new(replica);
+    for id in stored {
+        payloads.id(id);
+    }
+    for payload in payloads.finish() {
         transaction
             .execute(&statements.notify, &[&news::CHANNEL, &payload])
             .await
@@ -260,17 +256,17 @@ async fn one_by_one<'a>(
     Ok(outcome)
 }
 
-/// Sends the statements of `net` and the notifications naming `changed` on `tx`, together.
+/// Sends the statements of `net` on `tx`, with (`notify`) the notifications of its changes,
+/// together.
 async fn send<'a>(
     tx: &Transaction<'_>,
     statements: &Statements,
     net: &NetBatch<'a>,
     replica: &str,
     fences: &Fences,
-    changed: &[&str],
+    notify: bool,
 ) -> Result<Sent<'a>, Failure> {
     let (mut columns, mut fenced) = (PutColumns::default(), PutColumns::default());
-    let mut queued = false;
     let mut queued_ids: Vec<&'a str> = Vec::new();
     let mut finished = Vec::new();
     for (id, put) in &net.puts {
@@ -300,7 +296,6 @@ async fn send<'a>(
             }
             // Attempt 0: handed off by a front, queued for a worker.
             let waits = !done && snapshot.request.as_ref().is_some_and(|r| r.attempt == 0);
-            queued |= waits;
             if waits {
                 queued_ids.push(*id);
             }
@@ -318,10 +313,18 @@ async fn send<'a>(
             message_fences.push(fences.get(id));
         }
     }
-    let payloads: Vec<String> = changed
-        .chunks(NOTIFY_TASKS)
-        .map(|ids| news::payload(replica, ids))
-        .collect();
+    let mut notes = news::Payloads::new(replica);
+    if notify {
+        for put in [&columns, &fenced] {
+            for (i, id) in put.id.iter().enumerate() {
+                notes.row(id, put.message[i], put.at[i], &put.snapshot[i]);
+            }
+        }
+        for id in &ids {
+            notes.id(id);
+        }
+    }
+    let payloads = notes.finish();
     let (answer_tasks, answer_texts): (Vec<&str>, Vec<String>) = net
         .answers
         .iter()
@@ -413,13 +416,6 @@ async fn send<'a>(
             tx.execute(&statements.notify, &[&ANSWERS_CHANNEL, &""])
                 .await
                 .map_err(|e| Failure::of("telling the runners", &e))
-        }));
-    }
-    if queued {
-        sent.push(Box::pin(async move {
-            tx.execute(&statements.notify, &[&WORK_CHANNEL, &""])
-                .await
-                .map_err(|e| Failure::of("telling the workers", &e))
         }));
     }
     // Polled together, the statements go out in this order without waiting for each other.

@@ -12,6 +12,7 @@
 //! - [`conn`]: one server process on raw pipes, with a watchdog.
 //! - [`database`]: a fresh SQLite database per server process, and its size on disk.
 //! - [`postgres_db`]: the same on the PostgreSQL server of `TASKWIRE_POSTGRES_URL`.
+//! - [`http_load`]: the Streamable HTTP load of `http-bench` and `fleet-bench`.
 //! - [`requests`] and [`replies`]: the lines written, and the checks on the lines read.
 //! - [`procfs`]: RSS, CPU time and context switches from `/proc`.
 //! - [`stats`]: medians, ranges and percentiles.
@@ -20,6 +21,7 @@
 pub mod cli;
 pub mod conn;
 pub mod database;
+pub mod http_load;
 pub mod postgres_db;
 pub mod procfs;
 pub mod replies;

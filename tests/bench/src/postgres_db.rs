@@ -150,6 +150,31 @@ impl ScratchPgDb {
         .map_err(|e| format!("{}: the size of taskwire_tasks: {e}", self.name))?;
         u64::try_from(size).map_err(|_| format!("{}: a size of {size} bytes", self.name))
     }
+
+    /// Runs `sql` (one or more statements) on it.
+    pub fn execute(&self, sql: &str) -> Result<(), String> {
+        execute(&self.url, sql).map_err(|e| format!("{}: {e}", self.name))
+    }
+
+    /// The rows of a text and a `bigint` (`int8`) `sql` reads from it.
+    pub fn pairs(&self, sql: &str) -> Result<Vec<(String, i64)>, String> {
+        let owned = sql.to_owned();
+        run(&self.url, |client| async move {
+            let rows = client.query(&owned, &[]).await?;
+            Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
+        })
+        .map_err(|e| format!("{}: {e} ({sql})", self.name))
+    }
+
+    /// The one `bigint` (`int8`) `sql` reads from it.
+    pub fn number(&self, sql: &str) -> Result<i64, String> {
+        let owned = sql.to_owned();
+        run(&self.url, |client| async move {
+            let row = client.query_one(&owned, &[]).await?;
+            Ok(row.get::<_, i64>(0))
+        })
+        .map_err(|e| format!("{}: {e} ({sql})", self.name))
+    }
 }
 
 impl Drop for ScratchPgDb {

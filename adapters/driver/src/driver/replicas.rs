@@ -161,7 +161,7 @@ impl<A: App> Driver<A> {
                 // All it asked for: more may wait.
                 claims.more |= tasks.len() >= asked;
                 for task in tasks {
-                    tracing::info!(task = %task.info.id, "took a task's work from the store");
+                    tracing::debug!(task = %task.info.id, "took a task's work from the store");
                     let _ = self.host.adopt(now(), task);
                 }
             }

@@ -172,7 +172,7 @@ impl ToolSet {
             Ok(start) => start,
             Err(error) => return Work::done(call, Err(error)),
         };
-        tracing::info!(%task, tool = %request.tool, "a claimed task's work starts");
+        tracing::debug!(%task, tool = %request.tool, "a claimed task's work starts");
         let tool = ToolContext::new(
             request.tool,
             Ok(task),

@@ -38,7 +38,8 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use futures::future::join_all;
-use serde_json::{json, Value};
+use serde_json::json;
+use taskwire_bench::http_load::{self, meta, post};
 use taskwire_tests::peers::{Argv, Peers};
 
 /// Calls in flight for the "64" workloads.
@@ -286,77 +287,6 @@ impl Drop for Server {
     }
 }
 
-/// One HTTP request of a workload: the answer's JSON-RPC message (from a JSON body or an SSE
-/// stream; `null` for a `202`), with the `Mcp-Session-Id` it named as `"session"`.
-async fn post(
-    http: &reqwest::Client,
-    server: &Server,
-    headers: &[(&str, &str)],
-    body: &Value,
-) -> Result<Value, String> {
-    let mut request = http
-        .post(&server.url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = request
-        .body(body.to_string())
-        .send()
-        .await
-        .map_err(|e| e.to_string())?;
-    let header = |name: &str| {
-        response
-            .headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-    };
-    let session = header("mcp-session-id");
-    let sse = header("content-type").is_some_and(|t| t.starts_with("text/event-stream"));
-    let status = response.status();
-    let text = response.text().await.map_err(|e| e.to_string())?;
-    if !status.is_success() {
-        return Err(format!("HTTP {status}: {text}"));
-    }
-    let mut value = if sse {
-        answer_in_sse(&text)?
-    } else if text.is_empty() {
-        return Ok(Value::Null);
-    } else {
-        serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?
-    };
-    if let Some(session) = session {
-        value["session"] = json!(session);
-    }
-    Ok(value)
-}
-
-/// The JSON-RPC answer (a message with `result` or `error`) in an SSE body.
-fn answer_in_sse(text: &str) -> Result<Value, String> {
-    text.replace("\r\n", "\n")
-        .split("\n\n")
-        .filter_map(|event| {
-            let data: Vec<&str> = event
-                .lines()
-                .filter_map(|l| l.strip_prefix("data:"))
-                .map(str::trim_start)
-                .collect();
-            serde_json::from_str::<Value>(&data.join("\n")).ok()
-        })
-        .find(|m| m.get("result").is_some() || m.get("error").is_some())
-        .ok_or_else(|| format!("no answer in the SSE stream: {text}"))
-}
-
-fn meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "http-bench", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
-    })
-}
-
 /// A 2026-07-28 `tools/call echo`; checks the text came back.
 async fn echo_2026(http: &reqwest::Client, server: &Server, n: u64) -> Result<(), String> {
     let text = format!("m{n}");
@@ -367,47 +297,16 @@ async fn echo_2026(http: &reqwest::Client, server: &Server, n: u64) -> Result<()
         ("mcp-method", "tools/call"),
         ("mcp-name", "echo"),
     ];
-    let reply = post(http, server, &headers, &body).await?;
+    let reply = post(http, &server.url, &headers, &body).await?;
     if server.kind.checked() && reply["result"]["content"][0]["text"] != text.as_str() {
         return Err(format!("wrong echo: {reply}"));
     }
     Ok(())
 }
 
-/// A 2026-07-28 task lifecycle: `instant_task` as a task, `tasks/get` until completed.
+/// A 2026-07-28 task lifecycle ([`http_load::lifecycle_2026`]).
 async fn lifecycle_2026(http: &reqwest::Client, server: &Server, n: u64) -> Result<(), String> {
-    let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
-        "params": {"name": "instant_task", "arguments": {}, "_meta": meta()}});
-    let headers = [
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "instant_task"),
-    ];
-    let created = post(http, server, &headers, &body).await?;
-    let task = created["result"]["taskId"]
-        .as_str()
-        .unwrap_or("x")
-        .to_owned();
-    loop {
-        let body = json!({"jsonrpc": "2.0", "id": n, "method": "tasks/get",
-            "params": {"taskId": task, "_meta": meta()}});
-        let headers = [
-            ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-method", "tasks/get"),
-            ("mcp-name", task.as_str()),
-        ];
-        let got = post(http, server, &headers, &body).await?;
-        if !server.kind.checked() {
-            return Ok(());
-        }
-        match got["result"]["status"].as_str() {
-            Some("completed") if got["result"]["result"]["content"][0]["text"] == "done" => {
-                return Ok(())
-            }
-            Some("working") => continue,
-            _ => return Err(format!("unexpected: {got}")),
-        }
-    }
+    http_load::lifecycle_2026(http, &server.url, n, server.kind.checked(), None).await
 }
 
 /// Opens a 2025-11-25 session; its id.
@@ -415,7 +314,7 @@ async fn open_session(http: &reqwest::Client, server: &Server) -> Result<String,
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "http-bench", "version": "1"}}});
-    let reply = post(http, server, &[], &init).await?;
+    let reply = post(http, &server.url, &[], &init).await?;
     if server.kind.checked() && reply["result"]["protocolVersion"] != "2025-11-25" {
         return Err(format!("not a 2025-11-25 session: {reply}"));
     }
@@ -425,7 +324,7 @@ async fn open_session(http: &reqwest::Client, server: &Server) -> Result<String,
         ("mcp-session-id", session.as_str()),
         ("mcp-protocol-version", "2025-11-25"),
     ];
-    post(http, server, &headers, &note).await?;
+    post(http, &server.url, &headers, &note).await?;
     Ok(session)
 }
 
@@ -443,7 +342,7 @@ async fn echo_2025(
         ("mcp-session-id", session),
         ("mcp-protocol-version", "2025-11-25"),
     ];
-    let reply = post(http, server, &headers, &body).await?;
+    let reply = post(http, &server.url, &headers, &body).await?;
     if server.kind.checked() && reply["result"]["content"][0]["text"] != text.as_str() {
         return Err(format!("wrong echo: {reply}"));
     }

@@ -8,6 +8,7 @@ fn every_benchmark_binary_has_help_and_version() {
     let binaries = [
         ("bench", env!("CARGO_BIN_EXE_bench"), "--workloads"),
         ("http-bench", env!("CARGO_BIN_EXE_http-bench"), "--sessions"),
+        ("fleet-bench", env!("CARGO_BIN_EXE_fleet-bench"), "--stored"),
         (
             "instructions",
             env!("CARGO_BIN_EXE_instructions"),
