@@ -112,6 +112,14 @@ pub struct TaskConfig {
     pub status_notifications: bool,
     /// Tasks per `tasks/list` page. Default: 50.
     pub page_size: usize,
+    /// For a host sharing a durable store with other hosts, which keeps every task: hold at
+    /// most this many finished tasks, letting the oldest go (nothing is journaled; the store
+    /// keeps them, and the application reads one back, e.g. with
+    /// [`Host::sync`](crate::Host::sync), when a request names it), so that memory follows
+    /// the live tasks, not the history. A finished task whose change the store has not
+    /// confirmed yet is held until it has. `None` holds every task until it expires or is
+    /// removed (a host alone with its store needs them all). Default: `None`.
+    pub keep_finished: Option<usize>,
     /// The status message of a task cancelled by `tasks/cancel`, in both eras (say it in
     /// your users' language). Default: "Cancelled by requestor".
     pub cancelled_message: String,
@@ -200,6 +208,7 @@ impl Default for TaskConfig {
             max_tasks_per_owner: 10_000,
             status_notifications: true,
             page_size: 50,
+            keep_finished: None,
             cancelled_message: "Cancelled by requestor".to_owned(),
         }
     }

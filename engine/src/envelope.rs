@@ -15,6 +15,7 @@ use crate::era::v2026_07_28::VERSION_KEY;
 use crate::jsonrpc::RequestId;
 use crate::lenient::Lenient;
 use crate::routed::TASK_METHODS;
+use crate::time::Millis;
 
 #[derive(Deserialize)]
 struct Raw<'a> {
@@ -47,6 +48,8 @@ struct Params<'a> {
     task_id: Lenient<Cow<'a, str>>,
     #[serde(default, borrow)]
     arguments: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    cursor: Lenient<Cow<'a, str>>,
     #[serde(default, borrow, rename = "_meta")]
     meta: Lenient<Meta<'a>>,
 }
@@ -87,6 +90,8 @@ pub struct Envelope {
     pub protocol_version: Option<String>,
     /// `params.arguments` of a `tools/call`, as sent.
     pub arguments: Option<Box<RawValue>>,
+    /// `params.cursor` of a `tasks/list` (see [`Envelope::list_after`]).
+    pub cursor: Option<String>,
 }
 
 impl Envelope {
@@ -127,6 +132,10 @@ impl Envelope {
             Some("tools/call") => params.arguments.map(ToOwned::to_owned),
             _ => None,
         };
+        let cursor = match method.as_deref() {
+            Some("tasks/list") => params.cursor.0.map(Cow::into_owned),
+            _ => None,
+        };
         let version = params.meta.0.and_then(|meta| meta.protocol_version.0);
         Some(Envelope {
             id,
@@ -134,7 +143,16 @@ impl Envelope {
             name: named.0.map(Cow::into_owned),
             protocol_version: version.map(Cow::into_owned),
             arguments,
+            cursor,
         })
+    }
+
+    /// Where a `tasks/list` asks the listing to go on: after the task its cursor names, by
+    /// listing order (creation time, then id; a 2025-11-25 cursor is `{created_ms}:{id}`).
+    /// `None` for the first page, or a cursor that is not ours (the engine answers it
+    /// -32602).
+    pub fn list_after(&self) -> Option<(Millis, &str)> {
+        crate::era::list_cursor(self.cursor.as_deref()?)
     }
 
     /// The id of a request (it has a method and an id): its reply ends its exchange.

@@ -62,7 +62,7 @@ mod write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use taskwire_driver::engine::{JournalEntry, TaskSnapshot};
+use taskwire_driver::engine::{Era, JournalEntry, Millis, TaskSnapshot};
 use taskwire_driver::{
     ask_store_thread, BoxFuture, Refused, StoreError, StoreJob, StoreNews, TaskStore,
 };
@@ -201,14 +201,39 @@ impl TaskStore for PostgresStore {
         )
     }
 
+    fn load_running(&self) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {
+        ask_store_thread(
+            &self.name,
+            |job| self.jobs.send(job).is_ok(),
+            StoreJob::LoadRunning,
+        )
+    }
+
     fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<Vec<Refused>, StoreError>> {
         let write = |reply| StoreJob::Write(entries, reply);
         ask_store_thread(&self.name, |job| self.jobs.send(job).is_ok(), write)
     }
 
     fn fetch(&self, id: &str) -> BoxFuture<Result<Option<TaskSnapshot>, StoreError>> {
-        let fetch = |reply| (id.to_owned(), reply);
+        let fetch = |reply| Fetch::One(id.to_owned(), reply);
         ask_store_thread(&self.name, |job| self.fetches.send(job).is_ok(), fetch)
+    }
+
+    fn page(
+        &self,
+        owner: &str,
+        era: Era,
+        after: Option<(Millis, String)>,
+        limit: usize,
+    ) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {
+        let page = |reply| Fetch::Page {
+            owner: owner.to_owned(),
+            era: era.as_str().to_owned(),
+            after: after.map(|(at, id)| (i64::try_from(at.0).unwrap_or(i64::MAX), id)),
+            limit: i64::try_from(limit).unwrap_or(i64::MAX),
+            reply,
+        };
+        ask_store_thread(&self.name, |job| self.fetches.send(job).is_ok(), page)
     }
 
     fn claim(&self, max: usize) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {

@@ -113,8 +113,61 @@ fn inline_task(line: &str) -> Result<TaskSnapshot, String> {
     Ok(task)
 }
 
-/// A request for one task as stored now.
-pub(crate) type Fetch = (String, Reply<Option<TaskSnapshot>>);
+/// A read of stored tasks the driver asked for.
+pub(crate) enum Fetch {
+    /// One task as stored now.
+    One(String, Reply<Option<TaskSnapshot>>),
+    /// A page of an owner's tasks of an era, in listing order after a key, at most so many.
+    Page {
+        owner: String,
+        era: String,
+        after: Option<(i64, String)>,
+        limit: i64,
+        reply: Reply<Vec<TaskSnapshot>>,
+    },
+}
+
+impl Fetch {
+    /// Fails it with `error`.
+    fn refuse(self, error: StoreError) {
+        match self {
+            Fetch::One(_, reply) => drop(reply.send(Err(error))),
+            Fetch::Page { reply, .. } => drop(reply.send(Err(error))),
+        }
+    }
+
+    /// Reads it on `client`; `failed` names the store in an error.
+    async fn answer(self, client: &Client, failed: impl Fn(&str) -> StoreError) {
+        match self {
+            Fetch::One(id, reply) => {
+                let found = fetch_task(client, &id).await;
+                let _ = reply.send(found.map_err(|e| failed(&e)));
+            }
+            Fetch::Page {
+                owner,
+                era,
+                after,
+                limit,
+                reply,
+            } => {
+                let (at, id) = after.unwrap_or((i64::MIN, String::new()));
+                let rows = client
+                    .query(
+                        &format!(
+                            "SELECT {COLUMNS} FROM taskwire_tasks
+                             WHERE owner = $1 AND era = $2 AND (created_at, id) > ($3, $4)
+                             ORDER BY created_at, id LIMIT $5"
+                        ),
+                        &[&owner, &era, &at, &id, &limit],
+                    )
+                    .await
+                    .map_err(|e| e.to_string());
+                let found = rows.and_then(|rows| rows.iter().map(snapshot_of).collect());
+                let _ = reply.send(found.map_err(|e| failed(&e)));
+            }
+        }
+    }
+}
 /// A request to claim up to this many tasks' work ([`claims::claim`]).
 pub(crate) type Claim = (usize, Reply<Vec<TaskSnapshot>>);
 
@@ -228,9 +281,7 @@ impl Watch {
                 tokio::select! {
                     () = tokio::time::sleep(away) => {}
                     fetch = self.fetches.recv() => match fetch {
-                        Some((_, reply)) => {
-                            let _ = reply.send(Err(self.failed("not connected; connecting again")));
-                        }
+                        Some(fetch) => fetch.refuse(self.failed("not connected; connecting again")),
                         None => return,
                     },
                     claim = self.claims.recv() => match claim {
@@ -280,10 +331,7 @@ impl Watch {
                 },
                 _ = tick.tick() => result = self.sweep(&connection.client).await,
                 fetch = self.fetches.recv() => match fetch {
-                    Some((id, reply)) => {
-                        let found = fetch_task(&connection.client, &id).await;
-                        let _ = reply.send(found.map_err(|e| self.failed(&e)));
-                    }
+                    Some(fetch) => fetch.answer(&connection.client, |e| self.failed(e)).await,
                     None => return,
                 },
             }

@@ -62,10 +62,17 @@ UPDATE taskwire_schema SET version = 2;
 /// From version 2 to 3: work queued by fronts (an unfinished task without a runner; the
 /// unfinished tasks of version 1, which had no runner, are given one that never renews, so
 /// that they are taken over as before rather than run as new work), each claim's fencing
-/// token (`fence`, counted up by each claim), and answers to input requests taken by one
-/// process for the task another runs (`taskwire_answers`, until the runner takes them).
+/// token (`fence`, counted up by each claim), answers to input requests taken by one
+/// process for the task another runs (`taskwire_answers`, until the runner takes them), and
+/// each task's creation time and era as columns, so that a `tasks/list` page is read by
+/// keyset (`taskwire_tasks_list`).
 const UPGRADE_V3: &str = "
-ALTER TABLE taskwire_tasks ADD COLUMN fence bigint NOT NULL DEFAULT 0;
+ALTER TABLE taskwire_tasks ADD COLUMN fence bigint NOT NULL DEFAULT 0,
+    ADD COLUMN created_at bigint NOT NULL DEFAULT 0,
+    ADD COLUMN era text NOT NULL DEFAULT '';
+UPDATE taskwire_tasks SET created_at = (snapshot::jsonb #>> '{info,created_at}')::bigint,
+    era = snapshot::jsonb ->> 'era';
+CREATE INDEX taskwire_tasks_list ON taskwire_tasks (owner, era, created_at, id);
 UPDATE taskwire_tasks SET runner = '' WHERE runner IS NULL
     AND status NOT IN ('completed', 'failed', 'cancelled');
 CREATE INDEX taskwire_tasks_queue ON taskwire_tasks (updated_at)

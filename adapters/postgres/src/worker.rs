@@ -77,7 +77,15 @@ pub(crate) async fn run(
             StoreJob::Load(reply) => {
                 let (replica, fences) = (connection.replica.clone(), connection.fences.clone());
                 let loaded = match connection.client().await {
-                    Ok((client, _)) => load(client, &replica, &fences).await,
+                    Ok((client, _)) => load(client, &replica, &fences, true).await,
+                    Err(e) => Err(e),
+                };
+                let _ = reply.send(loaded.map_err(failed));
+            }
+            StoreJob::LoadRunning(reply) => {
+                let (replica, fences) = (connection.replica.clone(), connection.fences.clone());
+                let loaded = match connection.client().await {
+                    Ok((client, _)) => load(client, &replica, &fences, false).await,
                     Err(e) => Err(e),
                 };
                 let _ = reply.send(loaded.map_err(failed));
@@ -126,22 +134,25 @@ impl Connection {
     }
 }
 
-/// The tasks this process takes on at start: every finished one, and every unfinished one
-/// whose runner is this replica (an earlier run of it), whose work runs here again under
-/// its token. The tasks other replicas run, work waiting for a process included, are
+/// The tasks this process takes on at start: the unfinished ones whose runner is this
+/// replica (an earlier run of it), whose work runs here again under their token, and
+/// (`finished`) every finished one; without them, finished ones are read when a request
+/// names them. The tasks other replicas run, work waiting for a process included, are
 /// reported by the watch (and claimed through it).
 async fn load(
     client: &Client,
     replica: &str,
     fences: &Fences,
+    finished: bool,
 ) -> Result<Vec<TaskSnapshot>, String> {
     let rows = client
         .query(
             &format!(
                 "SELECT {COLUMNS}, fence, runner FROM taskwire_tasks
-                 WHERE status IN {TERMINAL} OR runner = $1"
+                 WHERE (status NOT IN {TERMINAL} AND runner = $1)
+                    OR ($2 AND status IN {TERMINAL})"
             ),
-            &[&replica],
+            &[&replica, &finished],
         )
         .await
         .map_err(|e| e.to_string())?;

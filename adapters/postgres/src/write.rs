@@ -55,9 +55,10 @@ impl Statements {
             // is set when it is stored first (none: queued for a worker), then only by
             // claims. `inserted`: the row is new.
             upsert: prepare(format!(
-                "INSERT INTO taskwire_tasks (id, owner, status, message, updated_at, snapshot, runner)
+                "INSERT INTO taskwire_tasks
+                     (id, owner, status, message, updated_at, snapshot, runner, created_at, era)
                  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],
-                                      $5::int8[], $6::text[], $7::text[])
+                                      $5::int8[], $6::text[], $7::text[], $8::int8[], $9::text[])
                  ON CONFLICT (id) DO UPDATE
                  SET owner = excluded.owner, status = excluded.status,
                      message = excluded.message, updated_at = excluded.updated_at,
@@ -301,6 +302,8 @@ async fn send<'a>(
             }
             into.runner.push((!done && !waits).then_some(replica));
             into.fence.push(fence.unwrap_or(0));
+            into.created_at.push(millis(snapshot.info.created_at));
+            into.era.push(snapshot.era.as_str());
         }
     }
     let (mut ids, mut messages, mut ats, mut message_fences) =
@@ -341,7 +344,7 @@ async fn send<'a>(
         if put.id.is_empty() {
             return Ok(Vec::new());
         }
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] = [
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
             &put.id,
             &put.owner,
             &put.status,
@@ -349,6 +352,8 @@ async fn send<'a>(
             &put.at,
             &put.snapshot,
             &put.runner,
+            &put.created_at,
+            &put.era,
         ];
         tx.query(&statements.upsert, &params)
             .await
@@ -495,6 +500,8 @@ struct PutColumns<'a> {
     runner: Vec<Option<&'a str>>,
     /// The token of each (only for the fenced update).
     fence: Vec<i64>,
+    created_at: Vec<i64>,
+    era: Vec<&'static str>,
 }
 
 fn millis(at: Millis) -> i64 {

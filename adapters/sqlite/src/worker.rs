@@ -18,7 +18,8 @@ pub(crate) fn run(
 ) {
     for job in jobs {
         match job {
-            StoreJob::Load(reply) => {
+            // Not shared: every task is loaded.
+            StoreJob::Load(reply) | StoreJob::LoadRunning(reply) => {
                 let loaded = load(&connection).map_err(|e| StoreError::new(format!("{name}: {e}")));
                 let _ = reply.send(loaded);
             }

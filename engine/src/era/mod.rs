@@ -18,6 +18,7 @@ pub mod v2025_11_25;
 pub mod v2026_07_28;
 
 pub(crate) use kept::{Call, Eras, Sent, State};
+pub(crate) use v2025_11_25::list_cursor;
 
 use serde_json::value::RawValue;
 

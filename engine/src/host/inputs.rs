@@ -75,9 +75,14 @@ impl Host {
     }
 
     /// Fires every deadline due at `now`. Spurious calls do nothing. (Every other input
-    /// fires due deadlines too, so they are never late while input keeps arriving.)
+    /// fires due deadlines too, so they are never late while input keeps arriving; only
+    /// this one lets finished tasks go past
+    /// [`TaskConfig::keep_finished`](crate::TaskConfig), so that a task read back for a
+    /// request is held until that request is answered.)
     pub fn handle_timeout(&mut self, now: Millis) -> Result<(), UsageError> {
-        self.enter(now)
+        self.enter(now)?;
+        self.state.forget_finished();
+        Ok(())
     }
 
     /// The next message to send, event to handle or change to store. Drain to `None` after

@@ -116,6 +116,11 @@ impl Host {
             .is_some_and(|s| !s.requests.is_empty() || !s.held.is_empty())
     }
 
+    /// The configuration the host runs with.
+    pub fn config(&self) -> &Config {
+        &self.state.config
+    }
+
     /// The owner a session acts for.
     pub fn owner(&self, session: SessionId) -> Option<&Owner> {
         let s = self.state.session(session)?;

@@ -130,6 +130,19 @@ impl Host {
         Ok(())
     }
 
+    /// Holds at most `keep` finished tasks from now on, letting the oldest go (see
+    /// [`TaskConfig::keep_finished`](crate::TaskConfig): for a host sharing its store with
+    /// others, which keeps them all); `None` holds them all.
+    pub fn set_keep_finished(
+        &mut self,
+        now: Millis,
+        keep: Option<usize>,
+    ) -> Result<(), UsageError> {
+        self.enter(now)?;
+        self.state.keep_finished(keep);
+        Ok(())
+    }
+
     /// Applies a change that another host sharing the store made to a task (replicas on one
     /// database; the store reports it): a task this host does not hold is added (its work
     /// runs elsewhere; its sessions may read it, wait for its result and cancel it), one it

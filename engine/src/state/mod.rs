@@ -121,12 +121,16 @@ pub(crate) use tasks::TaskTable;
 impl<K: Kept> State<K> {
     /// An empty state at `now`.
     pub fn new(config: Config, task_ids: TaskIdSource, now: Millis) -> Self {
+        let mut tasks = TaskTable::new(config.tasks.max_tasks, config.tasks.max_tasks_per_owner);
+        if config.tasks.keep_finished.is_some() {
+            tasks.track_finished();
+        }
         State {
             info_json: serde_json::to_string(&config.info)
                 .expect("an Implementation serializes")
                 .into_boxed_str(),
             tools: ToolRegistry::default(),
-            tasks: TaskTable::new(config.tasks.max_tasks, config.tasks.max_tasks_per_owner),
+            tasks,
             journal: Journal::new(config.durability),
             config,
             now: now.min(MAX_MILLIS),
@@ -237,10 +241,57 @@ impl<K: Kept> State<K> {
         }
     }
 
+    /// Holds at most `keep` finished tasks from now on (see
+    /// [`TaskConfig::keep_finished`](crate::TaskConfig)).
+    pub fn keep_finished(&mut self, keep: Option<usize>) {
+        self.config.tasks.keep_finished = keep;
+        if keep.is_some() {
+            self.tasks.track_finished();
+        }
+        self.forget_finished();
+    }
+
+    /// Whether finished tasks are due to be let go ([`State::forget_finished`]): more are
+    /// held than kept, and the store holds the oldest one's last change.
+    fn finished_due(&self) -> bool {
+        let over = self
+            .config
+            .tasks
+            .keep_finished
+            .is_some_and(|keep| self.tasks.finished_held() > keep);
+        over && self
+            .tasks
+            .peek_oldest_finished()
+            .is_some_and(|task| self.journal.wait_for(Some(task)).is_none())
+    }
+
+    /// Lets the oldest finished tasks go past [`TaskConfig::keep_finished`](crate::TaskConfig)
+    /// (the store keeps them), once the store holds their last change. Done when the host's
+    /// deadline fires ([`State::next_deadline`] says when), never in the middle of an input:
+    /// a task read back for a request stays until that request is answered.
+    pub fn forget_finished(&mut self) {
+        let Some(keep) = self.config.tasks.keep_finished else {
+            return;
+        };
+        while self.tasks.finished_held() > keep {
+            let Some(task) = self.tasks.oldest_finished() else {
+                break;
+            };
+            if self.journal.wait_for(Some(&task)).is_some() {
+                self.tasks.keep_oldest_finished(task);
+                break;
+            }
+            self.tasks.remove(&task);
+        }
+    }
+
     /// The next deadline: a timer or a task's expiry.
     pub fn next_deadline(&self) -> Option<Millis> {
         if self.shut_down {
             return None;
+        }
+        if self.finished_due() {
+            return Some(self.now);
         }
         match (self.timers.next(), self.tasks.next_expiry()) {
             (Some(a), Some(b)) => Some(a.min(b)),

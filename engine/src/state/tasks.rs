@@ -183,6 +183,12 @@ pub(crate) struct TaskTable {
     tombstones: VecDeque<(TaskId, OwnerIdx)>,
     max_tasks: usize,
     max_per_owner: usize,
+    /// Finished tasks held.
+    finished_held: usize,
+    /// Finished tasks in the order they finished (or were added finished), while the host
+    /// lets the oldest go ([`TaskConfig::keep_finished`](crate::TaskConfig)); it may name
+    /// tasks gone since.
+    finished: Option<VecDeque<TaskId>>,
 }
 
 /// Expired tasks remembered by [`TaskTable::missing`].
@@ -201,6 +207,68 @@ impl TaskTable {
             tombstones: VecDeque::new(),
             max_tasks,
             max_per_owner,
+            finished_held: 0,
+            finished: None,
+        }
+    }
+
+    /// From now on, remembers the order tasks finish in (those finished already first, in
+    /// creation order), so that the oldest can be let go ([`TaskTable::oldest_finished`]).
+    pub fn track_finished(&mut self) {
+        if self.finished.is_some() {
+            return;
+        }
+        let done = self
+            .ids_by_creation()
+            .into_iter()
+            .filter(|id| self.get(id).is_some_and(|r| r.status.is_terminal()));
+        self.finished = Some(done.collect());
+    }
+
+    /// Finished tasks held.
+    pub fn finished_held(&self) -> usize {
+        self.finished_held
+    }
+
+    /// The held finished task that finished first (taken off the order: give it back with
+    /// [`TaskTable::keep_oldest_finished`] to keep it).
+    pub fn oldest_finished(&mut self) -> Option<TaskId> {
+        while let Some(id) = self.finished.as_mut()?.pop_front() {
+            if self.get(&id).is_some_and(|r| r.status.is_terminal()) {
+                return Some(id);
+            }
+        }
+        None
+    }
+
+    /// The held finished task that finished first, without taking it off the order.
+    pub fn peek_oldest_finished(&self) -> Option<&TaskId> {
+        self.finished
+            .as_ref()?
+            .iter()
+            .find(|id| self.get(id).is_some_and(|r| r.status.is_terminal()))
+    }
+
+    /// Puts `id` back first in the finished order.
+    pub fn keep_oldest_finished(&mut self, id: TaskId) {
+        if let Some(order) = self.finished.as_mut() {
+            order.push_front(id);
+        }
+    }
+
+    /// `id` finished (or was added finished).
+    fn finished(&mut self, id: &TaskId) {
+        self.finished_held += 1;
+        let held = self.finished_held;
+        let Some(order) = self.finished.as_mut() else {
+            return;
+        };
+        order.push_back(id.clone());
+        // Tasks that expired or were removed leave their ids behind: drop them now and then.
+        if order.len() > 2 * held + 1024 {
+            let mut order = self.finished.take().unwrap_or_default();
+            order.retain(|id| self.get(id).is_some_and(|r| r.status.is_terminal()));
+            self.finished = Some(order);
         }
     }
 
@@ -382,6 +450,9 @@ impl TaskTable {
     }
 
     fn insert(&mut self, record: Record) -> &Record {
+        if record.status.is_terminal() {
+            self.finished(&record.id);
+        }
         let (slot, generation) = self.alloc_slot();
         if let Some(at) = record.expires_at() {
             self.expiry.push(Reverse((at, slot, generation)));
@@ -525,6 +596,10 @@ impl TaskTable {
             task.message = message.map(String::into_boxed_str);
         }
         task.last_updated_at = task.last_updated_at.max(now);
+        if to.is_terminal() {
+            let id = task.id.clone();
+            self.finished(&id);
+        }
         true
     }
 
@@ -605,6 +680,9 @@ impl TaskTable {
         let place = self.slot_mut(slot);
         let record = place.record.take()?;
         place.generation = place.generation.wrapping_add(1);
+        if record.status.is_terminal() {
+            self.finished_held -= 1;
+        }
         self.free.push(slot);
         self.drop_stale_expiry();
         self.forget_if_unused(owner);

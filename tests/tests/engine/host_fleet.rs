@@ -320,3 +320,56 @@ fn a_question_asked_where_the_work_runs_is_shown_and_answered_on_another_host() 
         "{refused:?}"
     );
 }
+
+#[test]
+fn a_host_sharing_its_store_holds_only_the_newest_finished_tasks_once_stored() {
+    let mut d = host(Durability::Journal);
+    let now = d.now;
+    d.host.set_keep_finished(now, Some(2)).expect("set");
+    let tasks: Vec<String> = (0..4).map(|_| start(&mut d)).collect();
+    let live = start(&mut d);
+    // From here on the host holds what reveals a change until the store confirms it.
+    d.host
+        .set_durability(now, Durability::Confirmed)
+        .expect("set");
+    for task in &tasks {
+        let (call, now) = (d.work(task), d.now);
+        d.host.respond(now, call, Ok(text_result("done"))).unwrap();
+    }
+    d.drain();
+    // Not stored yet: every finished task is held.
+    let now = d.now;
+    d.host.handle_timeout(now).unwrap();
+    assert!(
+        tasks.iter().all(|t| d.host.has_task(t)),
+        "unconfirmed ones are held"
+    );
+    let last = d.journal.last().map(|e| e.seq).expect("journaled");
+    d.host.confirm(now, last);
+    d.host.handle_timeout(now).unwrap();
+    let held: Vec<bool> = tasks.iter().map(|t| d.host.has_task(t)).collect();
+    assert_eq!(
+        held,
+        [false, false, true, true],
+        "the newest two finished are held"
+    );
+    assert!(d.host.has_task(&live), "a live task is always held");
+    assert!(
+        !d.journal
+            .iter()
+            .any(|e| matches!(e.change, Change::Delete { .. })),
+        "letting a task go deletes nothing from the store"
+    );
+    // One read back (as the driver does when a request names it) is held again, then let
+    // go in its turn.
+    let stored_first = stored(&d.journal, &tasks[0]);
+    d.host.sync(now, stored_first).expect("synced");
+    assert!(d.host.has_task(&tasks[0]));
+    d.host.handle_timeout(now).unwrap();
+    let held: Vec<bool> = tasks.iter().map(|t| d.host.has_task(t)).collect();
+    assert_eq!(
+        held,
+        [true, false, false, true],
+        "the oldest finished go first"
+    );
+}

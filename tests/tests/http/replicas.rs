@@ -292,3 +292,64 @@ fn the_database_restarted_mid_run_fails_what_it_caught_and_loses_nothing_acknowl
         }
     });
 }
+
+#[test]
+fn finished_tasks_let_go_are_read_back_got_and_listed_from_the_database() {
+    let Some(database) = fresh_database("http_replicas_read_back") else {
+        return;
+    };
+    let server = HttpServer::start(
+        |port| {
+            fleet::server_argv(&database, "alone", 15_000, 100).args(&[
+                "--keep-finished",
+                "2",
+                "--http",
+                &format!("127.0.0.1:{port}"),
+            ])
+        },
+        Some(&fleet::log_of(&database, "alone")),
+    );
+    let client = TestServer::client_of(&server.url);
+    client.run(async {
+        let session = client.open_session().await;
+        let mut tasks = Vec::new();
+        for _ in 0..6 {
+            let made = client
+                .call_as_task(&session, "instant_task", json!({}))
+                .send()
+                .await;
+            tasks.push(crate::common::task_id(made).await);
+        }
+        // Each finished at once; the server holds the newest two. The oldest, changed in
+        // the database behind its back, shows the change: it was read back.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let first = tasks[0].as_str().expect("an id").to_owned();
+        let sql =
+            format!("UPDATE taskwire_tasks SET message = 'from the store' WHERE id = '{first}'");
+        let changed = {
+            let database = database.clone();
+            tokio::task::spawn_blocking(move || try_sql(&database, &sql)).await
+        };
+        changed.expect("joined").expect("updated");
+        let get = json!({"jsonrpc": "2.0", "id": 50, "method": "tasks/get",
+            "params": {"taskId": first}});
+        let got = messages(client.in_session(&session, &get).send().await).await;
+        assert_eq!(got[0]["result"]["status"], "completed", "{got:?}");
+        assert_eq!(
+            got[0]["result"]["statusMessage"], "from the store",
+            "{got:?}"
+        );
+        let result = messages(client.ask_result(&session, 51, &tasks[1]).send().await).await;
+        assert!(result[0]["result"]["content"].is_array(), "{result:?}");
+        // The listing is read from the database: every task, in creation order.
+        let list = json!({"jsonrpc": "2.0", "id": 52, "method": "tasks/list", "params": {}});
+        let listed = messages(client.in_session(&session, &list).send().await).await;
+        let ids: Vec<&Value> = listed[0]["result"]["tasks"]
+            .as_array()
+            .unwrap_or_else(|| panic!("a list: {listed:?}"))
+            .iter()
+            .map(|t| &t["taskId"])
+            .collect();
+        assert_eq!(ids, tasks.iter().collect::<Vec<_>>(), "{listed:?}");
+    });
+}

@@ -1,5 +1,5 @@
 //! `task-server [--runtime smol|tokio | --http ADDR] [--store SPEC] [--role ROLE]
-//! [--concurrency N] [--required-tool] [--extra-tools] [--bench-tools] [--step-ms N]` (`--help`): the seed's MCP task server on stdio, or over Streamable
+//! [--concurrency N] [--keep-finished N] [--required-tool] [--extra-tools] [--bench-tools] [--step-ms N]` (`--help`): the seed's MCP task server on stdio, or over Streamable
 //! HTTP at `http://ADDR/mcp` (both eras; tokio, many threads). `--extra-tools` adds `confirm_task`
 //! (asks for a confirmation mid-task) and `progress_task` (reports progress); `--bench-tools`
 //! adds the benchmark fixture's `echo` and `instant_task` and room for 200,000 tasks.
@@ -7,7 +7,8 @@
 //! (without it they live in memory); `sqlite:PATH?synchronous=full` makes every commit wait
 //! for the disk (durable on power loss), `?synchronous=normal` is the default. With a
 //! `postgres://…?replica=NAME` store, `--role front|worker|both` makes it one process of a
-//! fleet: fronts queue each task's work, workers run it (`--concurrency N` at once). The
+//! fleet: fronts queue each task's work, workers run it (`--concurrency N` at once); over
+//! HTTP it holds the live tasks and the newest `--keep-finished N` finished ones. The
 //! `wasm32-wasip1` build runs on taskwire-wasi and has neither `--runtime` nor `--store`.
 
 use std::process::ExitCode;
@@ -58,6 +59,11 @@ struct Args {
     #[cfg(not(target_os = "wasi"))]
     #[arg(long, value_name = "N", default_value_t = 32)]
     concurrency: usize,
+    /// With a `postgres://` store over HTTP, how many finished tasks it holds in memory (the
+    /// newest; older ones are read from the database when asked for).
+    #[cfg(not(target_os = "wasi"))]
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    keep_finished: usize,
 }
 
 fn main() -> ExitCode {
@@ -84,7 +90,10 @@ fn main() -> ExitCode {
     };
     #[cfg(not(target_os = "wasi"))]
     let server = match store {
-        Some(store) => server.with_store(store).concurrency(args.concurrency),
+        Some(store) => server
+            .with_store(store)
+            .concurrency(args.concurrency)
+            .keep_finished(args.keep_finished),
         None => server,
     };
     #[cfg(not(target_os = "wasi"))]

@@ -76,10 +76,11 @@ pub(crate) enum Command<X> {
     },
     /// The wait after a failed write is over: write again.
     StoreRetry,
-    /// A shared store answered the fetch of the task a message of `session` names.
+    /// A shared store answered the fetch of the task (or the `tasks/list` page) a message
+    /// of `session` names.
     Fetched {
         session: SessionId,
-        found: Result<Option<TaskSnapshot>, StoreError>,
+        found: Result<Vec<TaskSnapshot>, StoreError>,
     },
     /// A shared store answered a claim of up to `asked` tasks.
     Claimed {

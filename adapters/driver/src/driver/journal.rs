@@ -53,8 +53,14 @@ pub(crate) struct Claims {
 }
 
 impl StoreLink {
-    pub fn new(store: Arc<dyn TaskStore>) -> Self {
-        let loading = Some(store.load());
+    /// `reads_back`: the process holds the live tasks and reads the others back as
+    /// requests name them ([`TaskStore::load_running`]).
+    pub fn new(store: Arc<dyn TaskStore>, reads_back: bool) -> Self {
+        let loading = Some(if reads_back {
+            store.load_running()
+        } else {
+            store.load()
+        });
         let news = store.watch().map(Box::pin);
         StoreLink {
             store,

@@ -118,10 +118,11 @@ impl<A: App> Driver<A> {
         }
     }
 
-    /// Keeps the host's tasks in `store`: its tasks are loaded before the first turn, and
-    /// from then on every message revealing a change waits until the change is stored.
-    pub fn with_store(&mut self, store: Arc<dyn TaskStore>) {
-        self.store = Some(StoreLink::new(store));
+    /// Keeps the host's tasks in `store`: its tasks are loaded before the first turn (with
+    /// `reads_back`, only those whose work ran here: the others are read as requests name
+    /// them), and from then on every message revealing a change waits until it is stored.
+    pub fn with_store(&mut self, store: Arc<dyn TaskStore>, reads_back: bool) {
+        self.store = Some(StoreLink::new(store, reads_back));
     }
 
     /// Runs up to `slots` tools at once with work claimed from the shared store (see

@@ -6,16 +6,17 @@
 use std::collections::VecDeque;
 use std::task::{Context, Poll};
 
-use taskwire_engine::{Envelope, SessionId, TaskSnapshot};
+use taskwire_engine::{Envelope, Era, SessionId, TaskSnapshot};
 
 use super::{now, poll_next, App, Command, Driver, Inbound, COMMANDS_PER_TURN};
 use crate::store::{StoreError, StoreNews};
 
 impl<A: App> Driver<A> {
     /// Feeds a message-link message to the host, unless the store is shared and the message
-    /// names a task the host does not hold, or cancels one whose work runs elsewhere: then it
-    /// waits (with the session's later messages, to keep their order) for the task as
-    /// stored now (so that a cancel racing the work's end elsewhere rarely sees it as
+    /// names a task the host does not hold, or cancels one whose work runs elsewhere, or
+    /// lists tasks (the host holds the live ones and the newest finished): then it waits
+    /// (with the session's later messages, to keep their order) for the task, or the page,
+    /// as stored now (so that a cancel racing the work's end elsewhere rarely sees it as
     /// running when it has finished).
     pub(super) fn deliver(&mut self, session: SessionId, message: Inbound) {
         if let Some(link) = self.store.as_mut().filter(|l| l.news.is_some()) {
@@ -30,12 +31,26 @@ impl<A: App> Driver<A> {
                         && self.host.task_call(task).is_some()
                         && !self.host.runs_here(task))
             };
-            if let Some(task) = envelope.task().filter(stale) {
-                let fetch = link.store.fetch(task);
+            let lookup = if envelope.method.as_deref() == Some("tasks/list") {
+                self.host.owner(session).map(|owner| {
+                    let after = envelope.list_after().map(|(at, id)| (at, id.to_owned()));
+                    // One more than a page: the host tells from it whether more follow.
+                    let limit = self.host.config().tasks.page_size.max(1) + 1;
+                    link.store
+                        .page(owner.as_str(), Era::V2025_11_25, after, limit)
+                })
+            } else {
+                envelope.task().filter(stale).map(|task| {
+                    let fetch = link.store.fetch(task);
+                    Box::pin(async move { fetch.await.map(|found| found.into_iter().collect()) })
+                        as crate::BoxFuture<_>
+                })
+            };
+            if let Some(lookup) = lookup {
                 link.parked.insert(session, VecDeque::from([message]));
                 let tx = self.tx.clone();
                 self.runtime.spawn(Box::pin(async move {
-                    let found = fetch.await;
+                    let found = lookup.await;
                     let _ = tx.send(Command::Fetched { session, found }).await;
                 }));
                 return;
@@ -54,28 +69,32 @@ impl<A: App> Driver<A> {
         };
     }
 
-    /// The store answered the fetch for `session`'s first waiting message: the task (if
-    /// stored) joins the host, and the session's messages go on in order.
+    /// The store answered the fetch for `session`'s first waiting message: the tasks found
+    /// join the host, and the session's messages go on in order.
     pub(super) fn fetched(
         &mut self,
         session: SessionId,
-        found: Result<Option<TaskSnapshot>, StoreError>,
+        found: Result<Vec<TaskSnapshot>, StoreError>,
     ) {
         let Some(link) = self.store.as_mut() else {
             return;
         };
         let mut waiting = link.parked.remove(&session).unwrap_or_default();
         match found {
-            Ok(Some(task)) => {
-                tracing::debug!(task = %task.info.id, "fetched a task another replica stored");
-                let _ = self.host.sync(now(), task);
+            Ok(tasks) => {
+                // A task whose work runs here is newest here.
+                for task in tasks {
+                    if !self.host.runs_here(&task.info.id) {
+                        tracing::trace!(task = %task.info.id, "read a task from the store");
+                        let _ = self.host.sync(now(), task);
+                    }
+                }
             }
-            // The host answers that no such task exists.
-            Ok(None) => {}
+            // The host answers as it holds the tasks (a task not held: not found).
             Err(error) => tracing::warn!(
                 store = link.store.name(),
                 %error,
-                "cannot fetch a task named by a request; it is answered as unknown"
+                "cannot read the tasks a request names; it is answered with those held here"
             ),
         }
         if let Some(first) = waiting.pop_front() {

@@ -51,6 +51,8 @@ pub const STDIO_OWNER: &str = "stdio";
 
 /// [`Server::concurrency`]'s default.
 const DEFAULT_CONCURRENCY: usize = 32;
+/// [`Server::keep_finished`]'s default.
+const DEFAULT_KEEP_FINISHED: usize = 10_000;
 
 /// A server: configuration, tools, and a host prepared before it starts serving.
 pub struct Server {
@@ -61,6 +63,8 @@ pub struct Server {
     role: ServerRole,
     /// How many tools run at once with work taken from a shared store.
     concurrency: usize,
+    /// How many finished tasks it holds with a shared store.
+    keep_finished: usize,
     /// The driver's commands, made before it runs so that [`Notifier`]s can be handed out.
     commands: Commands<ServerCommand>,
 }
@@ -77,6 +81,7 @@ impl Server {
             store: None,
             role: ServerRole::Both,
             concurrency: DEFAULT_CONCURRENCY,
+            keep_finished: DEFAULT_KEEP_FINISHED,
             commands: async_channel::unbounded(),
         }
     }
@@ -317,15 +322,37 @@ impl Server {
         self
     }
 
+    /// With a store shared by several processes ([`TaskStore::watch`], e.g. PostgreSQL), a
+    /// server started with [`Server::start`] (as Streamable HTTP serves it) holds the live
+    /// tasks and at most this many finished ones (the newest) in memory: it loads only the
+    /// unfinished tasks it ran at start, an older finished task is read from the store when
+    /// a request names it, and each `tasks/list` page is read from the store, so that memory
+    /// follows the live tasks, not the history (the store keeps every task until it
+    /// expires). A live task's `tasks/get` needs no round trip. A server on byte streams
+    /// ([`Server::serve`], stdio), or without a shared store, holds every task. Default: 10,000.
+    pub fn keep_finished(mut self, tasks: usize) -> Self {
+        self.keep_finished = tasks;
+        self
+    }
+
     fn driver(
         self,
         runtime: Arc<dyn Runtime>,
         until: Until,
     ) -> (Driver<ToolSet>, Sender<Command<ServerCommand>>) {
         let tx = self.commands.0.clone();
-        let mut driver = Driver::new(self.host, runtime, self.tools, until, self.commands);
+        let mut host = self.host;
+        // Message links (Streamable HTTP) read a task back from a shared store when a
+        // request names one this process let go; a byte stream (stdio) is served from memory.
+        let reads_back =
+            until == Until::Shutdown && self.store.as_ref().is_some_and(|s| s.watch().is_some());
+        if reads_back {
+            // Refused only by a host shut down, which serves nothing anyway.
+            let _ = host.set_keep_finished(crate::runtime::now(), Some(self.keep_finished));
+        }
+        let mut driver = Driver::new(host, runtime, self.tools, until, self.commands);
         if let Some(store) = self.store {
-            driver.with_store(store);
+            driver.with_store(store, reads_back);
             if self.role != ServerRole::Front {
                 driver.claim_work(self.concurrency);
             }

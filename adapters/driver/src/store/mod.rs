@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use futures::channel::oneshot;
 
-use taskwire_engine::{JournalEntry, TaskSnapshot};
+use taskwire_engine::{Era, JournalEntry, Millis, TaskSnapshot};
 
 use crate::runtime::BoxFuture;
 pub use net::{refused_entries, Answers, NetBatch, NetChange};
@@ -26,6 +26,13 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Every task stored, loaded once before the server serves anything.
     fn load(&self) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>>;
+
+    /// What a process sharing the store loads at start when it reads the other tasks back
+    /// as requests name them ([`TaskStore::fetch`], [`TaskStore::page`]): the unfinished
+    /// tasks whose work it ran before it stopped. The default loads every task.
+    fn load_running(&self) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {
+        self.load()
+    }
 
     /// Stores `entries` (in journal order, contiguous) as one write, completing once they
     /// are durable.
@@ -46,6 +53,22 @@ pub trait TaskStore: Send + Sync + 'static {
     fn fetch(&self, id: &str) -> BoxFuture<Result<Option<TaskSnapshot>, StoreError>> {
         let _ = id;
         Box::pin(async { Ok(None) })
+    }
+
+    /// Up to `limit` of `owner`'s tasks of era `era` as stored now, in listing order (creation
+    /// time, then id), after `after`: a shared store is asked for the page a `tasks/list`
+    /// reads before it is answered, since this process holds only the live tasks and the
+    /// newest finished ones (see [`Host::set_keep_finished`](taskwire_engine::Host::set_keep_finished)).
+    /// Only shared stores are asked; the default finds nothing.
+    fn page(
+        &self,
+        owner: &str,
+        era: Era,
+        after: Option<(Millis, String)>,
+        limit: usize,
+    ) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {
+        let _ = (owner, era, after, limit);
+        Box::pin(async { Ok(Vec::new()) })
     }
 
     /// Takes up to `max` tasks whose work runs nowhere, for this process to run: work a
@@ -143,6 +166,10 @@ impl TaskStore for Arc<dyn TaskStore> {
         (**self).load()
     }
 
+    fn load_running(&self) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {
+        (**self).load_running()
+    }
+
     fn write(&self, entries: Arc<[JournalEntry]>) -> BoxFuture<Result<Vec<Refused>, StoreError>> {
         (**self).write(entries)
     }
@@ -155,6 +182,16 @@ impl TaskStore for Arc<dyn TaskStore> {
         (**self).claim(max)
     }
 
+    fn page(
+        &self,
+        owner: &str,
+        era: Era,
+        after: Option<(Millis, String)>,
+        limit: usize,
+    ) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {
+        (**self).page(owner, era, after, limit)
+    }
+
     fn watch(&self) -> Option<async_channel::Receiver<StoreNews>> {
         (**self).watch()
     }
@@ -165,6 +202,8 @@ impl TaskStore for Arc<dyn TaskStore> {
 pub enum StoreJob {
     /// Every stored task.
     Load(Reply<Vec<TaskSnapshot>>),
+    /// The unfinished tasks whose work this process ran ([`TaskStore::load_running`]).
+    LoadRunning(Reply<Vec<TaskSnapshot>>),
     /// Apply these entries in one transaction (see [`TaskStore::write`]).
     Write(Arc<[JournalEntry]>, Reply<Vec<Refused>>),
 }

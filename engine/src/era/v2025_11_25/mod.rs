@@ -23,6 +23,7 @@ mod logging;
 mod negotiation;
 pub(super) mod notices;
 mod receiver;
+pub(crate) use receiver::list_cursor;
 mod requestor;
 mod resources;
 mod serving;

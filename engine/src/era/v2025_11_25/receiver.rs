@@ -26,9 +26,10 @@ fn push_cursor(buf: &mut crate::json::Buf, created: Millis, id: &str) {
     crate::json::push_str(buf, &text);
 }
 
-fn decode_cursor(cursor: &str) -> Option<(Millis, String)> {
+/// The listing key a `tasks/list` cursor names.
+pub(crate) fn list_cursor(cursor: &str) -> Option<(Millis, &str)> {
     let (ms, id) = cursor.split_once(':')?;
-    Some((Millis(ms.parse().ok()?), id.to_owned()))
+    Some((Millis(ms.parse().ok()?), id))
 }
 
 // ---- tasks/* ------------------------------------------------------------------------------
@@ -83,14 +84,11 @@ pub(super) fn on_tasks_list(
     params: Option<&RawValue>,
 ) -> Result<(), Reject> {
     let p: PageParams = jsonrpc::params(params)?;
-    let cursor = match &p.cursor {
-        Some(c) => {
-            Some(decode_cursor(c).ok_or_else(|| RpcError::invalid_params("Invalid cursor"))?)
-        }
+    let after = match &p.cursor {
+        Some(c) => Some(list_cursor(c).ok_or_else(|| RpcError::invalid_params("Invalid cursor"))?),
         None => None,
     };
     let owner = st.owner_of(session);
-    let after = cursor.as_ref().map(|(at, id)| (*at, id.as_str()));
     // Tasks made in 2026-07-28 are not listed (that era has no tasks/list).
     let (tasks, more) = st.tasks.page(
         owner,

@@ -1,5 +1,6 @@
-//! Body 6: two server hosts sharing one task store as replicas (`a` and `b`), each with one
-//! 2025-11-25 session of the same owner. The store is a model in memory that applies each
+//! Body 6: two server hosts sharing one task store as replicas (`a` and `b`, which holds at
+//! most three finished tasks, letting older ones go), each with one 2025-11-25 session of
+//! the same owner. The store is a model in memory that applies each
 //! host's journal as the PostgreSQL store does (a finished task is never changed; the
 //! change that came too late is refused, and the rest of its batch is stored) and reports
 //! each stored change to the other host ([`Host::sync`]) late, out of order or twice, as a
@@ -127,6 +128,11 @@ impl Replica {
         add_tools(&mut host);
         host.set_durability(now, Durability::Confirmed)
             .expect("a new host takes its durability");
+        if name == "b" {
+            // As a process reading its tasks back from the store: few finished ones held.
+            host.set_keep_finished(now, Some(3))
+                .expect("a new host takes its bound");
+        }
         let session = host
             .open(now, Role::Server, "owner")
             .expect("the host takes sessions");
