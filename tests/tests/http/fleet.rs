@@ -4,8 +4,9 @@
 //! takes it; 1,000 tasks through the balancer each run once; a worker killed mid-task has its
 //! resumable work run again by the other (and its other work failed, saying it was lost); a
 //! worker paused past its lease cannot overwrite what the other stored; a cancel through
-//! another front stops the work on the worker; a front killed leaves its clients going
-//! through the others.
+//! another front stops the work on the worker; a question is shown and answered through
+//! another front; a front killed leaves its clients going through the others; the database
+//! restarted under the fleet fails what it caught, clearly, and loses nothing acknowledged.
 
 use std::time::{Duration, Instant};
 
@@ -350,5 +351,59 @@ fn a_question_is_shown_and_answered_through_another_front_and_the_work_goes_on()
             done["result"]["result"]["content"][0]["text"], "Ship it? confirmed",
             "{done}"
         );
+    });
+}
+
+#[test]
+fn the_database_restarted_under_a_fleet_fails_what_it_caught_and_loses_nothing_acknowledged() {
+    // A cluster of the test's own (the replicas' test uses 55433).
+    let Some(cluster) = taskwire_tests::postgres::OwnCluster::start("fleet", 55434) else {
+        return;
+    };
+    let database = cluster.fresh_database("fleet_restart");
+    // Tasks of about 2 s, so that the ones made before the restart run through it.
+    let (_a, on_a) = front(&database, "front-a", 15_000, 700);
+    let (_b, on_b) = front(&database, "front-b", 15_000, 700);
+    let _worker = Worker::start(&database, "worker", 15_000, 700);
+    on_a.run(async {
+        let mut before = Vec::new();
+        for id in 1..=4 {
+            before.push(make_task(&on_a, id, "long_running_task").await);
+        }
+        until_saying(&on_b, &before[3], "开始执行").await;
+        cluster.stop();
+        let caught = ask(
+            &on_a,
+            10,
+            "tools/call",
+            json!({"name": "instant_task", "arguments": {}}),
+        )
+        .await;
+        assert_eq!(caught["error"]["code"], -32603, "{caught}");
+        cluster.start_again();
+        // The processes connect again on their own; new tasks are queued and run again.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let after = loop {
+            let made = ask(
+                &on_b,
+                11,
+                "tools/call",
+                json!({"name": "instant_task", "arguments": {}}),
+            )
+            .await;
+            if let Some(task) = made["result"]["taskId"].as_str() {
+                break task.to_owned();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no task taken after the restart: {made}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        until_status(&on_a, &after, "completed").await;
+        for task in &before {
+            let done = until_status(&on_b, task, "completed").await;
+            assert_eq!(done["result"]["result"]["content"][0]["text"], "任务完成！");
+        }
     });
 }
