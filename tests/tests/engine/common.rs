@@ -1,6 +1,6 @@
 //! Helpers several modules of the engine suite share.
 
-use taskwire_engine::{Event, TaskSupport, ToolCall};
+use taskwire_engine::{Change, Event, JournalEntry, TaskSnapshot, TaskSupport, ToolCall};
 use taskwire_harness::setup::{server_config, tool};
 use taskwire_harness::Probe;
 
@@ -21,4 +21,16 @@ pub fn last_call(d: &mut Probe) -> ToolCall {
             _ => None,
         })
         .expect("a tool call")
+}
+
+/// The newest snapshot of `task` a host journaled.
+pub fn stored(journal: &[JournalEntry], task: &str) -> TaskSnapshot {
+    journal
+        .iter()
+        .rev()
+        .find_map(|e| match &e.change {
+            Change::Put(s) if s.info.id.as_str() == task => Some(s.clone()),
+            _ => None,
+        })
+        .expect("the task is journaled")
 }

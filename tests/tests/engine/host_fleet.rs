@@ -6,29 +6,18 @@
 
 use serde_json::json;
 use taskwire_engine::{
-    Change, Config, Durability, Event, JournalEntry, StopReason, TaskSnapshot, TaskSupport,
-    UsageError,
+    Change, Config, Durability, Event, JournalEntry, StopReason, TaskSupport, UsageError,
 };
 use taskwire_harness::msg::response;
 use taskwire_harness::setup::{counter_ids, server_config, text_result, tool, T0};
 use taskwire_harness::Probe;
 
+use crate::common::stored;
+
 fn host(durability: Durability) -> Probe {
     let mut config: Config = server_config();
     config.durability = durability;
     Probe::ready_server(config, |h| h.add_tool(tool("job", TaskSupport::Optional)))
-}
-
-/// The newest snapshot of `task` the host journaled.
-fn stored(journal: &[JournalEntry], task: &str) -> TaskSnapshot {
-    journal
-        .iter()
-        .rev()
-        .find_map(|e| match &e.change {
-            Change::Put(s) if s.info.id.as_str() == task => Some(s.clone()),
-            _ => None,
-        })
-        .expect("the task is journaled")
 }
 
 fn start(d: &mut Probe) -> String {

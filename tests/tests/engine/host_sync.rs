@@ -5,29 +5,17 @@
 //! stopped is taken over (`Host::adopt`) and its work runs again, one attempt more.
 
 use serde_json::json;
-use taskwire_engine::{
-    Change, Config, Durability, Event, JournalEntry, StopReason, TaskSnapshot, TaskSupport,
-};
+use taskwire_engine::{Config, Durability, Event, StopReason, TaskSnapshot, TaskSupport};
 use taskwire_harness::msg::response;
 use taskwire_harness::setup::{server_config, text_result, tool};
 use taskwire_harness::Probe;
+
+use crate::common::stored;
 
 fn replica() -> Probe {
     let mut config: Config = server_config();
     config.durability = Durability::Journal;
     Probe::ready_server(config, |h| h.add_tool(tool("job", TaskSupport::Optional)))
-}
-
-/// The newest snapshot of `task` the host journaled.
-fn stored(journal: &[JournalEntry], task: &str) -> TaskSnapshot {
-    journal
-        .iter()
-        .rev()
-        .find_map(|e| match &e.change {
-            Change::Put(s) if s.info.id.as_str() == task => Some(s.clone()),
-            _ => None,
-        })
-        .expect("the task is journaled")
 }
 
 fn start(d: &mut Probe) -> String {

@@ -17,7 +17,7 @@ use taskwire_tests::peers::http::HttpServer;
 use taskwire_tests::postgres::{fresh_database, query_text, try_sql};
 
 use crate::common::TestServer;
-use crate::replicas::{ask, make_task, make_task_with, until, until_status};
+use crate::replicas::{ask, make_task, make_task_with, restart_under, until, until_status};
 
 /// The status message of a task waiting for a worker (the driver's).
 const QUEUED: &str = "waiting for a worker";
@@ -371,36 +371,7 @@ fn the_database_restarted_under_a_fleet_fails_what_it_caught_and_loses_nothing_a
             before.push(make_task(&on_a, id, "long_running_task").await);
         }
         until_saying(&on_b, &before[3], "开始执行").await;
-        cluster.stop();
-        let caught = ask(
-            &on_a,
-            10,
-            "tools/call",
-            json!({"name": "instant_task", "arguments": {}}),
-        )
-        .await;
-        assert_eq!(caught["error"]["code"], -32603, "{caught}");
-        cluster.start_again();
-        // The processes connect again on their own; new tasks are queued and run again.
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let after = loop {
-            let made = ask(
-                &on_b,
-                11,
-                "tools/call",
-                json!({"name": "instant_task", "arguments": {}}),
-            )
-            .await;
-            if let Some(task) = made["result"]["taskId"].as_str() {
-                break task.to_owned();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no task taken after the restart: {made}"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        };
-        until_status(&on_a, &after, "completed").await;
+        restart_under(&cluster, &on_a, &on_b).await;
         for task in &before {
             let done = until_status(&on_b, task, "completed").await;
             assert_eq!(done["result"]["result"]["content"][0]["text"], "任务完成！");

@@ -251,41 +251,7 @@ fn the_database_restarted_mid_run_fails_what_it_caught_and_loses_nothing_acknowl
         for id in 1..=4 {
             before.push(make_task(&on_a, id, "long_running_task").await);
         }
-        cluster.stop();
-        let caught = ask(
-            &on_a,
-            10,
-            "tools/call",
-            json!({"name": "instant_task", "arguments": {}}),
-        )
-        .await;
-        assert_eq!(caught["error"]["code"], -32603, "{caught}");
-        let message = caught["error"]["message"].as_str().unwrap_or_default();
-        assert!(
-            message.contains("could not save") && message.contains("postgres://"),
-            "names the store: {caught}"
-        );
-        cluster.start_again();
-        // The replicas connect again on their own; new tasks are taken again.
-        let deadline = Instant::now() + Duration::from_secs(15);
-        let after = loop {
-            let made = ask(
-                &on_b,
-                11,
-                "tools/call",
-                json!({"name": "instant_task", "arguments": {}}),
-            )
-            .await;
-            if let Some(task) = made["result"]["taskId"].as_str() {
-                break task.to_owned();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no task taken after the restart: {made}"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        };
-        until_status(&on_a, &after, "completed").await;
+        restart_under(&cluster, &on_a, &on_b).await;
         for task in &before {
             let done = until_status(&on_b, task, "completed").await;
             assert_eq!(done["result"]["result"]["content"][0]["text"], "任务完成！");
@@ -352,4 +318,33 @@ fn finished_tasks_let_go_are_read_back_got_and_listed_from_the_database() {
             .collect();
         assert_eq!(ids, tasks.iter().collect::<Vec<_>>(), "{listed:?}");
     });
+}
+
+/// Restarts `cluster` under the processes `a` and `b` serve: a call `a` takes while it is
+/// down fails with -32603 naming the store; once it is back, `b` takes a task again (within
+/// 20 s: the processes connect again on their own), which completes, as `a` reads it.
+pub(crate) async fn restart_under(cluster: &OwnCluster, a: &TestServer, b: &TestServer) {
+    cluster.stop();
+    let instant = json!({"name": "instant_task", "arguments": {}});
+    let caught = ask(a, 10, "tools/call", instant.clone()).await;
+    assert_eq!(caught["error"]["code"], -32603, "{caught}");
+    let message = caught["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("could not save") && message.contains("postgres://"),
+        "names the store: {caught}"
+    );
+    cluster.start_again();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let after = loop {
+        let made = ask(b, 11, "tools/call", instant.clone()).await;
+        if let Some(task) = made["result"]["taskId"].as_str() {
+            break task.to_owned();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no task taken after the restart: {made}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    until_status(a, &after, "completed").await;
 }
