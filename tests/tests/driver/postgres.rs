@@ -341,3 +341,68 @@ fn queued_work_goes_to_one_claimer_whose_changes_are_refused_once_another_claims
                      THEN RAISE 'changed'; END IF; END $$";
     try_sql(&url, unchanged).expect("the late change left the task alone");
 }
+
+/// The tables as taskwire-postgres's schema version 1 made them (a database of an older
+/// release), without the trigger (the upgrades leave it as it is).
+const VERSION_1: &str = "
+CREATE TABLE taskwire_schema (version integer NOT NULL);
+INSERT INTO taskwire_schema (version) VALUES (1);
+CREATE TABLE taskwire_tasks (
+    id         text PRIMARY KEY,
+    owner      text NOT NULL,
+    status     text NOT NULL,
+    message    text,
+    updated_at bigint NOT NULL,
+    snapshot   text NOT NULL
+);";
+
+/// A version-1 row of task `id` in `status` (`outcome` when finished, a request otherwise).
+fn version_1_row(id: &str, status: &str, outcome: Value) -> String {
+    let mut entry = serde_json::to_value(put(1, id, status, outcome)).expect("JSON");
+    let snapshot = &mut entry["change"]["put"];
+    if status == "working" {
+        snapshot["request"] = json!({"tool": "slow"});
+    }
+    format!(
+        "INSERT INTO taskwire_tasks VALUES ('{id}', 'o', '{status}', NULL, 1, '{}')",
+        snapshot
+    )
+}
+
+#[test]
+fn a_version_1_database_is_upgraded_in_place_and_its_running_task_taken_over() {
+    let Some(url) = fresh_database("upgrade_v1") else {
+        return;
+    };
+    let done = json!({"result": {"value": {"content": []}, "is_error": false}});
+    run_sql(
+        &url,
+        &[
+            VERSION_1,
+            &version_1_row("done", "completed", done),
+            &version_1_row("running", "working", Value::Null),
+        ],
+    );
+    let store = replica(&url, "a");
+    smol::block_on(async {
+        let loaded = store.load().await.expect("loads");
+        let ids: Vec<&str> = loaded.iter().map(|t| t.info.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["done"],
+            "the finished task; the running one is nobody's yet"
+        );
+        // Version 1 named no runner: the running task is taken over (run again, or failed),
+        // not run as new work.
+        let claimed = store.claim(8).await.expect("claims");
+        assert_eq!(claimed.len(), 1, "{claimed:?}");
+        assert_eq!(claimed[0].info.id.as_str(), "running");
+        assert_eq!(claimed[0].request.as_ref().map(|r| r.attempt), Some(1));
+    });
+    let upgraded = "DO $$ BEGIN
+        IF (SELECT version FROM taskwire_schema) <> 3 THEN RAISE 'not version 3'; END IF;
+        IF (SELECT era || ':' || created_at FROM taskwire_tasks WHERE id = 'done')
+           <> '2025-11-25:1' THEN RAISE 'no listing columns'; END IF;
+        END $$";
+    try_sql(&url, upgraded).expect("upgraded in place");
+}
