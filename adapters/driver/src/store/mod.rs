@@ -94,6 +94,7 @@ pub trait TaskStore: Send + Sync + 'static {
 
 /// What a shared store reports of the tasks other processes run (see [`TaskStore::watch`]).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub enum StoreNews {
     /// Another process stored this change of a task (or, at start, runs this task).
     Changed(TaskSnapshot),
