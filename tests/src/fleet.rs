@@ -78,10 +78,22 @@ pub struct Worker {
 impl Worker {
     /// Starts worker `name` on `database`.
     pub fn start(database: &str, name: &str, lease_ms: u64, step_ms: u64) -> Worker {
+        Worker::start_with(database, name, lease_ms, step_ms, &[])
+    }
+
+    /// [`Worker::start`] with more options (`--concurrency N`).
+    pub fn start_with(
+        database: &str,
+        name: &str,
+        lease_ms: u64,
+        step_ms: u64,
+        options: &[&str],
+    ) -> Worker {
         let log = log_of(database, name);
         let file = std::fs::File::create(&log).expect("a log file");
         let child = server_argv(database, name, lease_ms, step_ms)
             .args(&["--role", "worker"])
+            .args(options)
             .command()
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -268,7 +268,8 @@ async fn send<'a>(
     notify: bool,
 ) -> Result<Sent<'a>, Failure> {
     let (mut columns, mut fenced) = (PutColumns::default(), PutColumns::default());
-    let mut queued_ids: Vec<&'a str> = Vec::new();
+    // Unfinished tasks this batch stores with this replica as their runner.
+    let mut runs_here: HashSet<&'a str> = HashSet::new();
     let mut finished = Vec::new();
     for (id, put) in &net.puts {
         if let NetChange::Put {
@@ -297,8 +298,8 @@ async fn send<'a>(
             }
             // Attempt 0: handed off by a front, queued for a worker.
             let waits = !done && snapshot.request.as_ref().is_some_and(|r| r.attempt == 0);
-            if waits {
-                queued_ids.push(*id);
+            if !done && !waits {
+                runs_here.insert(*id);
             }
             into.runner.push((!done && !waits).then_some(replica));
             into.fence.push(fence.unwrap_or(0));
@@ -456,13 +457,8 @@ async fn send<'a>(
         let id: &str = row.get(0);
         stored.insert(id);
         let inserted: bool = row.get(1);
-        let runs_here = |(put, _): &&(&'a str, NetChange<'a>)| {
-            *put == id && !outcome.finished.contains(put) && !queued_ids.contains(put)
-        };
-        if inserted {
-            if let Some(&(put, _)) = net.puts.iter().find(runs_here) {
-                outcome.inserted.push(put);
-            }
+        if let Some(&put) = runs_here.get(id).filter(|_| inserted) {
+            outcome.inserted.push(put);
         }
     }
     stored.extend(held_rows.iter().map(|row| row.get::<_, &str>(0)));

@@ -378,3 +378,30 @@ fn the_database_restarted_under_a_fleet_fails_what_it_caught_and_loses_nothing_a
         }
     });
 }
+
+#[test]
+fn a_worker_runs_no_more_tools_at_once_than_its_concurrency() {
+    let Some(database) = fresh_database("fleet_concurrency") else {
+        return;
+    };
+    let (_front, on_front) = front(&database, "front", 15_000, 300);
+    let worker = Worker::start_with(&database, "worker", 15_000, 300, &["--concurrency", "1"]);
+    on_front.run(async {
+        let first = make_task(&on_front, 1, "long_running_task").await;
+        until_saying(&on_front, &first, "处理步骤 1").await;
+        let second = make_task(&on_front, 2, "long_running_task").await;
+        // The worker's one slot is taken: the second waits queued while the first runs.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let waiting = ask(&on_front, 3, "tasks/get", json!({"taskId": second})).await;
+        assert!(
+            waiting["result"]["statusMessage"]
+                .as_str()
+                .is_some_and(|m| m.contains(QUEUED)),
+            "the second waits: {waiting}"
+        );
+        until_status(&on_front, &first, "completed").await;
+        until_status(&on_front, &second, "completed").await;
+        assert_eq!(runner_of(&database, &second).await, "", "finished");
+    });
+    drop(worker);
+}
