@@ -142,7 +142,7 @@ impl PostgresStore {
             config: config.clone(),
             replica: replica.clone(),
             lease: options.lease.max(Duration::from_millis(300)),
-            news: tell.clone(),
+            news: tell,
             fetches: fetch_queue,
             claims: claim_queue,
             fences: fences.clone(),
@@ -154,7 +154,7 @@ impl PostgresStore {
             .spawn(move || {
                 runtime.block_on(async move {
                     // The tables first (the watch renews a lease in them), then the watch.
-                    let connected = match Connection::open(config, replica, fences, tell).await {
+                    let connected = match Connection::open(config, replica, fences).await {
                         Ok(connection) => match watch.connect().await {
                             Ok(live) => Ok((connection, live)),
                             Err(e) => Err(e),

@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use taskwire_driver::engine::TaskSnapshot;
-use taskwire_driver::{StoreError, StoreJob, StoreNews};
+use taskwire_driver::{StoreError, StoreJob};
 use tokio::sync::mpsc;
 use tokio_postgres::{Client, Config, NoTls};
 
-use crate::claims::{self, Fences};
+use crate::claims::Fences;
 use crate::schema::{self, snapshot_of, COLUMNS, TERMINAL};
 use crate::write::{self, Statements};
 
@@ -20,8 +20,6 @@ pub(crate) struct Connection {
     replica: Arc<str>,
     /// The tokens of the tasks whose work runs here.
     fences: Fences,
-    /// Where claims found lost after a refused change are reported.
-    news: async_channel::Sender<StoreNews>,
 }
 
 impl Connection {
@@ -30,14 +28,12 @@ impl Connection {
         config: Config,
         replica: Arc<str>,
         fences: Fences,
-        news: async_channel::Sender<StoreNews>,
     ) -> Result<Connection, String> {
         let mut connection = Connection {
             config,
             client: None,
             replica,
             fences,
-            news,
         };
         connection.client().await?;
         Ok(connection)
@@ -98,38 +94,8 @@ pub(crate) async fn run(
                     }
                     Err(e) => Err(e),
                 };
-                let lost = written.as_ref().is_ok_and(|w| !w.fenced_out.is_empty());
-                let _ = reply.send(written.map(|w| w.refused).map_err(failed));
-                if lost {
-                    connection.report_lost().await;
-                }
+                let _ = reply.send(written.map_err(failed));
             }
-        }
-    }
-}
-
-impl Connection {
-    /// Reports the claims of this process that another one took (a change carrying this
-    /// process's token was refused), so that their work here stops.
-    async fn report_lost(&mut self) {
-        let (replica, fences, news) =
-            (self.replica.clone(), self.fences.clone(), self.news.clone());
-        let Ok((client, _)) = self.client().await else {
-            return;
-        };
-        match claims::lost(client, &replica, &fences).await {
-            Ok(rows) => {
-                for row in &rows {
-                    match snapshot_of(row) {
-                        Ok(task) => {
-                            tracing::warn!(task = %task.info.id, "a change of a task was refused: another process claimed its work");
-                            let _ = news.send(StoreNews::Lost(task)).await;
-                        }
-                        Err(error) => tracing::error!(%error, "a task row cannot be read"),
-                    }
-                }
-            }
-            Err(error) => tracing::warn!(%error, "cannot check this process's claims"),
         }
     }
 }

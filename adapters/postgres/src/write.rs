@@ -18,13 +18,13 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
-use taskwire_driver::engine::{JournalEntry, Millis};
+use taskwire_driver::engine::{JournalEntry, Millis, TaskSnapshot};
 use taskwire_driver::{refused_entries, NetBatch, NetChange, Refused};
 use tokio_postgres::{Client, Statement, Transaction};
 
 use crate::claims::{Fences, ANSWERS_CHANNEL};
 use crate::news;
-use crate::schema::TERMINAL;
+use crate::schema::{snapshot_of, COLUMNS, TERMINAL};
 
 /// The statements of a write, prepared on the connection.
 pub(crate) struct Statements {
@@ -45,10 +45,6 @@ impl Statements {
                 .map_err(|e| format!("cannot prepare a statement: {e}"))
         };
         Ok(Statements {
-            // A finished task is left as it is (a replica that finished it first wins; the
-            // trigger refuses what gets past the guards), unless it is written again as it is
-            // (a write retried after its commit was not heard). The runner of an unfinished
-            // task is the replica that stored it first (or took it over).
             // A finished task is left as it is (a replica that finished it first wins; the
             // trigger refuses what gets past the guards), unless it is written again as it is
             // (a write retried after its commit was not heard). An unfinished task's runner
@@ -135,25 +131,18 @@ impl Failure {
 /// A statement of the batch on its way: its rows, or why it failed.
 type Pending<'a> = Pin<Box<dyn Future<Output = Result<u64, Failure>> + 'a>>;
 
-/// What a written batch did besides storing.
-#[derive(Default)]
-pub(crate) struct Written {
-    /// The entries refused for good.
-    pub refused: Vec<Refused>,
-    /// Tasks whose change carried this process's token and was refused: another process
-    /// may have claimed them.
-    pub fenced_out: Vec<String>,
-}
-
 /// The batch's net changes in one transaction; `replica` runs the unfinished tasks it stores
-/// first (unless queued for a worker), and the tasks `fences` holds. An `Err` may pass.
+/// first (unless queued for a worker), and the tasks `fences` holds. Returns the entries
+/// refused for good; those refused for the version of their task the database keeps
+/// (finished by another process first, or claimed by another) carry that version, and their
+/// tasks no longer run here. An `Err` may pass.
 pub(crate) async fn write(
     client: &mut Client,
     statements: &Statements,
     entries: &[JournalEntry],
     replica: &str,
     fences: &Fences,
-) -> Result<Written, String> {
+) -> Result<Vec<Refused>, String> {
     let (net, mut refused) = NetBatch::of(entries);
     let passing = |e: tokio_postgres::Error| detail(&e);
     let transaction = client.transaction().await.map_err(passing)?;
@@ -170,16 +159,44 @@ pub(crate) async fn write(
             one_by_one(client, statements, &net, replica, fences).await?
         }
     };
-    refused.extend(refused_entries(entries, &outcome.refused));
-    let fenced_out = outcome
-        .fenced_out
-        .iter()
-        .map(|id| (*id).to_owned())
-        .collect();
-    Ok(Written {
-        refused,
-        fenced_out,
-    })
+    let mut refused_here = refused_entries(entries, &outcome.refused);
+    if !outcome.superseded.is_empty() {
+        let stored = stored_versions(client, &outcome.superseded, fences).await?;
+        for entry in &mut refused_here {
+            let task = entries
+                .binary_search_by_key(&entry.seq, |e| e.seq)
+                .ok()
+                .map(|at| entries[at].change.task().as_str());
+            entry.stored = task.and_then(|t| stored.get(t)).cloned();
+        }
+    }
+    refused.extend(refused_here);
+    Ok(refused)
+}
+
+/// The tasks `ids` as the database keeps them, by id (a deleted one is missing); none of
+/// them runs here any more.
+async fn stored_versions(
+    client: &Client,
+    ids: &[&str],
+    fences: &Fences,
+) -> Result<HashMap<String, TaskSnapshot>, String> {
+    let rows = client
+        .query(
+            &format!("SELECT {COLUMNS} FROM taskwire_tasks WHERE id = ANY($1::text[])"),
+            &[&ids],
+        )
+        .await
+        .map_err(|e| format!("reading back tasks another process changed: {}", detail(&e)))?;
+    for id in ids {
+        fences.drop_task(id);
+    }
+    let mut stored = HashMap::with_capacity(rows.len());
+    for row in &rows {
+        let task = snapshot_of(row)?;
+        stored.insert(task.info.id.to_string(), task);
+    }
+    Ok(stored)
 }
 
 /// What the statements of a batch did, applied to [`Fences`] once committed.
@@ -187,8 +204,9 @@ pub(crate) async fn write(
 struct Sent<'a> {
     /// Tasks whose change was left out, and why.
     refused: HashMap<&'a str, String>,
-    /// Of those, the ones whose change carried this process's token.
-    fenced_out: Vec<&'a str>,
+    /// Of those, the ones left out for the version the database keeps (finished by
+    /// another process first, or claimed by another).
+    superseded: Vec<&'a str>,
     /// Unfinished tasks stored first by this batch, which run here (token 0).
     inserted: Vec<&'a str>,
     /// Tasks stored as finished: no longer held.
@@ -207,7 +225,7 @@ impl<'a> Sent<'a> {
 
     fn extend(&mut self, other: Sent<'a>) {
         self.refused.extend(other.refused);
-        self.fenced_out.extend(other.fenced_out);
+        self.superseded.extend(other.superseded);
         self.inserted.extend(other.inserted);
         self.finished.extend(other.finished);
     }
@@ -466,8 +484,8 @@ async fn send<'a>(
         if stored.contains(id) {
             continue;
         }
+        outcome.superseded.push(id);
         let why = if fences.get(id).is_some() {
-            outcome.fenced_out.push(id);
             format!(
                 "task {id} is no longer this process's to change: another process claimed its \
                  work (this one's claim ran out), or it finished in the database"

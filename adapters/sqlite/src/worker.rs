@@ -79,6 +79,7 @@ fn write(connection: &mut Connection, entries: &[JournalEntry]) -> Result<Vec<Re
     refused.extend(net.answers.iter().map(|a| Refused {
         seq: a.seq,
         reason: "this store is not shared: it has no other process to relay answers to".into(),
+        stored: None,
     }));
     let transaction = connection.transaction().map_err(|e| e.to_string())?;
     let mut refused_tasks = HashMap::new();

@@ -265,10 +265,23 @@ impl Host {
     /// journal order), which it refused for good (a constraint, a finished task changed
     /// elsewhere) and will never hold: each reply waiting for a refused entry is sent as the
     /// error given with it (say which store refused what, e.g. with [`RpcError::internal`]),
-    /// as with [`Host::fail_journal`]; every other message waiting goes out as it is. Only
-    /// with [`Durability::Confirmed`].
-    pub fn refuse_journal(&mut self, now: Millis, seq: u64, refused: &[(u64, RpcError)]) {
-        self.state.refuse_journal(seq, refused);
+    /// as with [`Host::fail_journal`]; every other message waiting goes out as it is.
+    ///
+    /// `stored` holds the tasks whose changes the store refused because it keeps another
+    /// version of them (another host sharing it finished the task first, or claimed its
+    /// work), as it keeps them: each becomes that version (as with [`Host::release`]), a
+    /// notification that told of its refused change is dropped, and a reply about it
+    /// (`tasks/get`, `tasks/result`, `tasks/cancel`) is given again from it: a client whose
+    /// cancel lost the race to the work's end is told the task is already finished, and
+    /// reads the outcome the store keeps. Only with [`Durability::Confirmed`].
+    pub fn refuse_journal(
+        &mut self,
+        now: Millis,
+        seq: u64,
+        refused: &[(u64, RpcError)],
+        stored: Vec<TaskSnapshot>,
+    ) {
+        self.state.refuse_journal(seq, refused, stored);
         self.state.advance(now);
     }
 }

@@ -1,7 +1,8 @@
 //! The journal of task changes for a durable store, and the messages that wait for it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
+use super::output::Refusals;
 use super::tasks::{Record, StoredOutcome};
 use super::{Kept, State};
 use crate::config::Durability;
@@ -202,18 +203,43 @@ impl<K: Kept> State<K> {
     /// store may still write them later; nothing waits for that any more.
     pub fn fail_journal(&mut self, seq: u64, error: &RpcError) {
         self.journal.confirm(seq);
-        self.release_held_failing(self.journal.confirmed(), |_| Some(error));
+        let superseded = HashSet::new();
+        self.release_held_failing(
+            self.journal.confirmed(),
+            Refusals {
+                failed: |_| Some(error),
+                superseded: &superseded,
+            },
+        );
     }
 
     /// The store wrote the entries up to `seq` except `refused` (in journal order, each with
     /// the error of the replies revealing it), which it will never hold: the messages waiting
-    /// go out, each reply revealing a refused entry as its error.
-    pub fn refuse_journal(&mut self, seq: u64, refused: &[(u64, RpcError)]) {
+    /// go out, each reply revealing a refused entry as its error. The tasks of `stored`, as
+    /// the store keeps them (it refused their changes for holding another version), become
+    /// that version first (see [`State::release`]), and the replies about them are given
+    /// again from it.
+    pub fn refuse_journal(
+        &mut self,
+        seq: u64,
+        refused: &[(u64, RpcError)],
+        stored: Vec<TaskSnapshot>,
+    ) {
         self.journal.confirm(seq);
-        self.release_held_failing(self.journal.confirmed(), |entry| {
-            let at = refused.binary_search_by_key(&entry, |(seq, _)| *seq).ok()?;
-            Some(&refused[at].1)
-        });
+        let superseded: HashSet<TaskId> = stored.iter().map(|t| t.info.id.clone()).collect();
+        for snapshot in stored {
+            self.release(snapshot);
+        }
+        self.release_held_failing(
+            self.journal.confirmed(),
+            Refusals {
+                failed: |entry| {
+                    let at = refused.binary_search_by_key(&entry, |(seq, _)| *seq).ok()?;
+                    Some(&refused[at].1)
+                },
+                superseded: &superseded,
+            },
+        );
     }
 
     /// Everything stored about a hosted task.

@@ -50,6 +50,7 @@ pub(crate) use following::{answered_task, Source};
 pub(crate) use kept::Kept;
 pub(crate) use lifecycle::Begin;
 pub(crate) use outbound::{progress_meta, CancelledParams};
+pub(crate) use output::{AnswerAgain, TaskVerb};
 pub(crate) use protocol::Protocol;
 pub(crate) use sessions::{PeerRequest, Phase, Session};
 use tasks::IdHasher;

@@ -1,12 +1,13 @@
 //! The output queue: messages for the sessions' peers, events for the application, and
 //! journal entries; messages about a task wait while the store has not confirmed its change.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashSet, VecDeque};
 
 use super::{Kept, State};
 use crate::event::{Event, MessageKind, Output, StopReason, Transmit};
 use crate::ids::{CallId, SessionId, TaskId};
 use crate::jsonrpc::{self, Reject, RequestId, RpcError};
+use crate::model::Era;
 use crate::peer_error::PeerErrorKind;
 
 /// A message held until the journal entry it waits for is stored.
@@ -19,7 +20,40 @@ pub(crate) struct Held {
     pub reveals: Option<u64>,
     /// The task its reply creates.
     pub creates: Option<TaskId>,
+    /// How its reply is given again when the store keeps another version of its task.
+    pub again: Option<AnswerAgain>,
     pub transmit: Transmit,
+}
+
+/// A reply to a request about one task, given again from the task as the store holds it
+/// when the store refused the change the reply reveals because it keeps another version of
+/// the task (another host finished it first, or claimed its work).
+#[derive(Debug)]
+pub(crate) struct AnswerAgain {
+    pub era: Era,
+    pub verb: TaskVerb,
+    pub task: TaskId,
+}
+
+/// What a request about one task asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TaskVerb {
+    /// `tasks/get`.
+    Get,
+    /// `tasks/result`.
+    Result,
+    /// `tasks/cancel`.
+    Cancel,
+}
+
+/// What the store refused of a batch, for [`State::release_held_failing`].
+pub(super) struct Refusals<'e, F> {
+    /// The error of the replies revealing an entry, or `None` when it is stored.
+    pub failed: F,
+    /// Tasks the store keeps another version of, now applied here: replies about them are
+    /// given again ([`AnswerAgain`]), notifications revealing a refused change of them are
+    /// dropped (what they tell did not happen).
+    pub superseded: &'e HashSet<TaskId>,
 }
 
 /// What the caller drains, and the sessions that have messages held for the journal.
@@ -76,7 +110,31 @@ impl<K: Kept> State<K> {
             },
             reveals,
             None,
+            None,
         );
+    }
+
+    /// The answer to the peer's request `id` about `task` (`verb` in `era`): given again
+    /// from the task as the store holds it should the store keep another version of it.
+    pub fn reply_about(
+        &mut self,
+        session: SessionId,
+        id: &RequestId,
+        again: AnswerAgain,
+        error: Option<i64>,
+        message: String,
+    ) {
+        let kind = MessageKind::Reply {
+            to: Some(id.clone()),
+            error,
+        };
+        let reveals = self.journal.wait_for(Some(&again.task));
+        let transmit = Transmit {
+            session,
+            kind,
+            message,
+        };
+        self.queue(session, transmit, reveals, None, Some(again));
     }
 
     /// Queues `transmit`, held until the journal entry it `reveals` is stored (and behind
@@ -88,6 +146,7 @@ impl<K: Kept> State<K> {
         transmit: Transmit,
         reveals: Option<u64>,
         creates: Option<TaskId>,
+        again: Option<AnswerAgain>,
     ) {
         let Some(s) = self.sessions.get_mut(session.index, session.generation) else {
             return;
@@ -103,6 +162,7 @@ impl<K: Kept> State<K> {
                     after: reveals.unwrap_or(0).max(behind),
                     reveals,
                     creates,
+                    again: again.filter(|_| reveals.is_some()),
                     transmit,
                 });
                 self.out.holding.insert(session);
@@ -112,19 +172,28 @@ impl<K: Kept> State<K> {
 
     /// Releases the held messages whose journal entries are now stored, session by session.
     pub(super) fn release_held(&mut self, confirmed: u64) {
-        self.release_held_failing(confirmed, |_| None);
+        let superseded = HashSet::new();
+        self.release_held_failing(
+            confirmed,
+            Refusals {
+                failed: |_| None,
+                superseded: &superseded,
+            },
+        );
     }
 
     /// Releases the held messages that wait for entries up to `upto`. A reply that reveals
-    /// an entry that could not be stored (`failed` gives its error) becomes that error, and a
-    /// task whose `CreateTaskResult` became an error is removed (its work stops with
+    /// an entry that could not be stored becomes its error, unless its task is one the store
+    /// keeps another version of and the reply can be given again from it; a task whose
+    /// `CreateTaskResult` became an error is removed (its work stops with
     /// [`StopReason::Removed`]): nobody learnt its id.
     pub(super) fn release_held_failing<'e>(
         &mut self,
         upto: u64,
-        failed: impl Fn(u64) -> Option<&'e RpcError>,
+        refusals: Refusals<'_, impl Fn(u64) -> Option<&'e RpcError>>,
     ) {
         let mut uncreated = Vec::new();
+        let mut again = Vec::new();
         let holding: Vec<SessionId> = self.out.holding.iter().copied().collect();
         for session in holding {
             let Some(s) = self.sessions.get_mut(session.index, session.generation) else {
@@ -136,12 +205,33 @@ impl<K: Kept> State<K> {
                     break;
                 };
                 let mut transmit = held.transmit;
-                if let Some(error) = held.reveals.and_then(&failed) {
-                    if let MessageKind::Reply {
+                let Some(error) = held.reveals.and_then(&refusals.failed) else {
+                    self.out.items.push_back(Output::Send(transmit));
+                    continue;
+                };
+                match &transmit.kind {
+                    MessageKind::Reply { to: Some(id), .. }
+                        if held
+                            .again
+                            .as_ref()
+                            .is_some_and(|a| refusals.superseded.contains(&a.task)) =>
+                    {
+                        // Given again below, once every held message is out, in place of
+                        // this one.
+                        if let Some(a) = held.again {
+                            again.push((session, id.clone(), a, error.clone()));
+                        }
+                        continue;
+                    }
+                    MessageKind::Notification { task: Some(t), .. }
+                        if refusals.superseded.contains(t) =>
+                    {
+                        continue;
+                    }
+                    MessageKind::Reply {
                         to: Some(id),
                         error: None,
-                    } = &transmit.kind
-                    {
+                    } => {
                         transmit.message = jsonrpc::error_line(Some(id), error);
                         transmit.kind = MessageKind::Reply {
                             to: Some(id.clone()),
@@ -149,6 +239,7 @@ impl<K: Kept> State<K> {
                         };
                         uncreated.extend(held.creates);
                     }
+                    _ => {}
                 }
                 self.out.items.push_back(Output::Send(transmit));
             }
@@ -159,6 +250,20 @@ impl<K: Kept> State<K> {
         for task in uncreated {
             if let Some(record) = self.tasks.remove(task.as_str()) {
                 self.task_gone(record, StopReason::Removed);
+            }
+        }
+        for (session, id, a, error) in again {
+            let answered = self
+                .protocol(a.era)
+                .answer_again(self, session, &id, a.verb, &a.task);
+            if let Some((line, code)) = answered {
+                let kind = MessageKind::Reply {
+                    to: Some(id),
+                    error: code,
+                };
+                self.send(session, kind, Some(&a.task), line);
+            } else {
+                self.reply_error(session, Some(&id), &error);
             }
         }
     }
@@ -198,7 +303,7 @@ impl<K: Kept> State<K> {
             kind,
             message,
         };
-        self.queue(session, transmit, reveals, Some(task.clone()));
+        self.queue(session, transmit, reveals, Some(task.clone()), None);
     }
 
     /// The answer to `id` about several tasks (a `tasks/list` page), held until the
@@ -219,7 +324,7 @@ impl<K: Kept> State<K> {
             kind,
             message,
         };
-        self.queue(session, transmit, reveals, None);
+        self.queue(session, transmit, reveals, None, None);
     }
 
     /// An error answer (`id` omitted when it could not be read).

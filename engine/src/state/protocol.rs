@@ -10,6 +10,7 @@
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::output::TaskVerb;
 use super::{Answer, Kept, State};
 use crate::error::UsageError;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
@@ -51,6 +52,19 @@ pub(crate) trait Protocol<K: Kept>: Sync {
     /// Answers what a following session waits for on a task now terminal, or `gone` (an era
     /// whose followers wait for nothing, polling instead, does nothing).
     fn release(&self, _st: &mut State<K>, _session: SessionId, _task: &TaskId, _gone: bool) {}
+
+    /// The reply to request `id` (`verb` on `task`) given again from the task as it is now,
+    /// the store having kept another version of it than the reply first told: the JSON text
+    /// and its error code, if any; `None` when the request cannot be answered from it (the
+    /// reply is then the store's refusal).
+    fn answer_again(
+        &self,
+        st: &mut State<K>,
+        session: SessionId,
+        id: &RequestId,
+        verb: TaskVerb,
+        task: &TaskId,
+    ) -> Option<(String, Option<i64>)>;
 
     // ---- the application's work on calls of this era ----------------------------------
 

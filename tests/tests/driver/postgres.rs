@@ -132,6 +132,12 @@ fn a_change_to_a_task_finished_elsewhere_is_refused_and_fails_nothing_else() {
             refused[0].reason.contains("task t is finished"),
             "{refused:?}"
         );
+        let kept = refused[0]
+            .stored
+            .as_ref()
+            .expect("the version stored comes with it");
+        assert_eq!(kept.info.status.to_string(), "completed");
+        assert_eq!(serde_json::to_value(&kept.outcome).unwrap(), done);
         // Written again as it is (a write retried after its commit was not heard): stored.
         let again = store
             .write(Arc::from(vec![put(4, "t", "completed", done.clone())]))
@@ -178,6 +184,7 @@ fn a_change_postgres_cannot_store_is_refused_alone_among_a_thousand() {
             refused[0].reason.contains("0x00"),
             "PostgreSQL's word: {refused:?}"
         );
+        assert!(refused[0].stored.is_none(), "the change itself is refused");
         let stored = store.load().await.expect("load");
         assert_eq!(stored.len(), 1001, "every other task is stored");
         assert!(stored.iter().all(|t| t.info.id.as_str() != "poisoned"));
@@ -325,14 +332,8 @@ fn queued_work_goes_to_one_claimer_whose_changes_are_refused_once_another_claims
                 .contains("no longer this process's to change"),
             "{refused:?}"
         );
-        // The claimer hears that its claim ran out, with the task as stored.
-        let news = claimer.watch().expect("shared");
-        let lost = loop {
-            match news.recv().await.expect("news") {
-                taskwire_driver::StoreNews::Lost(task) => break task,
-                _ => continue,
-            }
-        };
+        // The refusal carries the task as stored: the claimer's driver lets its work go.
+        let lost = refused[0].stored.clone().expect("the task as stored");
         assert_eq!(lost.info.status.to_string(), "working");
         assert_eq!(lost.info.status_message.as_deref(), Some("step 1"));
     });

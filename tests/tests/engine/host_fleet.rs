@@ -2,11 +2,13 @@
 //! stored as queued, attempt 0, the call over here), a worker claims it (`Host::adopt`: its
 //! first run, `Event::Claimed`), the front's followers hear the worker's end; a host whose
 //! claim ran out lets the work go (`Host::release`: stopped, `StopReason::Moved`) and takes
-//! the task as the store holds it, forgetting an end the store refused.
+//! the task as the store holds it, forgetting an end the store refused; a change the store
+//! refused for keeping another version of the task (`Host::refuse_journal` with it) is
+//! answered from that version: a cancel that lost the race to the work's end elsewhere.
 
 use serde_json::json;
 use taskwire_engine::{
-    Change, Config, Durability, Event, JournalEntry, StopReason, TaskSupport, UsageError,
+    Change, Config, Durability, Event, JournalEntry, RpcError, StopReason, TaskSupport, UsageError,
 };
 use taskwire_harness::msg::response;
 use taskwire_harness::setup::{counter_ids, server_config, text_result, tool, T0};
@@ -361,4 +363,150 @@ fn a_host_sharing_its_store_holds_only_the_newest_finished_tasks_once_stored() {
         [true, false, false, true],
         "the oldest finished go first"
     );
+}
+
+/// The newest entry a probe journaled.
+fn last_seq(d: &Probe) -> u64 {
+    d.journal.last().expect("something journaled").seq
+}
+
+#[test]
+fn a_cancel_that_lost_the_race_to_the_works_end_is_answered_from_the_end_the_store_keeps() {
+    let (mut worker, mut front) = (host(Durability::Journal), host(Durability::Confirmed));
+    let task = start(&mut worker);
+    let now = front.now;
+    front
+        .host
+        .sync(now, stored(&worker.journal, &task))
+        .expect("synced");
+    let (wait, _) = front.send("tasks/result", json!({ "taskId": task }));
+    // The work ends on the worker and is stored; the front has not heard of it yet.
+    let call = worker.work(&task);
+    let now = worker.now;
+    worker
+        .host
+        .respond(now, call, Ok(text_result("done first")))
+        .unwrap();
+    worker.drain();
+    let completed = stored(&worker.journal, &task);
+
+    // The front takes a cancel: journaled, its answers held until the store has it.
+    let (cancel, out) = front.send("tasks/cancel", json!({ "taskId": task }));
+    assert!(response(&out, &cancel).is_none(), "held: {out:?}");
+    let seq = last_seq(&front);
+    let refused = RpcError::internal("refused by the store");
+    let now = front.now;
+    front
+        .host
+        .refuse_journal(now, seq, &[(seq, refused)], vec![completed]);
+    let out = front.drain();
+    let answer = response(&out, &cancel).expect("the cancel is answered");
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert_eq!(
+        answer["error"]["message"],
+        "Cannot cancel task: already in terminal status 'completed'"
+    );
+    let result = response(&out, &wait).expect("the parked result is answered");
+    assert_eq!(
+        result["result"]["content"][0]["text"], "done first",
+        "{result}"
+    );
+    assert!(
+        !out.iter()
+            .any(|m| m["method"] == "notifications/tasks/status"
+                && m["params"]["status"] == "cancelled"),
+        "no one is told of the cancel the store refused: {out:?}"
+    );
+    let got = front.call("tasks/get", json!({ "taskId": task }));
+    assert_eq!(got["result"]["status"], "completed", "{got}");
+
+    // A refusal without the stored version (the change itself was refused) fails the
+    // reply, as before.
+    let other = start(&mut worker);
+    let now = front.now;
+    front
+        .host
+        .sync(now, stored(&worker.journal, &other))
+        .expect("synced");
+    let (cancel, _) = front.send("tasks/cancel", json!({ "taskId": other }));
+    let seq = last_seq(&front);
+    let now = front.now;
+    front.host.refuse_journal(
+        now,
+        seq,
+        &[(seq, RpcError::internal("no room"))],
+        Vec::new(),
+    );
+    let out = front.drain();
+    let answer = response(&out, &cancel).expect("the cancel is answered");
+    assert_eq!(answer["error"]["message"], "no room", "{answer}");
+}
+
+#[test]
+fn a_2026_cancel_that_lost_the_race_is_acknowledged_and_the_task_reads_as_stored() {
+    let (mut worker, on_worker) = host_2026();
+    let (mut front, on_front) = host_2026();
+    let now = front.now();
+    front
+        .set_durability(now, Durability::Confirmed)
+        .expect("set");
+    let made = request_2026(
+        &mut worker,
+        on_worker,
+        1,
+        "tools/call",
+        json!({ "name": "slow" }),
+    );
+    let call = made
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolCall(c) => Some(c.call),
+            _ => None,
+        })
+        .expect("the tool runs");
+    front
+        .sync(T0, stored(&made.journal, "task-1"))
+        .expect("synced");
+    worker
+        .respond(T0, call, Ok(text_result("done first")))
+        .unwrap();
+    let completed = stored(&drain(&mut worker).journal, "task-1");
+
+    let cancelled = request_2026(
+        &mut front,
+        on_front,
+        2,
+        "tasks/cancel",
+        json!({ "taskId": "task-1" }),
+    );
+    assert!(
+        cancelled.messages.is_empty(),
+        "held: {:?}",
+        cancelled.messages
+    );
+    let seq = cancelled.journal.last().expect("journaled").seq;
+    front.refuse_journal(
+        T0,
+        seq,
+        &[(seq, RpcError::internal("refused by the store"))],
+        vec![completed],
+    );
+    let out = drain(&mut front);
+    assert_eq!(out.messages.len(), 1, "{:?}", out.messages);
+    assert_eq!(out.messages[0]["id"], 2);
+    assert!(
+        out.messages[0]["error"].is_null(),
+        "acknowledged: {:?}",
+        out.messages
+    );
+    let got = request_2026(
+        &mut front,
+        on_front,
+        3,
+        "tasks/get",
+        json!({ "taskId": "task-1" }),
+    );
+    let result = &got.messages[0]["result"];
+    assert_eq!(result["status"], "completed", "{result}");
 }

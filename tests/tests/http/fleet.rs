@@ -56,6 +56,14 @@ async fn until_saying(server: &TestServer, task: &str, text: &str) -> Value {
     until(server, task, &format!("saying {text:?}"), says).await
 }
 
+/// Runs `statement` on `database`, off the test's runtime.
+async fn sql(database: &str, statement: String) -> Result<(), String> {
+    let database = database.to_owned();
+    tokio::task::spawn_blocking(move || try_sql(&database, &statement))
+        .await
+        .expect("the statement runs")
+}
+
 /// `task`'s `tasks/get` result without what each front says for itself (the poll interval).
 fn stored(mut got: Value) -> Value {
     got["result"]["pollIntervalMs"].take();
@@ -275,6 +283,50 @@ fn a_cancel_through_another_front_stops_the_work_on_the_worker() {
         tokio::time::sleep(Duration::from_millis(1_500)).await;
         let got = ask(&on_a, 3, "tasks/get", json!({"taskId": task})).await;
         assert_eq!(got["result"]["status"], "cancelled", "{got}");
+    });
+}
+
+#[test]
+fn a_cancel_that_loses_the_race_to_the_works_end_is_answered_from_the_stored_end() {
+    let Some(database) = fresh_database("fleet_cancel_race") else {
+        return;
+    };
+    let (_a, on_a) = front(&database, "front-a", 15_000, 1_000);
+    let (_b, on_b) = front(&database, "front-b", 15_000, 1_000);
+    let worker = Worker::start(&database, "worker", 15_000, 1_000);
+    on_a.run(async {
+        let task = make_task(&on_a, 1, "long_running_task").await;
+        until_saying(&on_b, &task, "开始执行").await;
+        // The work's end is stored, and front-b has not heard of it yet (no notification):
+        // the moment a cancel races the end.
+        let end = format!(
+            r#"UPDATE taskwire_tasks SET status = 'completed', runner = NULL,
+                   snapshot = jsonb_set(jsonb_set(snapshot::jsonb, '{{info,status}}', '"completed"'),
+                       '{{outcome}}', '{{"result": {{"value": {{"content":
+                           [{{"type": "text", "text": "finished first"}}]}}, "is_error": false}}}}')::text
+               WHERE id = '{task}'"#
+        );
+        sql(&database, end).await.expect("the end is stored");
+        let cancelled = ask(&on_b, 2, "tasks/cancel", json!({"taskId": task})).await;
+        assert!(cancelled["error"].is_null(), "acknowledged: {cancelled}");
+        let got = ask(&on_b, 3, "tasks/get", json!({"taskId": task})).await;
+        assert_eq!(got["result"]["status"], "completed", "{got}");
+        assert_eq!(
+            got["result"]["result"]["content"][0]["text"], "finished first",
+            "{got}"
+        );
+        let status = format!("SELECT status FROM taskwire_tasks WHERE id = '{task}'");
+        let database_now = database.clone();
+        let status = tokio::task::spawn_blocking(move || query_text(&database_now, &status))
+            .await
+            .expect("the query runs");
+        assert_eq!(status, ["completed"]);
+        // Told to the others, as the worker's end would be: every front agrees, and the
+        // worker, whose claim the end took, stops.
+        let told = format!("SELECT pg_notify('taskwire_tasks', 'test' || chr(10) || '{task}')");
+        sql(&database, told).await.expect("told");
+        until_status(&on_a, &task, "completed").await;
+        worker.until_logged("reason=Removed").await;
     });
 }
 

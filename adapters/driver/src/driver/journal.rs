@@ -117,14 +117,25 @@ pub(crate) fn refusals(
                 .binary_search_by_key(&r.seq, |e| e.seq)
                 .ok()
                 .and_then(|at| task_of(&batch[at].change));
-            tracing::error!(
-                store = name,
-                task,
-                seq = r.seq,
-                reason = %r.reason,
-                "the task store refused a change for good; the replies that depend on it fail, \
-                 and it is not written again"
-            );
+            if r.stored.is_some() {
+                tracing::warn!(
+                    store = name,
+                    task,
+                    seq = r.seq,
+                    reason = %r.reason,
+                    "the task store keeps another version of a task than this process's change; \
+                     the task becomes that version, and the replies about it are answered from it"
+                );
+            } else {
+                tracing::error!(
+                    store = name,
+                    task,
+                    seq = r.seq,
+                    reason = %r.reason,
+                    "the task store refused a change for good; the replies that depend on it \
+                     fail, and it is not written again"
+                );
+            }
             let error = RpcError::internal(format!(
                 "The task store {name} refused the change this answer depends on ({}); it is \
                  not stored, and will not be.",
@@ -135,6 +146,17 @@ pub(crate) fn refusals(
         .collect();
     errors.sort_by_key(|(seq, _)| *seq);
     errors
+}
+
+/// The tasks the store keeps another version of than the refused entries, once each.
+pub(crate) fn superseded(refused: Vec<Refused>) -> Vec<TaskSnapshot> {
+    let mut stored: Vec<TaskSnapshot> = Vec::new();
+    for task in refused.into_iter().filter_map(|r| r.stored) {
+        if !stored.iter().any(|t| t.info.id == task.info.id) {
+            stored.push(task);
+        }
+    }
+    stored
 }
 
 /// The task a change is about.

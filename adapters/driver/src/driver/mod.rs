@@ -253,7 +253,13 @@ impl<A: App> Driver<A> {
                     self.host.confirm(now(), last.seq);
                 } else {
                     let errors = journal::refusals(link.store.name(), batch, &refused);
-                    self.host.refuse_journal(now(), last.seq, &errors);
+                    let stored = journal::superseded(refused);
+                    for task in &stored {
+                        if self.host.runs_here(&task.info.id) {
+                            tracing::warn!(task = %task.info.id, "this process's claim on a task ran out and another runs it now; its work here stops");
+                        }
+                    }
+                    self.host.refuse_journal(now(), last.seq, &errors, stored);
                 }
             }
             Err(error) => {

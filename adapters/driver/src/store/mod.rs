@@ -233,12 +233,18 @@ pub fn ask<T: Send + 'static, J>(
 }
 
 /// A journal entry a store refused for good (see [`TaskStore::write`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Refused {
     /// The entry ([`JournalEntry::seq`]).
     pub seq: u64,
     /// Why, as the store says it (e.g. `a task in a terminal status does not change`).
     pub reason: String,
+    /// The entry's task as the store keeps it, when the store refused the change for
+    /// holding another version of the task (a shared store: another process finished it
+    /// first, or claimed its work): the driver makes the task that version, and answers
+    /// the requests about it from it (see `Host::refuse_journal`). `None` for a refusal of
+    /// the change itself (a constraint).
+    pub stored: Option<TaskSnapshot>,
 }
 
 /// Why a store could not load or write: a failure that may pass (see [`TaskStore::write`]).

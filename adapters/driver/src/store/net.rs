@@ -99,6 +99,7 @@ impl<'a> NetBatch<'a> {
                     unknown.push(Refused {
                         seq: entry.seq,
                         reason: format!("a journal entry this store does not know: {other:?}"),
+                        stored: None,
                     });
                     continue;
                 }
@@ -178,6 +179,7 @@ pub fn refused_entries(entries: &[JournalEntry], refused: &HashMap<&str, String>
             Some(Refused {
                 seq: entry.seq,
                 reason: reason.clone(),
+                stored: None,
             })
         })
         .collect()

@@ -42,7 +42,7 @@ use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
 use crate::model::Request;
-use crate::state::{Answer, Protocol};
+use crate::state::{Answer, Protocol, TaskVerb};
 use state::Asked;
 
 /// This era's rules.
@@ -80,6 +80,17 @@ impl Protocol<Eras> for V2025_11_25 {
 
     fn release(&self, st: &mut State, session: SessionId, task: &TaskId, gone: bool) {
         receiver::release_parked(st, session, task, gone);
+    }
+
+    fn answer_again(
+        &self,
+        st: &mut State,
+        _session: SessionId,
+        id: &RequestId,
+        verb: TaskVerb,
+        task: &TaskId,
+    ) -> Option<(String, Option<i64>)> {
+        receiver::answer_again(st, id, verb, task)
     }
 
     fn answer(&self, st: &mut State, call: CallId, outcome: Answer) {

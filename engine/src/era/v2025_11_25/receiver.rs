@@ -14,7 +14,7 @@ use crate::event::{AppRequest, Event, MessageKind, StopReason};
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{self, Reject, RequestId, RpcError};
 use crate::model::Era;
-use crate::state::{Answer, PeerRequest, Record};
+use crate::state::{Answer, AnswerAgain, PeerRequest, Record, TaskVerb};
 use crate::status::TaskStatus;
 use crate::time::Millis;
 
@@ -44,7 +44,7 @@ pub(super) fn on_tasks_get(
     let line = encode::task_reply(id, record);
     let task = record.id.clone();
     st.follow(session, Era::V2025_11_25, &task);
-    st.reply(session, id, Some(&task), line);
+    st.reply_about(session, id, about(TaskVerb::Get, task), None, line);
     Ok(())
 }
 
@@ -57,11 +57,7 @@ pub(super) fn on_tasks_result(
     let record = requested_task(st, session, params, "retrieve result of")?;
     let task = record.id.clone();
     if let Some((line, error)) = encode::outcome_reply(id, record) {
-        let kind = MessageKind::Reply {
-            to: Some(id.clone()),
-            error,
-        };
-        st.send(session, kind, Some(&task), line);
+        st.reply_about(session, id, about(TaskVerb::Result, task), error, line);
         return Ok(());
     }
     st.follow(session, Era::V2025_11_25, &task);
@@ -125,20 +121,63 @@ pub(super) fn on_tasks_cancel(
     let record = requested_task(st, session, params, "cancel")?;
     let shown = shown_status(record);
     if shown.is_terminal() {
-        return Err(RpcError::invalid_params(format!(
-            "Cannot cancel task: already in terminal status '{shown}'"
-        ))
-        .into());
+        return Err(too_late_to_cancel(shown).into());
     }
     let task = record.id.clone();
     st.cancel_requested(&task);
     st.follow(session, Era::V2025_11_25, &task);
     if let Some(record) = st.tasks.get(&task) {
         let line = encode::task_reply(id, record);
-        st.reply(session, id, Some(&task), line);
+        st.reply_about(
+            session,
+            id,
+            about(TaskVerb::Cancel, task.clone()),
+            None,
+            line,
+        );
     }
     st.after_settle(&task, Some(StopReason::Cancelled));
     Ok(())
+}
+
+/// The error of `tasks/cancel` on a task shown `shown`, terminal.
+fn too_late_to_cancel(shown: TaskStatus) -> RpcError {
+    RpcError::invalid_params(format!(
+        "Cannot cancel task: already in terminal status '{shown}'"
+    ))
+}
+
+/// A reply about `task` in this era, given again should the store keep another version.
+fn about(verb: TaskVerb, task: TaskId) -> AnswerAgain {
+    AnswerAgain {
+        era: Era::V2025_11_25,
+        verb,
+        task,
+    }
+}
+
+/// The reply to `id` (`verb` on `task`) given again from the task as the store keeps it
+/// (see [`crate::state::Protocol::answer_again`]).
+pub(super) fn answer_again(
+    st: &State,
+    id: &RequestId,
+    verb: TaskVerb,
+    task: &TaskId,
+) -> Option<(String, Option<i64>)> {
+    let record = st.tasks.get(task)?;
+    let shown = shown_status(record);
+    match verb {
+        TaskVerb::Get => Some((encode::task_reply(id, record), None)),
+        TaskVerb::Result => encode::outcome_reply(id, record),
+        TaskVerb::Cancel if shown == TaskStatus::Cancelled => {
+            Some((encode::task_reply(id, record), None))
+        }
+        TaskVerb::Cancel if shown.is_terminal() => {
+            let error = too_late_to_cancel(shown);
+            Some((jsonrpc::error_line(Some(id), &error), Some(error.code)))
+        }
+        TaskVerb::Cancel => None,
+    }
 }
 
 /// The task a `tasks/*` request names, if the session's owner may see it; otherwise the
@@ -194,11 +233,8 @@ pub(super) fn release_parked(st: &mut State, session: SessionId, task: &TaskId, 
             .and_then(|r| encode::outcome_reply(&waiter, r));
         match answer {
             Some((line, error)) => {
-                let kind = MessageKind::Reply {
-                    to: Some(waiter.clone()),
-                    error,
-                };
-                st.send(session, kind, Some(task), line);
+                let again = about(TaskVerb::Result, task.clone());
+                st.reply_about(session, &waiter, again, error, line);
             }
             None => {
                 let error =

@@ -61,7 +61,7 @@ use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Params, Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
 use crate::model::{Request, StoredInput};
-use crate::state::{Answer, Protocol};
+use crate::state::{Answer, Protocol, TaskVerb};
 
 /// How long a client may cache `server/discover` and `tools/list` (ms).
 const CACHE_TTL_MS: u64 = 60_000;
@@ -93,6 +93,17 @@ impl Protocol<Eras> for V2026_07_28 {
 
     fn drop_held(&self, st: &mut State, session: SessionId, request: &RequestId) {
         listen::drop_stream(st, session, request);
+    }
+
+    fn answer_again(
+        &self,
+        st: &mut State,
+        _session: SessionId,
+        id: &RequestId,
+        verb: TaskVerb,
+        task: &TaskId,
+    ) -> Option<(String, Option<i64>)> {
+        tasks::answer_again(st, id, verb, task)
     }
 
     fn tell(&self, st: &mut State, session: SessionId, task: &TaskId) {

@@ -7,10 +7,10 @@ use super::input;
 use super::meta::{stateless, tasks_required, Meta, RequestMeta};
 use crate::era::kept::State;
 use crate::event::StopReason;
-use crate::ids::SessionId;
+use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId};
 use crate::model::Era;
-use crate::state::Record;
+use crate::state::{AnswerAgain, Record, TaskVerb};
 
 /// `params` of `tasks/get` and `tasks/cancel`.
 #[derive(Deserialize)]
@@ -52,7 +52,7 @@ pub(super) fn on_tasks_get(
         return Ok(());
     };
     let line = encode::get_task_result(id, record, &asks, &st.info_json);
-    st.reply(session, id, Some(&task), line);
+    st.reply_about(session, id, about(TaskVerb::Get, task), None, line);
     Ok(())
 }
 
@@ -71,11 +71,49 @@ pub(super) fn on_tasks_cancel(
         st.cancel_requested(&task);
     }
     let line = encode::ack(id, &st.info_json);
-    st.reply(session, id, Some(&task), line);
+    st.reply_about(
+        session,
+        id,
+        about(TaskVerb::Cancel, task.clone()),
+        None,
+        line,
+    );
     if running {
         st.after_settle(&task, Some(StopReason::Cancelled));
     }
     Ok(())
+}
+
+/// A reply about `task` in this era, given again should the store keep another version.
+fn about(verb: TaskVerb, task: TaskId) -> AnswerAgain {
+    AnswerAgain {
+        era: Era::V2026_07_28,
+        verb,
+        task,
+    }
+}
+
+/// The reply to `id` (`verb` on `task`) given again from the task as the store keeps it
+/// (see [`crate::state::Protocol::answer_again`]): `tasks/get` shows it; a cancel is
+/// acknowledged whatever became of the task, as always.
+pub(super) fn answer_again(
+    st: &State,
+    id: &RequestId,
+    verb: TaskVerb,
+    task: &TaskId,
+) -> Option<(String, Option<i64>)> {
+    match verb {
+        TaskVerb::Get => {
+            let record = st.tasks.get(task)?;
+            let asks = input::asks_of(st, task);
+            Some((
+                encode::get_task_result(id, record, asks, &st.info_json),
+                None,
+            ))
+        }
+        TaskVerb::Cancel => Some((encode::ack(id, &st.info_json), None)),
+        TaskVerb::Result => None,
+    }
 }
 
 /// `tasks/update`: answers the task's outstanding input requests, then acks (keys not
