@@ -510,3 +510,108 @@ fn a_2026_cancel_that_lost_the_race_is_acknowledged_and_the_task_reads_as_stored
     let result = &got.messages[0]["result"];
     assert_eq!(result["status"], "completed", "{result}");
 }
+
+#[test]
+fn a_2025_question_asked_on_a_worker_goes_to_the_requestor_through_the_front_and_back() {
+    let (mut front, mut worker) = (host(Durability::Journal), host(Durability::Journal));
+    let task = start(&mut front);
+    let call = front.work(&task);
+    let now = front.now;
+    front.host.hand_off(now, call, None).expect("handed off");
+    front.drain();
+    let now = worker.now;
+    worker
+        .host
+        .adopt(now, stored(&front.journal, &task))
+        .expect("claimed");
+    worker.drain();
+    let work = worker.work(&task);
+
+    // Asked on the worker, which holds no session of the requestor's: stored with the task.
+    let params = json!({ "mode": "form", "message": "Ship it?", "requestedSchema": {
+        "type": "object", "properties": { "ok": { "type": "boolean" } } } });
+    let now = worker.now;
+    let input = worker
+        .host
+        .request_input(now, work, "elicitation/create", params)
+        .expect("asked, to be relayed");
+    worker.drain();
+    let asked = stored(&worker.journal, &task);
+    assert_eq!(asked.info.status.to_string(), "input_required");
+    assert_eq!(asked.inputs.len(), 1, "{asked:?}");
+
+    // The front hears it and sends it on the requestor's session, which follows the task;
+    // a parked tasks/result is the stream it goes on.
+    let (wait, _) = front.send("tasks/result", json!({ "taskId": task }));
+    let now = front.now;
+    front.host.sync(now, asked.clone()).expect("synced");
+    let out = front.drain();
+    let question = out
+        .iter()
+        .find(|m| m["method"] == "elicitation/create")
+        .unwrap_or_else(|| panic!("the question goes out: {out:?}"));
+    assert_eq!(question["params"]["message"], "Ship it?");
+    assert_eq!(
+        question["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        task.as_str()
+    );
+    // Heard again (another change of the task): not sent twice.
+    front.host.sync(now, asked).expect("synced");
+    assert!(
+        !front
+            .drain()
+            .iter()
+            .any(|m| m["method"] == "elicitation/create"),
+        "sent once"
+    );
+
+    // The requestor answers: journaled for the store to relay, the answer as given.
+    let answer = json!({ "action": "accept", "content": { "ok": true } });
+    front.reply(&question["id"], answer.clone());
+    let relayed: Vec<_> = front
+        .journal
+        .iter()
+        .filter_map(|e| match &e.change {
+            Change::Answers { task, responses } => Some((task.to_string(), responses.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(relayed.len(), 1, "{:?}", front.journal);
+    assert_eq!(relayed[0].0, task);
+
+    // The worker's work hears it; the task works again.
+    let now = worker.now;
+    worker
+        .host
+        .answer_inputs(now, &task, relayed[0].1.clone())
+        .expect("answered");
+    worker.drain();
+    let heard: Vec<_> = worker
+        .take_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::InputResponse {
+                input: i, outcome, ..
+            } => Some((i, outcome)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(heard, [(input, Ok(answer))]);
+    let working = stored(&worker.journal, &task);
+    assert_eq!(working.info.status.to_string(), "working");
+    assert!(working.inputs.is_empty(), "{working:?}");
+    let now = worker.now;
+    worker
+        .host
+        .respond(now, work, Ok(text_result("shipped")))
+        .unwrap();
+    worker.drain();
+    let now = front.now;
+    front
+        .host
+        .sync(now, stored(&worker.journal, &task))
+        .expect("synced");
+    let out = front.drain();
+    let result = response(&out, &wait).expect("the parked result is answered");
+    assert_eq!(result["result"]["content"][0]["text"], "shipped");
+}

@@ -3,7 +3,10 @@
 //! front of two `task-server --role front` processes, and one `--role worker` running the
 //! work they queue. Our `task-client` in both eras, and FastMCP's client (3.4.11: a
 //! 2025-11-25 session, its status notifications on its `GET` stream; 4.1.4: 2026-07-28
-//! stateless requests) each follow a task to its result; FastMCP also cancels one.
+//! stateless requests) each follow a task to its result; FastMCP also cancels one. The
+//! `taskwire` CLI answers a question the worker's tool asks, in both eras: a 2025-11-25
+//! session gets it from its front (on the stream of its `tasks/result`), and its answer
+//! reaches the worker through the database.
 
 use serde_json::{json, Value};
 use taskwire_demo::tools::{CANCELLED_MESSAGE, DONE_MESSAGE};
@@ -74,6 +77,48 @@ fn task_client_through_a_fleet_in_both_eras() {
             }
         }
         assert_eq!(demo.result.as_deref(), Some(RESULT), "{out}");
+    }
+}
+
+#[test]
+fn a_question_asked_on_a_worker_is_answered_by_the_cli_through_the_balancer_in_both_eras() {
+    let test = "fleet_cli_question";
+    let Some(fleet) = fleet(test) else { return };
+    let dir = peers::target_dir().join("tmp").join(test);
+    std::fs::create_dir_all(&dir).expect("a directory for the answers");
+    let answers = dir.join("answers.json");
+    std::fs::write(
+        &answers,
+        r#"{"action": "accept", "content": {"confirm": true}}"#,
+    )
+    .expect("answers written");
+    for era in ["2025-11-25", "2026-07-28"] {
+        let argv = Argv::new(taskwire_tests::procs::taskwire()).args(&[
+            "--json",
+            "call",
+            "confirm_task",
+            "--arg",
+            "question=Ship it?",
+            "--answers",
+            answers.to_str().expect("a UTF-8 path"),
+            "--era",
+            era,
+            "--url",
+            &fleet.balancer.url,
+        ]);
+        let out = run(&argv, DEADLINE);
+        assert_eq!(out.code, Some(0), "{era}: {out}");
+        let events = out.json_lines();
+        let asked = events
+            .iter()
+            .find(|e| e["event"] == "input")
+            .unwrap_or_else(|| panic!("{era}: asked\n{out}"));
+        assert_eq!(asked["params"]["message"], "Ship it?", "{era}: {out}");
+        let last = events.last().cloned().unwrap_or_default();
+        assert_eq!(
+            last["result"]["content"][0]["text"], "Ship it? confirmed",
+            "{era}: {out}"
+        );
     }
 }
 

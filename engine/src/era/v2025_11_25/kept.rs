@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::negotiation::PeerTools;
@@ -29,9 +30,37 @@ pub(crate) struct SessionState {
 pub(crate) struct CallState {
     /// Our input requests to the peer still unanswered.
     pub(super) inputs: Vec<PendingInput>,
+    /// Input requests relayed through a shared store (`relay.rs`).
+    pub(super) relayed: Vec<Relayed>,
     /// Client role: the peer task this request serves (its answer carries related-task
     /// `_meta`).
     pub(super) related_task: Option<TaskId>,
+}
+
+/// An input request relayed through a store several hosts share: asked where the work runs
+/// (which holds no session of the requestor's), sent by a host that holds one.
+#[derive(Debug)]
+pub(super) struct Relayed {
+    /// Its key in the stored task, and of its answer.
+    pub(super) key: String,
+    /// `{"method":…,"params":…}`, as asked.
+    pub(super) request: Box<RawValue>,
+    pub(super) at: RelayedAt,
+}
+
+/// Where a relayed input request stands on this host.
+#[derive(Debug)]
+pub(super) enum RelayedAt {
+    /// Asked by the work running here, which waits for this input.
+    Work(InputId),
+    /// Shown by a task whose work runs elsewhere, not sent to the requestor yet.
+    Unsent,
+    /// Sent to the requestor as `request` on `session` (on `stream`).
+    Sent {
+        session: SessionId,
+        request: RequestId,
+        stream: Option<RequestId>,
+    },
 }
 
 /// An input request sent to a peer on behalf of a call.
@@ -91,6 +120,11 @@ pub(crate) enum Asked {
         call: CallId,
         input: InputId,
     },
+    /// An input request of a task whose work runs on another host, relayed (`relay.rs`).
+    Relayed {
+        task: TaskId,
+        key: String,
+    },
 }
 
 /// A `tools/call` to send plainly if the task-augmented one is refused.
@@ -107,7 +141,10 @@ impl Asked {
     pub fn times_out(&self) -> bool {
         !matches!(
             self,
-            Asked::TaskResult { .. } | Asked::Input { .. } | Asked::Withdrawn
+            Asked::TaskResult { .. }
+                | Asked::Input { .. }
+                | Asked::Relayed { .. }
+                | Asked::Withdrawn
         )
     }
 }

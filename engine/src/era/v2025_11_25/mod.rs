@@ -23,6 +23,7 @@ mod logging;
 mod negotiation;
 pub(super) mod notices;
 mod receiver;
+mod relay;
 pub(crate) use receiver::list_cursor;
 mod requestor;
 mod resources;
@@ -41,7 +42,7 @@ use crate::error::UsageError;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
-use crate::model::Request;
+use crate::model::{Request, StoredInput};
 use crate::state::{Answer, Protocol, TaskVerb};
 use state::Asked;
 
@@ -125,8 +126,21 @@ impl Protocol<Eras> for V2025_11_25 {
         receiver::send_input_request(st, call, method, capability, params)
     }
 
+    fn stored_inputs(&self, st: &State, call: CallId) -> Vec<StoredInput> {
+        relay::stored(st, call)
+    }
+
+    fn sync_inputs(&self, st: &mut State, call: CallId, inputs: Vec<StoredInput>) {
+        relay::sync(st, call, inputs);
+    }
+
+    fn answer_relayed(&self, st: &mut State, task: &TaskId, responses: Map<String, Value>) {
+        relay::answered(st, task, responses);
+    }
+
     fn withdraw_inputs(&self, st: &mut State, call: CallId) {
         receiver::withdraw_inputs(st, call, "Task is no longer running");
+        relay::withdraw(st, call, "Task is no longer running");
     }
 
     fn log(

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use super::encode::{self, shown_status, with_related_task};
 use super::state::{self as kept, Asked, PendingInput};
 use super::types::{declares, AugmentableParams, PageParams, TaskIdRef};
-use super::{handshake, tools};
+use super::{handshake, relay, tools};
 use crate::era::kept::{Call, Sent, State};
 use crate::error::UsageError;
 use crate::event::{AppRequest, Event, MessageKind, StopReason};
@@ -44,7 +44,8 @@ pub(super) fn on_tasks_get(
     let line = encode::task_reply(id, record);
     let task = record.id.clone();
     st.follow(session, Era::V2025_11_25, &task);
-    st.reply_about(session, id, about(TaskVerb::Get, task), None, line);
+    st.reply_about(session, id, about(TaskVerb::Get, task.clone()), None, line);
+    relay::offer_task(st, &task);
     Ok(())
 }
 
@@ -66,10 +67,11 @@ pub(super) fn on_tasks_result(
             .insert(id.clone(), PeerRequest::Held(Era::V2025_11_25));
         kept::of_session(s)
             .parked
-            .entry(task)
+            .entry(task.clone())
             .or_default()
             .push(id.clone());
     }
+    relay::offer_task(st, &task);
     Ok(())
 }
 
@@ -348,11 +350,20 @@ pub(super) fn send_input_request(
                 .iter()
                 .map(|f| f.session)
                 .find(|s| st.session(*s).is_some())
-        })
-        .ok_or(UsageError::NotNegotiated(
-            "input requests (no session can carry them)",
-        ))?;
+        });
     let task = state.task.clone();
+    let session = match (session, &task) {
+        (Some(session), _) => session,
+        // The work runs here, its requestor's sessions elsewhere: relayed by the store.
+        (None, Some(task)) if st.journal_enabled() => {
+            return relay::ask(st, call, task, method, capability, params);
+        }
+        (None, _) => {
+            return Err(UsageError::NotNegotiated(
+                "input requests (no session can carry them)",
+            ))
+        }
+    };
     let s = st.ready(session)?;
     if !declares(&s.peer_capabilities, &[capability]) {
         return Err(UsageError::NotNegotiated(capability));

@@ -9,6 +9,7 @@ use super::following;
 use super::handshake;
 use super::negotiation::{PeerTools, Plan};
 use super::receiver;
+use super::relay;
 use super::serving;
 use super::state::{self as kept, Asked, PlainCall};
 use super::types::{
@@ -298,6 +299,7 @@ pub(super) fn answered(
             }
         }
         Asked::Input { call, input } => receiver::on_input_response(st, call, input, outcome),
+        Asked::Relayed { task, key } => relay::on_answer(st, &task, &key, outcome, true),
     }
 }
 
@@ -496,5 +498,8 @@ pub(super) fn closed_pending(
         }),
         Asked::TaskGet { .. } | Asked::TaskResult { .. } | Asked::Withdrawn => {}
         Asked::Input { call, input } => receiver::input_failed(st, call, input, error.clone()),
+        Asked::Relayed { task, key } => {
+            relay::on_answer(st, &task, &key, Err(error.clone()), false)
+        }
     }
 }
