@@ -135,8 +135,8 @@ pub use jsonrpc::{RequestId, RpcError};
 pub use log_level::LogLevel;
 pub use model::{
     Era, Implementation, InputKinds, LogMessage, Notice, Outcome, PlainReason, ProgressParams,
-    Request, Role, StoredInput, TaskDecision, TaskInfo, TaskPage, TaskRequest, TaskSnapshot,
-    TaskSupport, Tool, ToolDef, ToolExecution, ToolPage,
+    Request, Role, StoredInput, TaskDecision, TaskInfo, TaskPage, TaskProgress, TaskRequest,
+    TaskSnapshot, TaskSupport, Tool, ToolDef, ToolExecution, ToolPage,
 };
 pub use peer_error::PeerErrorKind;
 pub use routed::{Check, Routed};

@@ -12,7 +12,8 @@ The venv decides the client and its era:
 - FastMCP 4.1.4 (`mode="auto"`: `server/discover`, 2026-07-28 with the tasks extension, which
   every FastMCP client declares): `fastmcp_tasks.client.call_tool_task` gives a `ToolTask`
   handle, polled with `task.status()` (`tasks/get`) until terminal, then `task.result()` (the
-  outcome inline in `tasks/get`); the second is cancelled with `task.cancel()`. Last, a plain
+  outcome inline in `tasks/get`); the second is cancelled with `task.cancel()` and read until
+  terminal (within 5 s: behind a balancer another server may show it a moment later). Last, a plain
   `client.call_tool(NAME)`, which FastMCP 4 resolves through a task transparently when the
   server answers with one.
 
@@ -107,7 +108,14 @@ async def drive_v4(client: Client, tool: str) -> None:
 
     doomed = await call_tool_task(client, tool, {})
     await doomed.cancel()
-    emit("cancelled", **status_fields(await doomed.status()))
+    # Each request may reach another server behind a balancer: one that did not take the
+    # cancel shows it once it hears of it (through the store, milliseconds later).
+    for _ in range(250):
+        fields = status_fields(await doomed.status())
+        if fields["status"] in TERMINAL:
+            break
+        await asyncio.sleep(0.02)
+    emit("cancelled", **fields)
 
     result = await client.call_tool(tool, {})
     emit("transparent", text=text_of(result), isError=result.is_error)

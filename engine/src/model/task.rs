@@ -142,6 +142,24 @@ pub struct TaskSnapshot {
     /// ([`Change::Answers`](crate::Change::Answers)).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<StoredInput>,
+    /// The newest progress its work reported where no session of its requestor's is (a
+    /// worker of a fleet), so that the host holding that session tells it (2025-11-25
+    /// `notifications/progress`, under the requestor's progress token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<TaskProgress>,
+}
+
+/// A task's progress, as its work reported it (see [`TaskSnapshot::progress`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskProgress {
+    /// The progress so far.
+    pub progress: f64,
+    /// The total, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// A human-readable message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// An input request a task waits for, as stored: its `inputRequests` key and

@@ -255,6 +255,7 @@ impl<K: Kept> State<K> {
                 }))
             }
         });
+        let call = self.work.get(&record.id).copied();
         TaskSnapshot {
             info: record.info(),
             owner: self.tasks.owner_name(record.owner).clone(),
@@ -262,11 +263,10 @@ impl<K: Kept> State<K> {
             input_kinds: record.input_kinds(),
             outcome,
             request: record.request.as_deref().cloned(),
-            inputs: self
-                .work
-                .get(&record.id)
-                .map(|&call| self.protocol(record.era).stored_inputs(self, call))
+            inputs: call
+                .map(|call| self.protocol(record.era).stored_inputs(self, call))
                 .unwrap_or_default(),
+            progress: call.and_then(|call| self.protocol(record.era).stored_progress(self, call)),
         }
     }
 }

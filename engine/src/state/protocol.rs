@@ -16,7 +16,7 @@ use crate::error::UsageError;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
-use crate::model::{Request, StoredInput};
+use crate::model::{Request, StoredInput, TaskProgress};
 
 /// One protocol era's rules, in both roles.
 pub(crate) trait Protocol<K: Kept>: Sync {
@@ -101,6 +101,16 @@ pub(crate) trait Protocol<K: Kept>: Sync {
     /// A task whose work runs on another host waits for `inputs` there: `call` (its
     /// stand-in here) shows them, and takes their answers to relay them.
     fn sync_inputs(&self, _st: &mut State<K>, _call: CallId, _inputs: Vec<StoredInput>) {}
+
+    /// The newest progress of a call's task that the store relays to the host holding its
+    /// requestor's session (an era that shows progress in the task stores none).
+    fn stored_progress(&self, _st: &State<K>, _call: CallId) -> Option<TaskProgress> {
+        None
+    }
+
+    /// A task whose work runs on another host reported `progress` there: `call` (its
+    /// stand-in here) tells its requestor, when its session is here.
+    fn sync_progress(&self, _st: &mut State<K>, _call: CallId, _progress: Option<TaskProgress>) {}
 
     /// Answers, relayed from another host, to input requests of a task whose work runs
     /// here; keys that name nothing outstanding are ignored.

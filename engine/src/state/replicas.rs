@@ -21,6 +21,7 @@ impl<K: Kept> State<K> {
     pub fn sync_task(&mut self, mut snapshot: TaskSnapshot) {
         let id = snapshot.info.id.clone();
         let inputs = std::mem::take(&mut snapshot.inputs);
+        let progress = snapshot.progress.take();
         let Some(record) = self.tasks.get(&id) else {
             let expired = snapshot
                 .info
@@ -37,26 +38,31 @@ impl<K: Kept> State<K> {
                 let call = self.add_call(Call::shadow(era, id.clone()));
                 self.work.insert(id, call);
                 self.protocol(era).sync_inputs(self, call, inputs);
+                self.protocol(era).sync_progress(self, call, progress);
             }
             return;
         };
         if record.status.is_terminal() {
             return;
         }
+        let (era, from) = (record.era, record.status);
         let (to, message, at) = (
             snapshot.info.status,
             snapshot.info.status_message,
             snapshot.info.last_updated_at,
         );
+        let shadow = self
+            .work
+            .get(&id)
+            .copied()
+            .filter(|&c| self.call(c).is_some_and(|c| c.shadow));
+        // Progress comes before the change it came with (the last step's before the end).
+        if let Some(call) = shadow {
+            self.protocol(era).sync_progress(self, call, progress);
+        }
         if !to.is_terminal() {
-            let era = record.era;
-            let moved = to != record.status && self.tasks.transition(&id, at, to, None, None);
+            let moved = to != from && self.tasks.transition(&id, at, to, None, None);
             let told = self.tasks.set_message(&id, at, message);
-            let shadow = self
-                .work
-                .get(&id)
-                .copied()
-                .filter(|&c| self.call(c).is_some_and(|c| c.shadow));
             if let Some(call) = shadow {
                 self.protocol(era).sync_inputs(self, call, inputs);
             }

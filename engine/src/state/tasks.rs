@@ -408,6 +408,7 @@ impl TaskTable {
             // Input requests belong to the call that asked: the work here asks again, or a
             // stand-in shows another host's ([`State::sync_task`]).
             inputs: _,
+            progress: _,
         } = snapshot;
         if self.ids.contains_key(info.id.as_str()) {
             return Err(CreateError::Duplicate);

@@ -615,3 +615,66 @@ fn a_2025_question_asked_on_a_worker_goes_to_the_requestor_through_the_front_and
     let result = response(&out, &wait).expect("the parked result is answered");
     assert_eq!(result["result"]["content"][0]["text"], "shipped");
 }
+
+#[test]
+fn progress_of_work_on_a_worker_reaches_the_2025_session_that_made_the_task() {
+    let (mut front, mut worker) = (host(Durability::Journal), host(Durability::Journal));
+    let reply = front.call(
+        "tools/call",
+        json!({ "name": "job", "arguments": {}, "task": { "ttl": 60_000 },
+                "_meta": { "progressToken": "p-7" } }),
+    );
+    let task = reply["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let call = front.work(&task);
+    let now = front.now;
+    front.host.hand_off(now, call, None).expect("handed off");
+    front.drain();
+    let now = worker.now;
+    worker
+        .host
+        .adopt(now, stored(&front.journal, &task))
+        .expect("claimed");
+    worker.drain();
+    let work = worker.work(&task);
+    let now = worker.now;
+    worker
+        .host
+        .notify_progress(now, work, 2.0, Some(5.0), Some("two of five".into()))
+        .expect("reported");
+    worker.drain();
+    let reported = stored(&worker.journal, &task);
+    let progress = reported.progress.clone().expect("stored with the task");
+    assert_eq!((progress.progress, progress.total), (2.0, Some(5.0)));
+
+    let now = front.now;
+    front.host.sync(now, reported.clone()).expect("synced");
+    let out = front.drain();
+    let told: Vec<_> = out
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .collect();
+    assert_eq!(told.len(), 1, "{out:?}");
+    let params = &told[0]["params"];
+    assert_eq!(params["progressToken"], "p-7");
+    assert_eq!(
+        (params["progress"].as_f64(), params["total"].as_f64()),
+        (Some(2.0), Some(5.0))
+    );
+    assert_eq!(params["message"], "two of five");
+    assert_eq!(
+        params["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        task.as_str()
+    );
+    // The same progress heard again (another change of the task) is not told again.
+    front.host.sync(now, reported).expect("synced");
+    assert!(
+        !front
+            .drain()
+            .iter()
+            .any(|m| m["method"] == "notifications/progress"),
+        "told once"
+    );
+}

@@ -6,7 +6,8 @@
 //! stateless requests) each follow a task to its result; FastMCP also cancels one. The
 //! `taskwire` CLI answers a question the worker's tool asks, in both eras: a 2025-11-25
 //! session gets it from its front (on the stream of its `tasks/result`), and its answer
-//! reaches the worker through the database.
+//! reaches the worker through the database, and the progress the worker's tool reports
+//! reaches it too.
 
 use serde_json::{json, Value};
 use taskwire_demo::tools::{CANCELLED_MESSAGE, DONE_MESSAGE};
@@ -120,6 +121,38 @@ fn a_question_asked_on_a_worker_is_answered_by_the_cli_through_the_balancer_in_b
             "{era}: {out}"
         );
     }
+}
+
+#[test]
+fn progress_of_a_workers_tool_reaches_a_2025_session_through_the_balancer() {
+    let test = "fleet_cli_progress";
+    let Some(fleet) = fleet(test) else { return };
+    let argv = Argv::new(taskwire_tests::procs::taskwire()).args(&[
+        "--json",
+        "call",
+        "progress_task",
+        "--arg",
+        "steps=3",
+        "--era",
+        "2025-11-25",
+        "--url",
+        &fleet.balancer.url,
+    ]);
+    let out = run(&argv, DEADLINE);
+    assert_eq!(out.code, Some(0), "{out}");
+    let told: Vec<(f64, f64)> = out
+        .json_lines()
+        .iter()
+        .filter(|e| e["event"] == "progress")
+        .filter_map(|e| Some((e["progress"].as_f64()?, e["total"].as_f64()?)))
+        .collect();
+    // A front tells the newest progress it hears (two reported within one write of the
+    // worker's are told as the second), in order. The last step's may reach the client
+    // after the result it came with (on another of the session's streams), so the client
+    // may end first.
+    assert!(!told.is_empty(), "progress told: {out}");
+    assert!(told.iter().all(|&(_, total)| total == 3.0), "{out}");
+    assert!(told.windows(2).all(|w| w[0].0 < w[1].0), "in order: {out}");
 }
 
 fn fastmcp_client_through_a_fleet(release: FastMcp, test: &str) {

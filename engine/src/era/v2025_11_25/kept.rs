@@ -10,6 +10,7 @@ use super::negotiation::PeerTools;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::RequestId;
 use crate::log_level::LogLevel;
+use crate::model::TaskProgress;
 
 /// A session's state in this era.
 #[derive(Debug, Default)]
@@ -32,6 +33,9 @@ pub(crate) struct CallState {
     pub(super) inputs: Vec<PendingInput>,
     /// Input requests relayed through a shared store (`relay.rs`).
     pub(super) relayed: Vec<Relayed>,
+    /// The newest progress relayed through a shared store (`relay.rs`): reported by the
+    /// work here, or heard from the host running it.
+    pub(super) progress: Option<TaskProgress>,
     /// Client role: the peer task this request serves (its answer carries related-task
     /// `_meta`).
     pub(super) related_task: Option<TaskId>,

@@ -42,7 +42,7 @@ use crate::error::UsageError;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{Reject, RequestId, RpcError};
 use crate::log_level::LogLevel;
-use crate::model::{Request, StoredInput};
+use crate::model::{Request, StoredInput, TaskProgress};
 use crate::state::{Answer, Protocol, TaskVerb};
 use state::Asked;
 
@@ -109,6 +109,9 @@ impl Protocol<Eras> for V2025_11_25 {
     ) {
         let meta = task.map(|t| related_task_meta(t.as_str()));
         let Some(session) = st.call(call).and_then(|c| c.session) else {
+            if let Some(task) = task {
+                relay::progress(st, call, task, progress, total, message);
+            }
             return;
         };
         let stream = state::call_stream(st, session, call);
@@ -136,6 +139,14 @@ impl Protocol<Eras> for V2025_11_25 {
 
     fn answer_relayed(&self, st: &mut State, task: &TaskId, responses: Map<String, Value>) {
         relay::answered(st, task, responses);
+    }
+
+    fn stored_progress(&self, st: &State, call: CallId) -> Option<TaskProgress> {
+        relay::stored_progress(st, call)
+    }
+
+    fn sync_progress(&self, st: &mut State, call: CallId, progress: Option<TaskProgress>) {
+        relay::sync_progress(st, call, progress);
     }
 
     fn withdraw_inputs(&self, st: &mut State, call: CallId) {

@@ -5,7 +5,9 @@
 //! it there (on the stream of a parked `tasks/result`, else the session's), and journals the
 //! requestor's answer ([`Change::Answers`](crate::Change::Answers)) for the store to hand to
 //! the worker, whose work hears it as if asked directly. An answer is relayed as
-//! `{"result": …}` or `{"error": …}` (the requestor may answer with an error).
+//! `{"result": …}` or `{"error": …}` (the requestor may answer with an error). Progress
+//! goes the same way: stored with the task where the work runs, told by the host holding
+//! the session that made the task, under its progress token.
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -13,13 +15,13 @@ use serde_json::{json, Map, Value};
 
 use super::encode::with_related_task;
 use super::state::{self as kept, Asked, Relayed, RelayedAt};
-use super::types::declares;
+use super::types::{declares, related_task_meta};
 use crate::era::kept::{Sent, State};
 use crate::error::UsageError;
 use crate::event::Event;
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::RpcError;
-use crate::model::{Era, StoredInput};
+use crate::model::{Era, StoredInput, TaskProgress};
 use crate::status::TaskStatus;
 
 /// A stored question, as read back.
@@ -310,4 +312,68 @@ pub(super) fn withdraw(st: &mut State, call: CallId, reason: &str) {
             st.abandon_request(session, stream, &request, reason);
         }
     }
+}
+
+/// Progress of work running where no session of its requestor's is: stored with the task
+/// (when journaling), for the host holding the session that made it to tell.
+pub(super) fn progress(
+    st: &mut State,
+    call: CallId,
+    task: &TaskId,
+    progress: f64,
+    total: Option<f64>,
+    message: Option<String>,
+) {
+    if !st.journal_enabled() {
+        return;
+    }
+    let Some(state) = st.call_mut(call) else {
+        return;
+    };
+    kept::of_call(state).progress = Some(TaskProgress {
+        progress,
+        total,
+        message,
+    });
+    st.journal_put(task);
+}
+
+/// The newest progress the work here reported, as a snapshot stores it.
+pub(super) fn stored_progress(st: &State, call: CallId) -> Option<TaskProgress> {
+    let c = st.call(call)?;
+    if c.shadow {
+        return None;
+    }
+    c.kept.v2025_11_25.as_deref()?.progress.clone()
+}
+
+/// The stand-in of a task whose work runs elsewhere hears its progress there: new progress
+/// is told to the session that made the task, when it is here.
+pub(super) fn sync_progress(st: &mut State, call: CallId, progress: Option<TaskProgress>) {
+    let Some(progress) = progress else {
+        return;
+    };
+    let Some(state) = st.call_mut(call) else {
+        return;
+    };
+    let task = state.task.clone();
+    let heard = &mut kept::of_call(state).progress;
+    if heard.as_ref() == Some(&progress) {
+        return;
+    }
+    *heard = Some(progress.clone());
+    let (Some(task), Some(session)) = (task, st.call(call).and_then(|c| c.session)) else {
+        return;
+    };
+    let stream = kept::call_stream(st, session, call);
+    let meta = related_task_meta(task.as_str());
+    st.send_progress(
+        call,
+        stream,
+        Some(&task),
+        progress.progress,
+        progress.total,
+        progress.message,
+        Some(meta),
+    );
 }
