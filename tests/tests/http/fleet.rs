@@ -330,6 +330,96 @@ fn a_cancel_that_loses_the_race_to_the_works_end_is_answered_from_the_stored_end
     });
 }
 
+/// A front on `database` as `name`, in this process, authenticating its clients (bearer
+/// `alice` or `bob`; `crate::guard::auth_config`); it dies with the value.
+fn authenticating_front(database: &str, name: &str) -> TestServer {
+    use taskwire_demo::tools::{server, ServerOptions};
+    let options = taskwire_postgres::PostgresOptions {
+        replica: name.to_owned(),
+        ..taskwire_postgres::PostgresOptions::default()
+    };
+    let store =
+        taskwire_postgres::PostgresStore::connect_with(database, options).expect("the store opens");
+    let demo = server(ServerOptions {
+        step: Duration::from_millis(300),
+        ..ServerOptions::default()
+    })
+    .expect("the demo server");
+    let front = demo
+        .with_store(store)
+        .role(taskwire_driver::ServerRole::Front)
+        .expect("a front");
+    TestServer::serving(front, "127.0.0.1:0", crate::guard::auth_config())
+}
+
+/// `body` on `runtime`, failing after 30 s.
+fn within<T>(runtime: &tokio::runtime::Runtime, body: impl std::future::Future<Output = T>) -> T {
+    runtime.block_on(async {
+        tokio::time::timeout(Duration::from_secs(30), body)
+            .await
+            .expect("within 30 s")
+    })
+}
+
+/// A 2025-11-25 client of `url` with bearer token `who`, on the current tokio runtime.
+fn client_2025(url: &str, who: &str) -> taskwire_driver::Client {
+    use taskwire_driver::engine::{ClientEra, Config, Era};
+    let mut config = Config::new("fleet-tests", "0");
+    config.client_era = ClientEra::Only(Era::V2025_11_25);
+    taskwire_http::HttpClient::new(url)
+        .header("Authorization", &format!("Bearer {who}"))
+        .expect("a valid header")
+        .connect(taskwire_driver::ClientBuilder::new(config))
+}
+
+#[test]
+fn a_2025_session_whose_front_died_is_opened_again_on_another_and_finds_its_owners_tasks() {
+    let Some(database) = fresh_database("fleet_session_front_died") else {
+        return;
+    };
+    let _worker = Worker::start(&database, "worker", 15_000, 300);
+    let first = authenticating_front(&database, "front-1");
+    let second = authenticating_front(&database, "front-2");
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let task = within(&runtime, async {
+        let alice = client_2025(&first.url, "alice");
+        alice.initialize().await.expect("a session on front-1");
+        let call = alice
+            .call_tool_as_task("long_running_task", json!({}), None)
+            .await
+            .expect("a task");
+        call.task.expect("a task").id.to_string()
+    });
+    // The session's front dies (its runtime, its session and its store go with it).
+    drop(first);
+    let (listed, text, others) = within(&runtime, async {
+        let alice = client_2025(&second.url, "alice");
+        alice.initialize().await.expect("a new session on front-2");
+        let listed: Vec<String> = alice
+            .list_tasks()
+            .await
+            .expect("listed")
+            .into_iter()
+            .map(|t| t.id.to_string())
+            .collect();
+        let result = alice.task_result(&task).await.expect("its result");
+        let text = match result.content.first() {
+            Some(taskwire_driver::Content::Text { text, .. }) => text.clone(),
+            other => format!("not text: {other:?}"),
+        };
+        let bob = client_2025(&second.url, "bob");
+        bob.initialize().await.expect("bob's session");
+        let others = bob.get_task(&task).await.err().map(|e| e.to_string());
+        (listed, text, others)
+    });
+    assert!(listed.contains(&task), "{task} in {listed:?}");
+    assert_eq!(text, "任务完成！");
+    assert!(
+        others.is_some_and(|e| e.contains("not found") || e.contains("Failed to retrieve")),
+        "another owner does not see it"
+    );
+}
+
 #[test]
 fn a_front_killed_leaves_its_clients_going_through_the_others() {
     let Some(database) = fresh_database("fleet_front_killed") else {

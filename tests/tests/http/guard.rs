@@ -86,7 +86,7 @@ fn with_auth() -> TestServer {
 }
 
 /// Bearer tokens `alice` and `bob` name those owners; anything else is refused.
-fn auth_config() -> HttpConfig {
+pub(crate) fn auth_config() -> HttpConfig {
     let authenticate: taskwire_http::Authenticate = Arc::new(|headers| {
         let token = headers.get("authorization")?.to_str().ok()?;
         match token.strip_prefix("Bearer ")? {
