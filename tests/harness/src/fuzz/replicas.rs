@@ -6,8 +6,9 @@
 //! each stored change to the other host ([`Host::sync`]) late, out of order or twice, as a
 //! store's notifications may arrive. Operations: tasks made on either host;
 //! `tasks/get|cancel|result|list` on either, about any task; the work's outcome and status
-//! message on the host running it; writes (stored and confirmed, or failed and kept for the
-//! next one), deliveries of changes, fetches of a stored task, a stored task taken over
+//! message on the host running it; writes (stored and confirmed; refused in part, each
+//! refused entry with the task as stored, which the host takes (`Host::refuse_journal`); or
+//! failed and kept for the next one), deliveries of changes, fetches of a stored task, a stored task taken over
 //! (`Host::adopt`, as when the other's lease ran out; here the other runs on, as a replica cut
 //! off from the database does), a running task's work handed off (`Host::hand_off`, as a
 //! front does: queued, attempt 0, for the other to claim with `Host::adopt`), a claim let go
@@ -24,8 +25,9 @@
 //!   store, handed off or let go never runs there ([`Host::runs_here`]) until it takes it
 //!   over, and then runs there, with one `Event::Restored` (`Event::Claimed` for queued work)
 //!   whose attempt is one more than the store's; a call handed off or let go takes no answer;
-//! - once every write is done and every change delivered, each host holding a stored task
-//!   shows the stored status, unless its own change of that task was refused;
+//! - a host whose change the store refused shows the task as stored at once (its requests
+//!   about it answered from it), and once every write is done and every change delivered,
+//!   each host holding a stored task shows the stored status;
 //! - the same input gives an identical transcript (the body runs twice).
 //!
 //! Messages are checked structurally here, not against the JSON schema (the other bodies do
@@ -109,7 +111,8 @@ struct Replica {
     restored: Vec<(String, Option<u32>)>,
     /// The last status shown of each task held.
     views: BTreeMap<String, TaskStatus>,
-    /// Tasks whose change from here the store refused (another host finished them first).
+    /// Tasks whose change from here the store refused with no stored version to take (it
+    /// was gone): their view here may differ from the store's.
     refused: BTreeSet<String>,
     /// Requests sent, and those answered.
     asked: BTreeSet<i64>,
@@ -273,15 +276,15 @@ struct Store {
 }
 
 impl Store {
-    /// Applies replica `x`'s `entries`; returns the tasks they changed and those whose change
-    /// was refused.
-    fn write(&mut self, x: usize, entries: &[JournalEntry]) -> (Vec<String>, Vec<String>) {
+    /// Applies replica `x`'s `entries`; returns the tasks they changed and the entries
+    /// refused, with their task.
+    fn write(&mut self, x: usize, entries: &[JournalEntry]) -> (Vec<String>, Vec<(u64, String)>) {
         let (mut changed, mut refused) = (Vec::new(), Vec::new());
         for entry in entries {
             if self.fenced.contains(&(x, entry.change.task().to_string()))
                 && !matches!(entry.change, Change::Delete { .. })
             {
-                refused.push(entry.change.task().to_string());
+                refused.push((entry.seq, entry.change.task().to_string()));
                 continue;
             }
             match &entry.change {
@@ -292,7 +295,7 @@ impl Store {
                         .get(&id)
                         .is_some_and(|stored| stored.info.status.is_terminal());
                     if finished {
-                        refused.push(id);
+                        refused.push((entry.seq, id));
                     } else {
                         self.tasks.insert(id.clone(), task.clone());
                         changed.push(id);
@@ -383,8 +386,43 @@ impl World {
             replica.name
         );
         count(1, refused.len());
-        replica.refused.extend(refused);
-        replica.host.confirm(self.now, last);
+        if refused.is_empty() {
+            replica.host.confirm(self.now, last);
+        } else {
+            // As the PostgreSQL store does: each refused entry with the task as stored, which
+            // the host takes, answering the requests about it from it.
+            let errors: Vec<(u64, RpcError)> = refused
+                .iter()
+                .map(|(seq, _)| (*seq, RpcError::internal("refused by the store")))
+                .collect();
+            let tasks: BTreeSet<&String> = refused.iter().map(|(_, task)| task).collect();
+            let stored: Vec<TaskSnapshot> = tasks
+                .iter()
+                .filter_map(|task| self.store.tasks.get(*task).cloned())
+                .collect();
+            replica
+                .host
+                .refuse_journal(self.now, last, &errors, stored.clone());
+            for task in &stored {
+                let id = task.info.id.as_str();
+                // Its view becomes the store's, whatever it showed.
+                replica.views.remove(id);
+                if let Some(held) = replica.host.task(id) {
+                    assert_eq!(
+                        held.info.status, task.info.status,
+                        "invariant: {} took {id} as stored, yet shows it otherwise",
+                        replica.name
+                    );
+                }
+            }
+            // Refused with no stored version (the task is gone): its own view may stay.
+            replica.refused.extend(
+                tasks
+                    .into_iter()
+                    .filter(|task| !self.store.tasks.contains_key(*task))
+                    .cloned(),
+            );
+        }
         for task in changed {
             self.deliveries.push((1 - x, task));
         }
