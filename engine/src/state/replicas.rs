@@ -131,15 +131,24 @@ impl<K: Kept> State<K> {
     /// the store refused is forgotten, an end included (no peer was told of it).
     pub fn release(&mut self, snapshot: TaskSnapshot) {
         let id = snapshot.info.id.clone();
+        let ended_here = self.tasks.get(&id).is_some_and(|r| r.status.is_terminal());
         if let Some(&call) = self.work.get(&id) {
             if self.call(call).is_some_and(|c| !c.shadow) {
-                self.stop(call, StopReason::Moved, None);
+                // Work whose task ended here (a cancel) was told to stop then.
+                if !ended_here {
+                    self.stop(call, StopReason::Moved, None);
+                }
                 self.move_work_away(&id, call);
             }
         }
-        if self.tasks.get(&id).is_some_and(|r| r.status.is_terminal()) {
+        if ended_here {
             self.tasks.remove(&id);
         }
         self.sync_task(snapshot);
+        // A task that ended in the store keeps no stand-in: its followers hear the end.
+        let ended = self.tasks.get(&id).is_none_or(|r| r.status.is_terminal());
+        if ended && self.work.contains_key(&id) {
+            self.after_settle(&id, None);
+        }
     }
 }
