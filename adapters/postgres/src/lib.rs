@@ -12,11 +12,11 @@
 //!   the snapshot as JSON text (a result comes back byte for byte). A status message is an
 //!   update of two columns. A task in a terminal status keeps its status and outcome in the
 //!   database too (a trigger refuses a change).
-//! - Each batch the driver writes is one transaction of at most three statements (upserts,
-//!   message updates, deletes; the rows as array parameters) and the notifications to the
-//!   other replicas: the batch is first reduced to one change per task
-//!   ([`NetBatch`](taskwire_driver::NetBatch)), and the statements, prepared once per
-//!   connection, are sent together (three round trips a batch).
+//! - Each batch the driver writes is one statement, its own transaction (one round trip a
+//!   batch): the batch is first reduced to one change per task
+//!   ([`NetBatch`](taskwire_driver::NetBatch)), and a statement prepared once per connection
+//!   takes its rows as array parameters, upserts, updates status messages, deletes, and
+//!   notifies the other replicas of the tasks it stored.
 //! - The connection lives on a thread of its own (a tokio runtime there), so the driver may
 //!   run on any runtime. A connection that broke (the server restarted) is made again by the
 //!   next write; the write that found it broken fails, and the driver retries it.

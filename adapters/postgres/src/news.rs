@@ -41,56 +41,61 @@ const PAYLOAD_MAX: usize = 7_900;
 
 /// The notifications of a write: the writing replica on the first line, then one changed
 /// task per line, either its row inline (a JSON array `[id, message, updated_at, snapshot]`,
-/// so that the others need not read it back) or, when that does not fit, its id alone.
-pub(crate) struct Payloads {
-    replica: String,
-    done: Vec<String>,
-    current: String,
+/// so that the others need not read it back) or, when that does not fit, its id alone. The
+/// lines are numbered into payloads of at most [`PAYLOAD_MAX`] bytes; the write's statement
+/// joins and sends, per payload, the lines of the tasks it stored.
+#[derive(Default)]
+pub(crate) struct Payloads<'a> {
+    /// The bytes of the writing replica's name, the first line of each payload.
+    prefix: usize,
+    /// The bytes of the last payload so far.
+    filled: usize,
+    /// Each line's task.
+    pub ids: Vec<&'a str>,
+    /// Each line.
+    pub lines: Vec<String>,
+    /// Each line's payload, by number.
+    pub payloads: Vec<i32>,
 }
 
-impl Payloads {
-    pub fn new(replica: &str) -> Payloads {
+impl<'a> Payloads<'a> {
+    pub fn new(replica: &str) -> Payloads<'a> {
         Payloads {
-            replica: replica.to_owned(),
-            done: Vec::new(),
-            current: replica.to_owned(),
+            prefix: replica.len(),
+            filled: replica.len(),
+            ..Payloads::default()
         }
     }
 
     /// A changed task whose row is `(id, message, at, snapshot)` (`snapshot`: its JSON).
-    pub fn row(&mut self, id: &str, message: Option<&str>, at: i64, snapshot: &str) {
+    pub fn row(&mut self, id: &'a str, message: Option<&str>, at: i64, snapshot: &str) {
         let line = format!(
             "[{},{},{at},{snapshot}]",
             serde_json::Value::from(id),
             message.map_or(serde_json::Value::Null, serde_json::Value::from)
         );
-        if self.replica.len() + 1 + line.len() > PAYLOAD_MAX {
+        if self.prefix + 1 + line.len() > PAYLOAD_MAX {
             self.id(id);
         } else {
-            self.line(&line);
+            self.line(id, line);
         }
     }
 
     /// A changed task the others read back.
-    pub fn id(&mut self, id: &str) {
-        self.line(id);
+    pub fn id(&mut self, id: &'a str) {
+        self.line(id, id.to_owned());
     }
 
-    fn line(&mut self, line: &str) {
-        if self.current.len() + 1 + line.len() > PAYLOAD_MAX {
-            let full = std::mem::replace(&mut self.current, self.replica.clone());
-            self.done.push(full);
+    fn line(&mut self, id: &'a str, line: String) {
+        let mut payload = self.payloads.last().copied().unwrap_or(0);
+        if self.filled + 1 + line.len() > PAYLOAD_MAX {
+            payload += 1;
+            self.filled = self.prefix;
         }
-        self.current.push('\n');
-        self.current.push_str(line);
-    }
-
-    /// The payloads, none when nothing changed.
-    pub fn finish(mut self) -> Vec<String> {
-        if self.current.len() > self.replica.len() {
-            self.done.push(self.current);
-        }
-        self.done
+        self.filled += 1 + line.len();
+        self.ids.push(id);
+        self.lines.push(line);
+        self.payloads.push(payload);
     }
 }
 
@@ -470,6 +475,21 @@ async fn fetch_task(client: &Client, id: &str) -> Result<Option<TaskSnapshot>, S
 mod tests {
     use super::*;
 
+    /// The payloads the write's statement sends when it stores the tasks `stored`.
+    fn sent(replica: &str, payloads: &Payloads, stored: &[&str]) -> Vec<String> {
+        let mut texts: std::collections::BTreeMap<i32, String> = Default::default();
+        for (i, id) in payloads.ids.iter().enumerate() {
+            if stored.contains(id) {
+                let text = texts
+                    .entry(payloads.payloads[i])
+                    .or_insert_with(|| replica.to_owned());
+                text.push('\n');
+                text.push_str(&payloads.lines[i]);
+            }
+        }
+        texts.into_values().collect()
+    }
+
     #[test]
     fn a_payload_names_the_writer_and_its_tasks_inline_when_they_fit() {
         let mut payloads = Payloads::new("replica-a");
@@ -478,7 +498,7 @@ mod tests {
         payloads.row("t2", Some("line\nbreak"), 7, snapshot);
         let big = format!(r#"{{"pad":"{}"}}"#, "x".repeat(PAYLOAD_MAX));
         payloads.row("t3", None, 8, &big);
-        let texts = payloads.finish();
+        let texts = sent("replica-a", &payloads, &["t1", "t2", "t3"]);
         assert_eq!(texts.len(), 1, "{texts:?}");
         let (replica, rows, ids) = parse(&texts[0]);
         assert_eq!((replica, ids), ("replica-a", vec!["t1", "t3"]));
@@ -486,16 +506,20 @@ mod tests {
         assert_eq!(task.info.id.as_str(), "t2");
         assert_eq!(task.info.status_message.as_deref(), Some("line\nbreak"));
         assert_eq!(task.info.last_updated_at, Millis(7));
-        assert!(Payloads::new("replica-a").finish().is_empty());
+        assert!(sent("replica-a", &payloads, &[]).is_empty());
+        let t2 = sent("replica-a", &payloads, &["t2"]);
+        assert_eq!(parse(&t2[0]).1.len(), 1, "only the stored task: {t2:?}");
     }
 
     #[test]
     fn payloads_stay_under_postgres_limit() {
+        let ids: Vec<String> = (0..1_000).map(|n| format!("{n:036}")).collect();
         let mut payloads = Payloads::new("r");
-        for n in 0..1_000 {
-            payloads.id(&format!("{n:036}"));
+        for id in &ids {
+            payloads.id(id);
         }
-        let texts = payloads.finish();
+        let all: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let texts = sent("r", &payloads, &all);
         assert!(texts.len() > 1);
         assert!(texts
             .iter()

@@ -10,12 +10,12 @@ use tokio_postgres::{Client, Config, NoTls};
 
 use crate::claims::Fences;
 use crate::schema::{self, snapshot_of, COLUMNS, TERMINAL};
-use crate::write::{self, Statements};
+use crate::write::{self, Prepared};
 
 /// The connection, made again after it breaks.
 pub(crate) struct Connection {
     config: Config,
-    client: Option<(Client, Statements)>,
+    client: Option<(Client, Prepared)>,
     /// This process's replica name: the runner of the unfinished tasks it stores.
     replica: Arc<str>,
     /// The tokens of the tasks whose work runs here.
@@ -39,9 +39,9 @@ impl Connection {
         Ok(connection)
     }
 
-    /// The live client and its prepared statements, connecting first when there is none or
+    /// The live client and its prepared write, connecting first when there is none or
     /// it broke.
-    async fn client(&mut self) -> Result<&mut (Client, Statements), String> {
+    async fn client(&mut self) -> Result<&mut (Client, Prepared), String> {
         if self.client.as_ref().is_none_or(|(c, _)| c.is_closed()) {
             let (mut client, connection) = self
                 .config
@@ -54,8 +54,8 @@ impl Connection {
                 }
             });
             schema::prepare(&mut client).await?;
-            let statements = Statements::prepare(&client).await?;
-            self.client = Some((client, statements));
+            let prepared = Prepared::prepare(&client).await?;
+            self.client = Some((client, prepared));
         }
         Ok(self.client.as_mut().expect("connected above"))
     }
@@ -89,8 +89,8 @@ pub(crate) async fn run(
             StoreJob::Write(entries, reply) => {
                 let (replica, fences) = (connection.replica.clone(), connection.fences.clone());
                 let written = match connection.client().await {
-                    Ok((client, statements)) => {
-                        write::write(client, statements, &entries, &replica, &fences).await
+                    Ok((client, prepared)) => {
+                        write::write(client, prepared, &entries, &replica, &fences).await
                     }
                     Err(e) => Err(e),
                 };

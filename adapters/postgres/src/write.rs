@@ -1,57 +1,51 @@
-//! One batch, one transaction: the batch reduced to one change per task, written as at most
-//! three statements (upserts, message updates, deletes; their rows as array parameters) and
-//! the notifications to the other replicas (carrying the changed rows, so that they need
-//! not read them back; a status message alone, or a row too big, by its id), all prepared once per
-//! connection and sent together (pipelined), so that a batch costs three round trips
-//! (`BEGIN`, the statements, `COMMIT`) whatever its size.
+//! One batch, one statement: the batch reduced to one change per task, its rows as array
+//! parameters of a single prepared statement (prepared once per connection) whose
+//! data-modifying parts upsert, update the tasks run here, update status messages, delete
+//! and store answers, and which then notifies the other replicas of the tasks it stored
+//! (carrying their rows, so that they need not read them back; a status message alone, or a
+//! row too big, by its id), and the runners when it stored answers. Alone, the statement is
+//! its own transaction: a batch costs one round trip whatever its size.
 //!
 //! A change PostgreSQL refuses for what it holds (a constraint, a value it cannot store, the
-//! trigger) fails its whole statement: the batch is then written again one task at a time,
-//! each under a savepoint, so that only the changes of the task at fault are refused. A
-//! change to a task that is finished in the database (another replica finished it first) is
-//! left out by the upsert itself, and refused. The changes of a task whose work runs here
-//! carry this process's fencing token ([`Fences`]) and go through an update of their own,
-//! which leaves the task alone, and refuses the change, once another process claimed it.
+//! trigger) fails the whole statement: the batch is then written again one task at a time,
+//! each under a savepoint of one transaction, so that only the changes of the task at fault
+//! are refused. A change to a task that is finished in the database (another replica
+//! finished it first) is left out by the upsert itself, not notified, and refused. The
+//! changes of a task whose work runs here carry this process's fencing token ([`Fences`])
+//! and go through an update of their own, which leaves the task alone, and refuses the
+//! change, once another process claimed it.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 
 use taskwire_driver::engine::{JournalEntry, Millis, TaskSnapshot};
 use taskwire_driver::{refused_entries, NetBatch, NetChange, Refused};
-use tokio_postgres::{Client, Statement, Transaction};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, GenericClient, Statement};
 
 use crate::claims::{Fences, ANSWERS_CHANNEL};
 use crate::news;
 use crate::schema::{snapshot_of, COLUMNS, TERMINAL};
 
-/// The statements of a write, prepared on the connection.
-pub(crate) struct Statements {
-    upsert: Statement,
-    fenced: Statement,
-    message: Statement,
-    answers: Statement,
-    delete: Statement,
-    notify: Statement,
-}
+/// The statement of a write, prepared on the connection.
+pub(crate) struct Prepared(Statement);
 
-impl Statements {
-    pub async fn prepare(client: &Client) -> Result<Statements, String> {
-        let prepare = |sql: String| async move {
-            client
-                .prepare(&sql)
-                .await
-                .map_err(|e| format!("cannot prepare a statement: {e}"))
-        };
-        Ok(Statements {
-            // A finished task is left as it is (a replica that finished it first wins; the
-            // trigger refuses what gets past the guards), unless it is written again as it is
-            // (a write retried after its commit was not heard). An unfinished task's runner
-            // is set when it is stored first (none: queued for a worker), then only by
-            // claims. `inserted`: the row is new.
-            upsert: prepare(format!(
-                "INSERT INTO taskwire_tasks
+impl Prepared {
+    pub async fn prepare(client: &Client) -> Result<Prepared, String> {
+        // `upserted`: a finished task is left as it is (a replica that finished it first
+        // wins; the trigger refuses what gets past the guards), unless it is written again
+        // as it is (a write retried after its commit was not heard). An unfinished task's
+        // runner is set when it is stored first (none: queued for a worker), then only by
+        // claims. `inserted`: the row is new.
+        // `fenced`: the changes of tasks whose work runs here, under the claim's token:
+        // left out once another process claimed the task (or it finished elsewhere), unless
+        // written again as stored under the same claim (a retried write).
+        // `told`: one notification per payload, of the lines of the tasks stored (the
+        // parts see one snapshot and touch one row per task each; a deleted task is not
+        // told). The query reads the notifications, so that they are sent.
+        let sql = format!(
+            "WITH upserted AS (
+                 INSERT INTO taskwire_tasks
                      (id, owner, status, message, updated_at, snapshot, runner, created_at, era)
                  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],
                                       $5::int8[], $6::text[], $7::text[], $8::int8[], $9::text[])
@@ -65,48 +59,59 @@ impl Statements {
                     OR (taskwire_tasks.status = excluded.status
                         AND (taskwire_tasks.snapshot::jsonb -> 'outcome')
                             IS NOT DISTINCT FROM (excluded.snapshot::jsonb -> 'outcome'))
-                 RETURNING id, (xmax = 0) AS inserted"
-            ))
-            .await?,
-            // The changes of tasks whose work runs here, under the claim's token ($7): left
-            // out once another process claimed the task (or it finished elsewhere), unless
-            // written again as stored under the same claim (a retried write).
-            fenced: prepare(format!(
-                "UPDATE taskwire_tasks AS t
+                 RETURNING id, (xmax = 0) AS inserted
+             ), fenced AS (
+                 UPDATE taskwire_tasks AS t
                  SET owner = u.owner, status = u.status, message = u.message,
                      updated_at = u.at, snapshot = u.snapshot,
                      runner = CASE WHEN u.status IN {TERMINAL} THEN NULL ELSE t.runner END
-                 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[],
-                             $6::text[], $7::int8[]) AS u(id, owner, status, message, at, snapshot, fence)
+                 FROM unnest($10::text[], $11::text[], $12::text[], $13::text[], $14::int8[],
+                             $15::text[], $16::int8[]) AS u(id, owner, status, message, at, snapshot, fence)
                  WHERE t.id = u.id
-                   AND ((t.status NOT IN {TERMINAL} AND t.runner = $8 AND t.fence = u.fence)
+                   AND ((t.status NOT IN {TERMINAL} AND t.runner = $17::text AND t.fence = u.fence)
                         OR (t.status = u.status AND t.status IN {TERMINAL} AND t.fence = u.fence
                             AND (t.snapshot::jsonb -> 'outcome')
                                 IS NOT DISTINCT FROM (u.snapshot::jsonb -> 'outcome')))
-                 RETURNING t.id"
-            ))
-            .await?,
-            message: prepare(format!(
-                "UPDATE taskwire_tasks AS t SET message = m.message, updated_at = m.at
-                 FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[]) AS m(id, message, at, fence)
+                 RETURNING t.id
+             ), messaged AS (
+                 UPDATE taskwire_tasks AS t SET message = m.message, updated_at = m.at
+                 FROM unnest($18::text[], $19::text[], $20::int8[], $21::int8[])
+                      AS m(id, message, at, fence)
                  WHERE t.id = m.id AND t.status NOT IN {TERMINAL}
-                   AND (m.fence IS NULL OR (t.runner = $5 AND t.fence = m.fence))"
-            ))
-            .await?,
-            answers: prepare(
-                "INSERT INTO taskwire_answers (task, responses)
-                 SELECT * FROM unnest($1::text[], $2::text[])"
-                    .to_owned(),
-            )
-            .await?,
-            delete: prepare("DELETE FROM taskwire_tasks WHERE id = ANY($1::text[])".to_owned())
-                .await?,
-            notify: prepare("SELECT pg_notify($1, $2)".to_owned()).await?,
-        })
+                   AND (m.fence IS NULL OR (t.runner = $17::text AND t.fence = m.fence))
+                 RETURNING t.id
+             ), deleted AS (
+                 DELETE FROM taskwire_tasks WHERE id = ANY($22::text[])
+             ), answered AS (
+                 INSERT INTO taskwire_answers (task, responses)
+                 SELECT * FROM unnest($23::text[], $24::text[])
+                 RETURNING task
+             ), told AS (
+                 SELECT pg_notify('{channel}',
+                                  $17::text || E'\\n' || string_agg(n.line, E'\\n' ORDER BY n.at))
+                 FROM unnest($25::text[], $26::text[], $27::int4[])
+                      WITH ORDINALITY AS n(id, line, payload, at)
+                 WHERE n.id IN (SELECT id FROM upserted UNION ALL SELECT id FROM fenced
+                                UNION ALL SELECT id FROM messaged)
+                 GROUP BY n.payload
+             ), answers_told AS (
+                 SELECT pg_notify('{ANSWERS_CHANNEL}', '') WHERE EXISTS (SELECT FROM answered)
+             )
+             SELECT id, inserted FROM upserted
+             UNION ALL SELECT id, false FROM fenced
+             UNION ALL SELECT NULL, NULL FROM told
+             UNION ALL SELECT NULL, NULL FROM answers_told",
+            channel = news::CHANNEL,
+        );
+        let statement = client
+            .prepare(&sql)
+            .await
+            .map_err(|e| format!("cannot prepare the write: {e}"))?;
+        Ok(Prepared(statement))
     }
 }
 
-/// Why a statement failed.
+/// Why the statement failed.
 enum Failure {
     /// For what a change holds: writing it again fails again.
     Refused(String),
@@ -128,35 +133,28 @@ impl Failure {
     }
 }
 
-/// A statement of the batch on its way: its rows, or why it failed.
-type Pending<'a> = Pin<Box<dyn Future<Output = Result<u64, Failure>> + 'a>>;
-
-/// The batch's net changes in one transaction; `replica` runs the unfinished tasks it stores
+/// The batch's net changes in one statement; `replica` runs the unfinished tasks it stores
 /// first (unless queued for a worker), and the tasks `fences` holds. Returns the entries
 /// refused for good; those refused for the version of their task the database keeps
 /// (finished by another process first, or claimed by another) carry that version, and their
 /// tasks no longer run here. An `Err` may pass.
 pub(crate) async fn write(
     client: &mut Client,
-    statements: &Statements,
+    prepared: &Prepared,
     entries: &[JournalEntry],
     replica: &str,
     fences: &Fences,
 ) -> Result<Vec<Refused>, String> {
     let (net, mut refused) = NetBatch::of(entries);
-    let passing = |e: tokio_postgres::Error| detail(&e);
-    let transaction = client.transaction().await.map_err(passing)?;
-    let outcome = match send(&transaction, statements, &net, replica, fences, true).await {
+    let outcome = match send(&*client, prepared, &net, replica, fences).await {
         Ok(outcome) => {
-            transaction.commit().await.map_err(passing)?;
             outcome.settle(fences);
             outcome
         }
         Err(Failure::Passing(why)) => return Err(why),
         Err(Failure::Refused(why)) => {
             tracing::warn!(%why, "a change of the batch was refused; writing it task by task");
-            transaction.rollback().await.map_err(passing)?;
-            one_by_one(client, statements, &net, replica, fences).await?
+            one_by_one(client, prepared, &net, replica, fences).await?
         }
     };
     let mut refused_here = refused_entries(entries, &outcome.refused);
@@ -199,7 +197,7 @@ async fn stored_versions(
     Ok(stored)
 }
 
-/// What the statements of a batch did, applied to [`Fences`] once committed.
+/// What the statement of a batch did, applied to [`Fences`] once committed.
 #[derive(Default)]
 struct Sent<'a> {
     /// Tasks whose change was left out, and why.
@@ -231,10 +229,11 @@ impl<'a> Sent<'a> {
     }
 }
 
-/// The batch again, each task's change under a savepoint of its own.
+/// The batch again, each task's change under a savepoint of its own (its notifications
+/// with it), in one transaction.
 async fn one_by_one<'a>(
     client: &mut Client,
-    statements: &Statements,
+    prepared: &Prepared,
     net: &NetBatch<'a>,
     replica: &str,
     fences: &Fences,
@@ -242,16 +241,12 @@ async fn one_by_one<'a>(
     let passing = |e: tokio_postgres::Error| detail(&e);
     let mut transaction = client.transaction().await.map_err(passing)?;
     let mut outcome = Sent::default();
-    let mut stored = Vec::new();
     for (task, alone) in net.one_by_one() {
         let savepoint = transaction.savepoint("change").await.map_err(passing)?;
-        match send(&savepoint, statements, &alone, replica, fences, false).await {
+        match send(&savepoint, prepared, &alone, replica, fences).await {
             Ok(sent) => {
                 savepoint.commit().await.map_err(passing)?;
                 outcome.extend(sent);
-                if alone.deletes.is_empty() {
-                    stored.push(task);
-                }
             }
             Err(Failure::Refused(why)) => {
                 savepoint.rollback().await.map_err(passing)?;
@@ -260,30 +255,18 @@ async fn one_by_one<'a>(
             Err(Failure::Passing(why)) => return Err(why),
         }
     }
-    let mut payloads = news::Payloads::new(replica);
-    for id in stored {
-        payloads.id(id);
-    }
-    for payload in payloads.finish() {
-        transaction
-            .execute(&statements.notify, &[&news::CHANNEL, &payload])
-            .await
-            .map_err(|e| format!("telling the other replicas: {}", detail(&e)))?;
-    }
     transaction.commit().await.map_err(passing)?;
     outcome.settle(fences);
     Ok(outcome)
 }
 
-/// Sends the statements of `net` on `tx`, with (`notify`) the notifications of its changes,
-/// together.
+/// Runs the statement of `net` on `client` (alone, its own transaction).
 async fn send<'a>(
-    tx: &Transaction<'_>,
-    statements: &Statements,
+    client: &impl GenericClient,
+    prepared: &Prepared,
     net: &NetBatch<'a>,
     replica: &str,
     fences: &Fences,
-    notify: bool,
 ) -> Result<Sent<'a>, Failure> {
     let (mut columns, mut fenced) = (PutColumns::default(), PutColumns::default());
     // Unfinished tasks this batch stores with this replica as their runner.
@@ -336,17 +319,14 @@ async fn send<'a>(
         }
     }
     let mut notes = news::Payloads::new(replica);
-    if notify {
-        for put in [&columns, &fenced] {
-            for (i, id) in put.id.iter().enumerate() {
-                notes.row(id, put.message[i], put.at[i], &put.snapshot[i]);
-            }
-        }
-        for id in &ids {
-            notes.id(id);
+    for put in [&columns, &fenced] {
+        for (i, id) in put.id.iter().enumerate() {
+            notes.row(id, put.message[i], put.at[i], &put.snapshot[i]);
         }
     }
-    let payloads = notes.finish();
+    for id in &ids {
+        notes.id(id);
+    }
     let (answer_tasks, answer_texts): (Vec<&str>, Vec<String>) = net
         .answers
         .iter()
@@ -357,129 +337,56 @@ async fn send<'a>(
             )
         })
         .unzip();
-
-    let put = &columns;
-    let upsert = async move {
-        if put.id.is_empty() {
-            return Ok(Vec::new());
-        }
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
-            &put.id,
-            &put.owner,
-            &put.status,
-            &put.message,
-            &put.at,
-            &put.snapshot,
-            &put.runner,
-            &put.created_at,
-            &put.era,
-        ];
-        tx.query(&statements.upsert, &params)
-            .await
-            .map_err(|e| Failure::of(format_args!("storing {} tasks", put.id.len()), &e))
-    };
-    let held = &fenced;
-    let fenced_update = async move {
-        if held.id.is_empty() {
-            return Ok(Vec::new());
-        }
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
-            &held.id,
-            &held.owner,
-            &held.status,
-            &held.message,
-            &held.at,
-            &held.snapshot,
-            &held.fence,
-            &replica,
-        ];
-        tx.query(&statements.fenced, &params)
-            .await
-            .map_err(|e| Failure::of(format_args!("storing {} tasks run here", held.id.len()), &e))
-    };
-    let mut sent: Vec<Pending<'_>> = Vec::new();
-    if !ids.is_empty() {
-        let (ids, messages, ats, message_fences) = (&ids, &messages, &ats, &message_fences);
-        sent.push(Box::pin(async move {
-            tx.execute(
-                &statements.message,
-                &[ids, messages, ats, message_fences, &replica],
-            )
-            .await
-            .map_err(|e| Failure::of(format_args!("storing {} status messages", ids.len()), &e))
-        }));
-    }
-    if !net.deletes.is_empty() {
-        let deletes = &net.deletes;
-        sent.push(Box::pin(async move {
-            tx.execute(&statements.delete, &[deletes])
-                .await
-                .map_err(|e| Failure::of(format_args!("deleting {} tasks", deletes.len()), &e))
-        }));
-    }
-    for payload in &payloads {
-        sent.push(Box::pin(async move {
-            tx.execute(&statements.notify, &[&news::CHANNEL, payload])
-                .await
-                .map_err(|e| Failure::of("telling the other replicas", &e))
-        }));
-    }
-    if !answer_tasks.is_empty() {
-        let (tasks, texts) = (&answer_tasks, &answer_texts);
-        sent.push(Box::pin(async move {
-            tx.execute(&statements.answers, &[tasks, texts])
-                .await
-                .map_err(|e| {
-                    Failure::of(
-                        format_args!("storing answers for {} tasks", tasks.len()),
-                        &e,
-                    )
-                })
-        }));
-        sent.push(Box::pin(async move {
-            tx.execute(&statements.notify, &[&ANSWERS_CHANNEL, &""])
-                .await
-                .map_err(|e| Failure::of("telling the runners", &e))
-        }));
-    }
-    // Polled together, the statements go out in this order without waiting for each other.
-    // After one fails, the next ones fail for that (the transaction is aborted): a refusal
-    // among the failures is the cause.
-    let ((rows, held_rows), done) = futures::future::join(
-        futures::future::join(upsert, fenced_update),
-        futures::future::join_all(sent),
-    )
-    .await;
-    let mut failures = Vec::new();
-    let mut rows_of = |result: Result<Vec<tokio_postgres::Row>, Failure>| {
-        result.unwrap_or_else(|failure| {
-            failures.push(failure);
-            Vec::new()
-        })
-    };
-    let (rows, held_rows) = (rows_of(rows), rows_of(held_rows));
-    failures.extend(done.into_iter().filter_map(Result::err));
-    if !failures.is_empty() {
-        let cause = failures
-            .iter()
-            .position(|f| matches!(f, Failure::Refused(_)))
-            .unwrap_or(0);
-        return Err(failures.swap_remove(cause));
-    }
+    let (put, held) = (&columns, &fenced);
+    let params: [&(dyn ToSql + Sync); 27] = [
+        &put.id,
+        &put.owner,
+        &put.status,
+        &put.message,
+        &put.at,
+        &put.snapshot,
+        &put.runner,
+        &put.created_at,
+        &put.era,
+        &held.id,
+        &held.owner,
+        &held.status,
+        &held.message,
+        &held.at,
+        &held.snapshot,
+        &held.fence,
+        &replica,
+        &ids,
+        &messages,
+        &ats,
+        &message_fences,
+        &net.deletes,
+        &answer_tasks,
+        &answer_texts,
+        &notes.ids,
+        &notes.lines,
+        &notes.payloads,
+    ];
+    let rows = client.query(&prepared.0, &params).await.map_err(|e| {
+        let changes = net.puts.len() + net.messages.len() + net.deletes.len() + net.answers.len();
+        Failure::of(format_args!("writing {changes} changes"), &e)
+    })?;
     let mut outcome = Sent {
         finished,
         ..Sent::default()
     };
+    // A row per task stored (a notification's has no id).
     let mut stored: HashSet<&str> = HashSet::new();
     for row in &rows {
-        let id: &str = row.get(0);
+        let Some(id) = row.get::<_, Option<&str>>(0) else {
+            continue;
+        };
         stored.insert(id);
         let inserted: bool = row.get(1);
         if let Some(&put) = runs_here.get(id).filter(|_| inserted) {
             outcome.inserted.push(put);
         }
     }
-    stored.extend(held_rows.iter().map(|row| row.get::<_, &str>(0)));
     for &(id, _) in &net.puts {
         if stored.contains(id) {
             continue;
@@ -502,7 +409,7 @@ async fn send<'a>(
     Ok(outcome)
 }
 
-/// The columns of the upsert, one entry per task.
+/// The columns of the upsert (or of the fenced update), one entry per task.
 #[derive(Default)]
 struct PutColumns<'a> {
     id: Vec<&'a str>,

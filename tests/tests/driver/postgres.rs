@@ -4,7 +4,8 @@
 //! database too (a late change of it from another replica is refused, and fails nothing else
 //! in its batch), a change PostgreSQL cannot store refused alone in the middle of a batch of
 //! 1,000 good ones, and a connection lost under a running server made again by the next
-//! write, losing nothing acknowledged. A server that cannot be reached fails the store's
+//! write, losing nothing acknowledged. A batch is one statement (no `BEGIN`, no `COMMIT`),
+//! whose notification names only the tasks it stored. A server that cannot be reached fails the store's
 //! opening, naming it.
 
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use taskwire_driver::{CallToolResult, Config, Runtime, Server, TaskStore, TaskSupport, Tool};
 use taskwire_postgres::PostgresStore;
-use taskwire_tests::postgres::{fresh_database, run_sql, try_sql};
+use taskwire_tests::postgres::{fresh_database, query_text, run_sql, try_sql};
 
 use crate::links::{initialize, reply, send};
 
@@ -406,4 +407,103 @@ fn a_version_1_database_is_upgraded_in_place_and_its_running_task_taken_over() {
            <> '2025-11-25:1' THEN RAISE 'no listing columns'; END IF;
         END $$";
     try_sql(&url, upgraded).expect("upgraded in place");
+}
+
+/// The tasks named in a notification on `taskwire_tasks` (`payload`: the writer, then a row
+/// inline or an id per line).
+fn notified_tasks(payload: &str) -> Vec<String> {
+    payload
+        .lines()
+        .skip(1)
+        .map(|line| match serde_json::from_str::<Value>(line) {
+            Ok(row) => row[0].as_str().expect("an id first").to_owned(),
+            Err(_) => line.to_owned(),
+        })
+        .collect()
+}
+
+#[test]
+fn a_batch_notifies_only_the_tasks_it_stored() {
+    let Some(url) = fresh_database("notified") else {
+        return;
+    };
+    let store = PostgresStore::connect(&url).expect("connects");
+    let done = json!({"result": {"value": {"content": []}, "is_error": false}});
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let heard = runtime.block_on(async {
+        store
+            .write(Arc::from(vec![put(1, "t", "completed", done)]))
+            .await
+            .expect("stored");
+        let (client, mut connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .expect("connects");
+        let (tell, mut notes) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut messages = futures::stream::poll_fn(|cx| connection.poll_message(cx));
+            while let Some(Ok(message)) = futures::StreamExt::next(&mut messages).await {
+                if let tokio_postgres::AsyncMessage::Notification(note) = message {
+                    let _ = tell.send(note.payload().to_owned());
+                }
+            }
+        });
+        client
+            .batch_execute("LISTEN taskwire_tasks")
+            .await
+            .expect("listens");
+        // A late cancel of `t` (finished first), refused, in a batch storing `u`.
+        let late = json!({"error": {"code": -32602, "message": "Task was cancelled"}});
+        let refused = store
+            .write(Arc::from(vec![
+                put(2, "t", "cancelled", late),
+                put(3, "u", "working", Value::Null),
+            ]))
+            .await
+            .expect("the batch is written");
+        assert_eq!(refused.iter().map(|r| r.seq).collect::<Vec<_>>(), [2]);
+        let mut heard = Vec::new();
+        let mut wait = Duration::from_secs(5);
+        while let Ok(Some(payload)) = tokio::time::timeout(wait, notes.recv()).await {
+            heard.extend(notified_tasks(&payload));
+            wait = Duration::from_millis(300);
+        }
+        heard
+    });
+    assert_eq!(heard, ["u"], "the refused task is not told");
+}
+
+#[test]
+fn a_batch_is_one_statement() {
+    let Some(url) = fresh_database("one_statement") else {
+        return;
+    };
+    run_sql(&url, &["CREATE EXTENSION IF NOT EXISTS pg_stat_statements"]);
+    let store = PostgresStore::connect(&url).expect("connects");
+    let done = json!({"result": {"value": {"content": []}, "is_error": false}});
+    smol::block_on(async {
+        run_sql(&url, &["SELECT pg_stat_statements_reset()"]);
+        let refused = store
+            .write(Arc::from(vec![
+                put(1, "a", "working", Value::Null),
+                put(2, "b", "working", Value::Null),
+                put(3, "c", "completed", done),
+                put_saying(4, "d", "working", Value::Null, Some("going")),
+            ]))
+            .await
+            .expect("the batch is written");
+        assert!(refused.is_empty(), "{refused:?}");
+    });
+    // The statements a write may send, and how often each went (the store's other
+    // connection takes answers: `DELETE FROM taskwire_answers`, not counted).
+    let sent = query_text(
+        &url,
+        "SELECT calls || ' ' || left(query, 13) FROM pg_stat_statements
+         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+           AND query ~* '^\\s*(BEGIN|COMMIT|START|SAVEPOINT|RELEASE|ROLLBACK|WITH upserted)\
+                         |pg_notify|(INSERT INTO|UPDATE) taskwire_(tasks|answers)|DELETE FROM taskwire_tasks'",
+    );
+    assert_eq!(sent, ["1 WITH upserted"]);
 }
