@@ -103,6 +103,13 @@ impl Prepared {
              UNION ALL SELECT NULL, NULL FROM answers_told",
             channel = news::CHANNEL,
         );
+        // Planned at each write, for its arrays and the table as it is then: after five
+        // writes PostgreSQL may otherwise keep one plan for any arrays, made on the table as
+        // it was (while small, reading it whole), until the table is next analyzed.
+        client
+            .batch_execute("SET plan_cache_mode = force_custom_plan")
+            .await
+            .map_err(|e| format!("cannot prepare the write: {e}"))?;
         let statement = client
             .prepare(&sql)
             .await
