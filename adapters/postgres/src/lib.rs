@@ -4,7 +4,8 @@
 //! [`Server::with_store`](taskwire_driver::Server::with_store): tasks and their outcomes
 //! survive a restart of the process, in a database the operator already runs and backs up.
 //!
-//! - The tables (`taskwire_tasks`, `taskwire_schema`) are made on first use in the
+//! - The tables (`taskwire_tasks`, `taskwire_schema`, `taskwire_replicas`,
+//!   `taskwire_answers`) are made on first use in the
 //!   connection's current schema, or their version is checked; a database whose
 //!   `taskwire_*` tables are of another version, or not ours, is refused with an error
 //!   saying which; nothing is changed.
@@ -82,8 +83,9 @@ pub struct PostgresOptions {
     /// Default: the machine's host name (so one server per machine needs no setting).
     pub replica: String,
     /// How long a replica's tasks stay its own after it last renewed its lease (it renews
-    /// every third of this). After that, another replica fails them. Default: 15 s; at
-    /// least 300 ms.
+    /// every third of this). After that, another process that runs work claims them and runs
+    /// them again with their tool's resume hook, or fails them (no hook, or past the
+    /// server's `max_attempts`). Default: 15 s; at least 300 ms.
     pub lease: Duration,
 }
 

@@ -153,6 +153,9 @@ pub(crate) async fn write(
     fences: &Fences,
 ) -> Result<Vec<Refused>, String> {
     let (net, mut refused) = NetBatch::of(entries);
+    if net.is_empty() {
+        return Ok(refused);
+    }
     let outcome = match send(&*client, prepared, &net, replica, fences).await {
         Ok(outcome) => {
             outcome.settle(fences);

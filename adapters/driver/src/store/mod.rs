@@ -130,8 +130,9 @@ pub enum ServerRole {
     /// Calls that are not tasks run here, and so do tools that decide for themselves
     /// whether to become a task ([`Server::tool_asking_first`](crate::Server::tool_asking_first)).
     Front,
-    /// Runs work waiting in the store, and takes no requests (serve it with
-    /// [`Server::start`](crate::Server::start) and no connections).
+    /// Runs work waiting in the store, and takes no requests: start it with
+    /// [`Server::start`](crate::Server::start) and give it no connections (a process that is
+    /// only a worker: `taskwire_tokio::serve_worker`, which runs it until Ctrl-C or SIGTERM).
     Worker,
 }
 

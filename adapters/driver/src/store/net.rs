@@ -1,6 +1,6 @@
 //! A batch of journal entries reduced to its net effect, the same for every store: one
-//! change per task, so that a store writes the whole batch as three statements (upserts,
-//! message updates, deletes) whatever its size, in any order.
+//! change per task, so that a store writes the whole batch at once (PostgreSQL: one
+//! statement; SQLite: one transaction) whatever its size, in any order.
 
 use std::collections::HashMap;
 
@@ -61,6 +61,14 @@ pub struct Answers<'a> {
 }
 
 impl<'a> NetBatch<'a> {
+    /// Whether the batch changes nothing (its entries were all refused, or none came).
+    pub fn is_empty(&self) -> bool {
+        self.puts.is_empty()
+            && self.messages.is_empty()
+            && self.deletes.is_empty()
+            && self.answers.is_empty()
+    }
+
     /// The net change of every task `entries` touch, and the entries refused for being
     /// changes this driver does not know (a newer engine's).
     pub fn of(entries: &'a [JournalEntry]) -> (Self, Vec<Refused>) {
