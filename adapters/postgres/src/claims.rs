@@ -40,6 +40,11 @@ impl Fences {
         self.map().remove(id);
     }
 
+    /// No task's work runs here any more.
+    pub fn clear(&self) {
+        self.map().clear();
+    }
+
     /// Every task held, with its token.
     pub fn held(&self) -> (Vec<String>, Vec<i64>) {
         self.map().iter().map(|(id, f)| (id.clone(), *f)).unzip()

@@ -149,6 +149,7 @@ impl PostgresStore {
             claims: claim_queue,
             fences: fences.clone(),
             name: name.clone(),
+            handed_back: false,
         };
         let thread_name = name.clone();
         std::thread::Builder::new()
@@ -239,8 +240,18 @@ impl TaskStore for PostgresStore {
     }
 
     fn claim(&self, max: usize) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {
-        let claim = |reply| (max, reply);
+        let claim = |reply| Claim::Take(max, reply);
         ask_store_thread(&self.name, |job| self.claims.send(job).is_ok(), claim)
+    }
+
+    /// Ends this replica's lease at once and tells the others that work waits, so that they
+    /// claim its unfinished tasks now instead of once the lease would have run out.
+    fn hand_back(&self) -> BoxFuture<Result<(), StoreError>> {
+        ask_store_thread(
+            &self.name,
+            |job| self.claims.send(job).is_ok(),
+            Claim::HandBack,
+        )
     }
 
     fn watch(&self) -> Option<async_channel::Receiver<StoreNews>> {

@@ -173,8 +173,13 @@ impl Fetch {
         }
     }
 }
-/// A request to claim up to this many tasks' work ([`claims::claim`]).
-pub(crate) type Claim = (usize, Reply<Vec<TaskSnapshot>>);
+/// A request about the work this process runs.
+pub(crate) enum Claim {
+    /// Claim up to this many tasks' work ([`claims::claim`]).
+    Take(usize, Reply<Vec<TaskSnapshot>>),
+    /// This process stops: give its work back ([`Watch::hand_back`]).
+    HandBack(Reply<()>),
+}
 
 /// What the watch connection needs to run.
 pub(crate) struct Watch {
@@ -186,6 +191,8 @@ pub(crate) struct Watch {
     pub claims: mpsc::UnboundedReceiver<Claim>,
     pub fences: Fences,
     pub name: Arc<str>,
+    /// The process gave its work back as it stops: its lease is not renewed any more.
+    pub handed_back: bool,
 }
 
 /// A connection listening for the other replicas' notifications.
@@ -260,8 +267,11 @@ impl Watch {
         Ok(Live { client, notes })
     }
 
-    /// Renews this replica's lease, by the database's clock.
+    /// Renews this replica's lease, by the database's clock (not once it gave its work back).
     async fn renew(&self, client: &Client) -> Result<(), String> {
+        if self.handed_back {
+            return Ok(());
+        }
         client
             .execute(
                 "INSERT INTO taskwire_replicas (id, expires_at) VALUES ($1, taskwire_now_ms() + $2)
@@ -290,8 +300,11 @@ impl Watch {
                         None => return,
                     },
                     claim = self.claims.recv() => match claim {
-                        Some((_, reply)) => {
+                        Some(Claim::Take(_, reply)) => {
                             let _ = reply.send(Err(self.failed("not connected; connecting again")));
+                        }
+                        Some(Claim::HandBack(reply)) => {
+                            let _ = reply.send(Err(self.failed("not connected")));
                         }
                         None => return,
                     },
@@ -328,9 +341,13 @@ impl Watch {
                     None => broken = true,
                 },
                 claim = self.claims.recv() => match claim {
-                    Some((max, reply)) => {
+                    Some(Claim::Take(max, reply)) => {
                         let claimed = claims::claim(&connection.client, &self.replica, max, &self.fences).await;
                         let _ = reply.send(claimed.map_err(|e| self.failed(&e)));
+                    }
+                    Some(Claim::HandBack(reply)) => {
+                        let given = self.hand_back(&connection.client).await;
+                        let _ = reply.send(given.map_err(|e| self.failed(&e)));
                     }
                     None => return,
                 },
@@ -373,11 +390,36 @@ impl Watch {
         Ok(())
     }
 
+    /// This process stops and runs no more work: its lease ends now (not renewed again), and
+    /// the others are told that work waits (a notification naming no task), so that they
+    /// claim its unfinished tasks at once.
+    async fn hand_back(&mut self, client: &Client) -> Result<(), String> {
+        self.handed_back = true;
+        self.fences.clear();
+        client
+            .execute(
+                "UPDATE taskwire_replicas SET expires_at = 0 WHERE id = $1",
+                &[&&*self.replica],
+            )
+            .await
+            .map_err(|e| format!("cannot end the lease: {e}"))?;
+        client
+            .execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &&*self.replica])
+            .await
+            .map(drop)
+            .map_err(|e| format!("cannot tell the others: {e}"))
+    }
+
     /// Reports the tasks another replica's write changed: the rows inline in its
-    /// notification, and the others read back. Work a front queued is told as such.
+    /// notification, and the others read back. Work a front queued is told as such, and so
+    /// is a notification naming no task (a process gave its work back as it stopped).
     async fn changed(&self, client: &Client, payload: &str) -> Result<(), String> {
         let (writer, rows, ids) = parse(payload);
         if writer == &*self.replica {
+            return Ok(());
+        }
+        if rows.is_empty() && ids.is_empty() {
+            self.tell(StoreNews::Queued).await;
             return Ok(());
         }
         let mut tasks: Vec<Result<TaskSnapshot, String>> =

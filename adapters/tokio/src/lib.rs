@@ -180,8 +180,9 @@ pub async fn serve_stdio(server: Server) -> io::Result<()> {
 
 /// Runs `server` as a worker ([`ServerRole::Worker`](taskwire_driver::ServerRole)): no
 /// connections, only the work it claims from its shared store, until Ctrl-C or SIGTERM;
-/// then its running tools stop (their tasks are taken over by other workers once this
-/// process's lease runs out, or at once if it starts again under the same replica name).
+/// then its running tools stop, and it returns once their tasks are given back to the store
+/// for other workers to take at once ([`TaskStore::hand_back`](taskwire_driver::TaskStore::hand_back);
+/// a worker killed instead has its tasks taken over once its lease runs out).
 pub async fn serve_worker(server: Server) -> io::Result<()> {
     let handle = server.start(Arc::new(Tokio));
     #[cfg(unix)]

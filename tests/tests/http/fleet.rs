@@ -3,7 +3,8 @@
 //! `task-server --role worker` processes claim it and run it. Work waits queued until a worker
 //! takes it; 1,000 tasks through the balancer each run once; a worker killed mid-task has its
 //! resumable work run again by the other (and its other work failed, saying it was lost); a
-//! worker paused past its lease cannot overwrite what the other stored; a cancel through
+//! worker stopped gracefully gives its work back at once (the other resumes it long before its
+//! lease runs out); a worker paused past its lease cannot overwrite what the other stored; a cancel through
 //! another front stops the work on the worker; a question is shown and answered through
 //! another front; a front killed leaves its clients going through the others; the database
 //! restarted under the fleet fails what it caught, clearly, and loses nothing acknowledged.
@@ -210,6 +211,40 @@ fn a_worker_killed_mid_task_has_its_resumable_work_run_again_by_the_other() {
             "{}",
             survivor.log()
         );
+    });
+}
+
+#[test]
+fn a_worker_stopped_gracefully_gives_its_work_back_at_once() {
+    let Some(database) = fresh_database("fleet_hand_back") else {
+        return;
+    };
+    // A lease far longer than the test waits: only the work given back can be resumed.
+    let (_front, on_front) = front(&database, "front", 60_000, 1_000);
+    let workers = [
+        Worker::start(&database, "worker0", 60_000, 1_000),
+        Worker::start(&database, "worker1", 60_000, 1_000),
+    ];
+    on_front.run(async {
+        let task = make_task(&on_front, 1, "long_running_task").await;
+        until_saying(&on_front, &task, "处理步骤 1").await;
+        let runner = runner_of(&database, &task).await;
+        let stopping = workers
+            .iter()
+            .find(|w| w.name == runner)
+            .expect("a worker runs it");
+        stopping.signal("TERM");
+        let stopped = Instant::now();
+        until_saying(&on_front, &task, "第 2 次尝试").await;
+        assert!(
+            stopped.elapsed() < Duration::from_secs(10),
+            "resumed {:?} after the stop",
+            stopped.elapsed()
+        );
+        stopping
+            .until_logged("the work this process ran is given back for others to take")
+            .await;
+        until_status(&on_front, &task, "completed").await;
     });
 }
 

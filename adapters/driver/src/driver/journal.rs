@@ -5,6 +5,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use async_channel::Receiver;
@@ -40,6 +41,9 @@ pub(crate) struct StoreLink {
     pub parked: HashMap<SessionId, VecDeque<Inbound>>,
     /// Work this process takes from a shared store, when it runs work.
     pub claims: Option<Claims>,
+    /// Giving the work it ran back to the store as it stops ([`TaskStore::hand_back`]):
+    /// `None` until then; `Some(None)` once done.
+    pub handing_back: Option<Option<BoxFuture<Result<(), StoreError>>>>,
 }
 
 /// How this process takes work waiting in a shared store ([`TaskStore::claim`]).
@@ -72,6 +76,7 @@ impl StoreLink {
             news,
             parked: HashMap::new(),
             claims: None,
+            handing_back: None,
         }
     }
 
@@ -94,6 +99,37 @@ impl StoreLink {
         self.pending = again;
         let doublings = self.failures.saturating_sub(1).min(16);
         (RETRY_FIRST * 2u32.saturating_pow(doublings)).min(RETRY_MAX)
+    }
+
+    /// A stopping process that ran work gives it back to the store ([`TaskStore::hand_back`]),
+    /// once; `Ready` when that is done (or there is nothing to give back).
+    pub fn poll_hand_back(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.claims.is_none() {
+            return Poll::Ready(());
+        }
+        let store = &self.store;
+        let going = self
+            .handing_back
+            .get_or_insert_with(|| Some(store.hand_back()));
+        let Some(back) = going.as_mut() else {
+            return Poll::Ready(());
+        };
+        let Poll::Ready(result) = back.as_mut().poll(cx) else {
+            return Poll::Pending;
+        };
+        *going = None;
+        match result {
+            Ok(()) => tracing::info!(
+                store = self.store.name(),
+                "stopping: the work this process ran is given back for others to take"
+            ),
+            Err(error) => tracing::warn!(
+                store = self.store.name(),
+                %error,
+                "stopping: cannot give the work back; others take it once this process's lease runs out"
+            ),
+        }
+        Poll::Ready(())
     }
 
     /// Nothing is waiting to be written (or the store keeps failing: shutdown does not wait

@@ -517,7 +517,15 @@ impl<A: App> Driver<A> {
                 (closed || stopping) && (link.output_gone() || link.poll_close(cx).is_ready());
             !done
         });
-        self.stopping && self.links.is_empty() && self.store.as_ref().is_none_or(StoreLink::idle)
+        if !(self.stopping
+            && self.links.is_empty()
+            && self.store.as_ref().is_none_or(StoreLink::idle))
+        {
+            return false;
+        }
+        self.store
+            .as_mut()
+            .is_none_or(|link| link.poll_hand_back(cx).is_ready())
     }
 
     /// Closes every session and stops all work.

@@ -271,11 +271,16 @@ impl Server {
     pub fn start(self, runtime: Arc<dyn Runtime>) -> ServerHandle {
         let (driver, commands) = self.driver(runtime.clone(), Until::Shutdown);
         let links = driver.message_links();
-        runtime.spawn(Box::pin(driver));
+        let (ended, stopped) = async_channel::bounded::<()>(1);
+        runtime.spawn(Box::pin(async move {
+            driver.await;
+            drop(ended);
+        }));
         ServerHandle {
             commands,
             links,
             stopping: Arc::default(),
+            stopped,
         }
     }
 
@@ -380,6 +385,8 @@ pub struct ServerHandle {
     links: MessageLinks,
     /// Set by [`ServerHandle::shutdown`].
     stopping: Arc<AtomicBool>,
+    /// Closed once the server has stopped.
+    stopped: async_channel::Receiver<()>,
 }
 
 impl ServerHandle {
@@ -452,9 +459,14 @@ impl ServerHandle {
         self.stopping.load(Ordering::Relaxed)
     }
 
-    /// Closes every connection and stops all work.
+    /// Closes every connection and stops all work; returns once the server has stopped:
+    /// its last changes written to its store (unless the store keeps failing), and, on a
+    /// shared store, the work it ran given back for other processes to take at once
+    /// ([`TaskStore::hand_back`](crate::TaskStore::hand_back)).
     pub async fn shutdown(&self) {
         self.stopping.store(true, Ordering::Relaxed);
         let _ = self.commands.send(Command::Shutdown).await;
+        // Closed, never sent to: returns when the server's driver has ended.
+        let _ = self.stopped.recv().await;
     }
 }

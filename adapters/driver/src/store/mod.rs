@@ -83,6 +83,14 @@ pub trait TaskStore: Send + Sync + 'static {
         Box::pin(async { Ok(Vec::new()) })
     }
 
+    /// This process stops (gracefully) and runs no more work: the unfinished work it ran is
+    /// given back for other processes to take at once (with their tools' resume hooks), not
+    /// once its claims run out. Asked by the driver of a process that runs work on a shared
+    /// store, after its last write, before it returns; the default does nothing.
+    fn hand_back(&self) -> BoxFuture<Result<(), StoreError>> {
+        Box::pin(async { Ok(()) })
+    }
+
     /// For a store shared by several server processes (replicas on one database): what the
     /// others change, as they change it. The driver applies each [`StoreNews`] to its host
     /// (followers told, parked results answered, work stopped when cancelled elsewhere).
@@ -192,6 +200,10 @@ impl TaskStore for Arc<dyn TaskStore> {
         limit: usize,
     ) -> BoxFuture<Result<Vec<TaskSnapshot>, StoreError>> {
         (**self).page(owner, era, after, limit)
+    }
+
+    fn hand_back(&self) -> BoxFuture<Result<(), StoreError>> {
+        (**self).hand_back()
     }
 
     fn watch(&self) -> Option<async_channel::Receiver<StoreNews>> {
