@@ -109,11 +109,11 @@ impl Prepared {
         client
             .batch_execute("SET plan_cache_mode = force_custom_plan")
             .await
-            .map_err(|e| format!("cannot prepare the write: {e}"))?;
+            .map_err(|e| format!("cannot prepare the write: {}", detail(&e)))?;
         let statement = client
             .prepare(&sql)
             .await
-            .map_err(|e| format!("cannot prepare the write: {e}"))?;
+            .map_err(|e| format!("cannot prepare the write: {}", detail(&e)))?;
         Ok(Prepared(statement))
     }
 }
