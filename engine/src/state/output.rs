@@ -255,7 +255,7 @@ impl<K: Kept> State<K> {
         for (session, id, a, error) in again {
             let answered = self
                 .protocol(a.era)
-                .answer_again(self, session, &id, a.verb, &a.task);
+                .answer_again(self, &id, a.verb, &a.task);
             if let Some((line, code)) = answered {
                 let kind = MessageKind::Reply {
                     to: Some(id),

@@ -59,8 +59,7 @@ pub(crate) trait Protocol<K: Kept>: Sync {
     /// reply is then the store's refusal).
     fn answer_again(
         &self,
-        st: &mut State<K>,
-        session: SessionId,
+        st: &State<K>,
         id: &RequestId,
         verb: TaskVerb,
         task: &TaskId,

@@ -85,8 +85,7 @@ impl Protocol<Eras> for V2025_11_25 {
 
     fn answer_again(
         &self,
-        st: &mut State,
-        _session: SessionId,
+        st: &State,
         id: &RequestId,
         verb: TaskVerb,
         task: &TaskId,

@@ -44,8 +44,9 @@ pub(super) fn on_tasks_get(
     let line = encode::task_reply(id, record);
     let task = record.id.clone();
     st.follow(session, Era::V2025_11_25, &task);
-    st.reply_about(session, id, about(TaskVerb::Get, task.clone()), None, line);
+    // A question relayed for the task goes out as the session starts following it.
     relay::offer_task(st, &task);
+    st.reply_about(session, id, about(TaskVerb::Get, task), None, line);
     Ok(())
 }
 

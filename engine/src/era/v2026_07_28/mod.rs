@@ -97,8 +97,7 @@ impl Protocol<Eras> for V2026_07_28 {
 
     fn answer_again(
         &self,
-        st: &mut State,
-        _session: SessionId,
+        st: &State,
         id: &RequestId,
         verb: TaskVerb,
         task: &TaskId,
