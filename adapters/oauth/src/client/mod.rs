@@ -1,0 +1,1 @@
+//! The client side of OAuth for MCP: see the crate documentation.

@@ -1,0 +1,1 @@
+//! The server side of OAuth for MCP: see the crate documentation.
