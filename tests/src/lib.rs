@@ -26,6 +26,7 @@
 
 pub mod examples;
 pub mod fleet;
+pub mod oauth;
 pub mod peers;
 pub mod postgres;
 pub mod procs;

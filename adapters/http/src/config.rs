@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::HeaderMap;
+use taskwire_oauth::resource::ResourceServer;
 
 /// Who may reach the server, by the `Host` and `Origin` headers (DNS-rebinding protection).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,6 +81,13 @@ pub struct HttpConfig {
     /// 2025-11-25 session then owns its tasks, and stateless 2026-07-28 requests share one
     /// anonymous owner.
     pub authenticate: Option<Authenticate>,
+    /// Serves the endpoint as an OAuth 2.1 resource server (the MCP authorization spec):
+    /// every request needs a valid access token for it, whose caller
+    /// ([`Caller::owner`](taskwire_oauth::resource::Caller::owner): issuer, subject and
+    /// client) owns its tasks; the Protected Resource Metadata is served beside the
+    /// endpoint; a method's scopes are checked once its body is read. When set,
+    /// [`HttpConfig::authenticate`] is not consulted. Default `None`.
+    pub oauth: Option<Arc<ResourceServer>>,
 }
 
 impl Default for HttpConfig {
@@ -99,6 +107,7 @@ impl Default for HttpConfig {
             header_read_timeout: Duration::from_secs(10),
             max_connections: 1_000,
             authenticate: None,
+            oauth: None,
         }
     }
 }
@@ -120,6 +129,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("header_read_timeout", &self.header_read_timeout)
             .field("max_connections", &self.max_connections)
             .field("authenticate", &self.authenticate.is_some())
+            .field("oauth", &self.oauth)
             .finish()
     }
 }

@@ -1,8 +1,12 @@
 //! What every request passes first: the `Host` and `Origin` headers (DNS-rebinding
-//! protection) and, when the server asks for it, authentication, which names the owner.
+//! protection) and, when the server asks for it, authentication (an OAuth access token, or
+//! the server's own hook), which names the owner; then, once its method is known, the
+//! scopes that method needs.
 
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use taskwire_driver::engine::Envelope;
+use taskwire_oauth::resource::{Caller, Denial, ResourceServer};
 
 use crate::config::{AllowedHosts, HttpConfig};
 use crate::response::error;
@@ -12,6 +16,53 @@ pub(crate) enum Refused {
     Host(String),
     Origin(String),
     Unauthorized,
+    /// The OAuth resource server's refusal, with its `WWW-Authenticate` challenge.
+    Token {
+        denial: Denial,
+        challenge: String,
+    },
+}
+
+/// Who an admitted request comes from.
+pub(crate) struct Admitted {
+    /// The owner of its tasks (`None` when the server does not authenticate).
+    pub owner: Option<String>,
+    /// The token's caller, when OAuth admitted it: its scopes decide which methods it may
+    /// call.
+    caller: Option<Caller>,
+}
+
+impl Admitted {
+    /// Whether the request whose `body` this is may call its method (a 2026-07-28 request
+    /// names it in `Mcp-Method`, which the engine holds to the body).
+    pub fn permits(
+        &self,
+        headers: &HeaderMap,
+        body: &[u8],
+        config: &HttpConfig,
+    ) -> Result<(), Refused> {
+        let (Some(caller), Some(server)) = (&self.caller, &config.oauth) else {
+            return Ok(());
+        };
+        if server.config().method_scopes.is_empty() {
+            return Ok(());
+        }
+        let method = match header_str(headers, "mcp-method") {
+            Some(method) => Some(method.to_owned()),
+            None => Envelope::read(body).and_then(|envelope| envelope.method),
+        };
+        let Some(method) = method else {
+            return Ok(());
+        };
+        server
+            .permits(caller, &method)
+            .map_err(|denial| token_refused(server, denial))
+    }
+}
+
+fn token_refused(server: &ResourceServer, denial: Denial) -> Refused {
+    let challenge = server.challenge(&denial);
+    Refused::Token { denial, challenge }
 }
 
 impl IntoResponse for Refused {
@@ -37,13 +88,23 @@ impl IntoResponse for Refused {
                     .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
                 refused
             }
+            Refused::Token { denial, challenge } => {
+                let status =
+                    StatusCode::from_u16(denial.status()).unwrap_or(StatusCode::UNAUTHORIZED);
+                let mut refused = error(status, -32600, &denial.to_string());
+                if let Ok(value) = HeaderValue::from_str(&challenge) {
+                    refused
+                        .headers_mut()
+                        .insert(header::WWW_AUTHENTICATE, value);
+                }
+                refused
+            }
         }
     }
 }
 
-/// The owner named by authentication (`None` when the server does not authenticate), or
-/// why the request is refused.
-pub(crate) fn admit(headers: &HeaderMap, config: &HttpConfig) -> Result<Option<String>, Refused> {
+/// Who the request comes from, or why it is refused.
+pub(crate) async fn admit(headers: &HeaderMap, config: &HttpConfig) -> Result<Admitted, Refused> {
     if let Some(host) = header_str(headers, header::HOST.as_str()) {
         if !allowed(host_name(host), &config.allowed_hosts) {
             tracing::warn!(host, "refused a request for a host not allowed");
@@ -57,16 +118,33 @@ pub(crate) fn admit(headers: &HeaderMap, config: &HttpConfig) -> Result<Option<S
             return Err(Refused::Origin(origin.to_owned()));
         }
     }
-    match &config.authenticate {
-        None => Ok(None),
+    if let Some(server) = &config.oauth {
+        let authorization = headers.get_all(header::AUTHORIZATION);
+        return match server
+            .authorize(authorization.iter().map(HeaderValue::as_bytes))
+            .await
+        {
+            Ok(caller) => Ok(Admitted {
+                owner: Some(caller.owner()),
+                caller: Some(caller),
+            }),
+            Err(denial) => Err(token_refused(server, denial)),
+        };
+    }
+    let owner = match &config.authenticate {
+        None => None,
         Some(authenticate) => match authenticate(headers) {
-            Some(owner) => Ok(Some(owner)),
+            Some(owner) => Some(owner),
             None => {
                 tracing::debug!("refused a request without valid credentials");
-                Err(Refused::Unauthorized)
+                return Err(Refused::Unauthorized);
             }
         },
-    }
+    };
+    Ok(Admitted {
+        owner,
+        caller: None,
+    })
 }
 
 pub(crate) fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {

@@ -41,3 +41,6 @@ pub use client::HttpClient;
 pub use config::{AllowedHosts, Authenticate, HttpConfig};
 pub use listen::serve_router;
 pub use service::{router, serve};
+/// OAuth on both sides (the `taskwire-oauth` crate): [`oauth::resource::ResourceServer`]
+/// for [`HttpConfig::oauth`].
+pub use taskwire_oauth as oauth;

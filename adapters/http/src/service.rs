@@ -10,10 +10,11 @@ use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::Router;
 use taskwire_driver::engine::{era, Envelope, Era};
 use taskwire_driver::{Server, ServerHandle};
+use taskwire_oauth::resource::ResourceServer;
 
 use crate::config::HttpConfig;
 use crate::guard::{admit, header_str};
@@ -32,11 +33,29 @@ use crate::stateless;
 /// serve your app with [`serve_router`] to have them, or set your own server's.
 pub fn router(path: &str, handle: ServerHandle, config: HttpConfig) -> Router {
     let limit = config.max_body_bytes;
+    let metadata = config.oauth.as_deref().map(protected_resource);
     let shared = Arc::new(Shared::new(handle, config));
-    Router::new()
+    let mcp = Router::new()
         .route(path, post(post_mcp).get(get_mcp).delete(delete_mcp))
         .layer(DefaultBodyLimit::max(limit))
-        .with_state(shared)
+        .with_state(shared);
+    match metadata {
+        Some(metadata) => mcp.merge(metadata),
+        None => mcp,
+    }
+}
+
+/// The Protected Resource Metadata of `server` (RFC 9728) at its well-known paths, for
+/// anyone (clients read it before they have a token).
+fn protected_resource(server: &ResourceServer) -> Router {
+    let document = axum::Json(server.metadata());
+    server
+        .metadata_paths()
+        .into_iter()
+        .fold(Router::new(), |router, path| {
+            let document = document.clone();
+            router.route(&path, get(move || async move { document }))
+        })
 }
 
 /// Serves `server` at `/mcp` on `listener` until the process is asked to stop (Ctrl-C or
@@ -48,6 +67,10 @@ pub async fn serve(
     config: HttpConfig,
 ) -> io::Result<()> {
     let handle = server.start(Arc::new(taskwire_tokio::Tokio));
+    if let Some(oauth) = config.oauth.clone() {
+        // The issuer's keys, read before the first request needs them.
+        tokio::spawn(async move { oauth.prefetch().await });
+    }
     let app = router("/mcp", handle.clone(), config.clone());
     tracing::info!(address = %listener.local_addr()?, "serving MCP over Streamable HTTP at /mcp");
     let stop = async move {
@@ -75,14 +98,18 @@ async fn stop_requested() {
 
 async fn post_mcp(State(shared): State<Arc<Shared>>, mut request: Request) -> Response {
     let headers = std::mem::take(request.headers_mut());
-    let owner = match admit(&headers, &shared.config) {
-        Ok(owner) => owner,
+    let admitted = match admit(&headers, &shared.config).await {
+        Ok(admitted) => admitted,
         Err(refused) => return refused.into_response(),
     };
     let body = match read_body(request, shared.config.body_read_timeout).await {
         Ok(body) => body,
         Err(refused) => return refused,
     };
+    if let Err(refused) = admitted.permits(&headers, &body, &shared.config) {
+        return refused.into_response();
+    }
+    let owner = admitted.owner;
     shared.sweep();
     let counted = owner.clone();
     shared
@@ -181,8 +208,8 @@ fn per_request_header(headers: &HeaderMap) -> bool {
 }
 
 async fn get_mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    let owner = match admit(&headers, &shared.config) {
-        Ok(owner) => owner,
+    let owner = match admit(&headers, &shared.config).await {
+        Ok(admitted) => admitted.owner,
         Err(refused) => return refused.into_response(),
     };
     shared.sweep();
@@ -210,8 +237,8 @@ async fn get_mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respo
 }
 
 async fn delete_mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    let owner = match admit(&headers, &shared.config) {
-        Ok(owner) => owner,
+    let owner = match admit(&headers, &shared.config).await {
+        Ok(admitted) => admitted.owner,
         Err(refused) => return refused.into_response(),
     };
     let Some(id) = header_str(&headers, SESSION_HEADER) else {

@@ -18,6 +18,7 @@ mod fleet;
 mod floods;
 mod guard;
 mod load;
+mod oauth;
 mod replicas;
 mod sessions;
 mod stateless;

@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use clap::Parser;
 #[cfg(not(target_os = "wasi"))]
+use taskwire_demo::http::Auth;
+#[cfg(not(target_os = "wasi"))]
 use taskwire_demo::options::{RoleChoice, RuntimeChoice, Serving};
 use taskwire_demo::tools::ServerOptions;
 
@@ -28,6 +30,10 @@ struct Args {
     #[cfg(not(target_os = "wasi"))]
     #[command(flatten)]
     serving: Serving,
+    /// With `--http`: OAuth access tokens wanted.
+    #[cfg(not(target_os = "wasi"))]
+    #[command(flatten)]
+    auth: Auth,
     /// Keeps the tasks in a store, so that they survive a restart (default: in memory):
     /// `sqlite:PATH` (`?synchronous=full` waits for the disk at every commit, `normal` is the
     /// default) or `postgres://…` (`?replica=NAME&lease=MS` for several servers sharing it).
@@ -102,6 +108,10 @@ fn main() -> ExitCode {
         Err(e) => return usage(&format!("--role {}: {e}", args.role.name())),
     };
     #[cfg(not(target_os = "wasi"))]
+    if args.serving.http.is_none() && args.auth.auth_issuer.is_some() {
+        return usage("--auth-issuer needs --http (stdio has no tokens)");
+    }
+    #[cfg(not(target_os = "wasi"))]
     if args.serving.http.is_none() {
         taskwire_demo::logs::init("warn");
     }
@@ -115,7 +125,11 @@ fn main() -> ExitCode {
                 .and_then(|rt| rt.block_on(taskwire_tokio::serve_worker(server)))
         }
         (Some(address), _) => {
-            taskwire_demo::http::serve(server, &address, taskwire_http::HttpConfig::default())
+            let oauth = match args.auth.resource_server() {
+                Ok(oauth) => oauth,
+                Err(e) => return usage(&e),
+            };
+            taskwire_demo::http::serve(server, &address, taskwire_demo::http::config(oauth))
         }
         (None, RuntimeChoice::Smol) => taskwire_smol::serve_stdio(server),
         // One thread, as on smol: the driver, stdio and the tools share it.
