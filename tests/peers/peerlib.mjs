@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve, basename } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -36,6 +36,11 @@ export function sdk(subpath) {
 /** Loads another package of the pinned npm folder, e.g. dep('zod') (the SDK's schema library). */
 export function dep(name) {
   return req(name);
+}
+
+/** Imports an ES-module-only package of the pinned npm folder, e.g. importDep('oidc-provider'). */
+export async function importDep(name) {
+  return import(pathToFileURL(req.resolve(name)).href);
 }
 
 /** Prints one JSON line on stdout. */

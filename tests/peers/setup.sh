@@ -118,6 +118,7 @@ node_smoke() {
     await import("@modelcontextprotocol/sdk/experimental/tasks");
     await import("@modelcontextprotocol/ext-tasks/client");
     await import("playwright-core");
+    await import("oidc-provider");
   ') && [ -x "$nodedir/node_modules/.bin/inspector" ] && [ -x "$nodedir/node_modules/.bin/mcp-server-everything" ]
 }
 if [ "$FORCE" != 1 ] && [ -f "$node_stamp" ] && [ "$(cat "$node_stamp")" = "$node_key" ] && node_smoke 2>/dev/null; then

@@ -64,6 +64,15 @@ pub struct Auth {
     /// method (e.g. `tasks/cancel=tasks:write`); several, space- or comma-separated.
     #[arg(long, value_name = "SCOPE", num_args = 1.., value_delimiter = ',', requires = "auth_issuer")]
     pub auth_scopes: Vec<String>,
+    /// How far this server's clock and the issuer's may disagree when a token's expiry is
+    /// checked, in seconds.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 60,
+        requires = "auth_issuer"
+    )]
+    pub auth_clock_skew: u64,
     /// Introspects opaque tokens (RFC 7662) as this client id; its secret is read from
     /// TASKWIRE_AUTH_CLIENT_SECRET.
     #[arg(long, value_name = "CLIENT_ID", requires = "auth_issuer")]
@@ -81,6 +90,7 @@ impl Auth {
             return Ok(None);
         };
         let mut config = ResourceConfig::new(audience, issuer);
+        config.clock_skew = std::time::Duration::from_secs(self.auth_clock_skew);
         for entry in self.auth_scopes.iter().flat_map(|s| s.split_whitespace()) {
             match entry.split_once('=') {
                 Some((method, scope)) if !method.is_empty() && !scope.is_empty() => config

@@ -40,7 +40,11 @@ impl HttpServer {
     /// succeeds. Panics if the process exits first or does not listen within 20 s.
     pub fn start(server: impl FnOnce(u16) -> Argv, stderr: Option<&Path>) -> HttpServer {
         let port = free_port();
-        let argv = server(port);
+        HttpServer::start_at(port, server(port), stderr)
+    }
+
+    /// [`HttpServer::start`] on `port` (where another server was: a restart).
+    pub fn start_at(port: u16, argv: Argv, stderr: Option<&Path>) -> HttpServer {
         let mut command = argv.command();
         command.stdin(Stdio::null()).stdout(Stdio::null());
         if let Some(path) = stderr {

@@ -86,6 +86,18 @@ impl Peers {
             .args(args)
     }
 
+    /// `auth_server.mjs --port PORT --keys KEYS --access-ttl SECONDS` under Node 22: a real
+    /// OAuth authorization server (oidc-provider 9.13.3) whose issuer is
+    /// `http://127.0.0.1:PORT`.
+    pub fn auth_server(&self, port: u16, keys: &str, access_ttl_secs: u64) -> Argv {
+        let node = self.conformance_dir.join("node_modules/.bin/node");
+        Argv::new(node)
+            .env("TASKWIRE_PEERS_NODE", &self.node_dir)
+            .arg(self.kit.join("auth_server.mjs"))
+            .args(&["--port", &port.to_string(), "--keys", keys])
+            .args(&["--access-ttl", &access_ttl_secs.to_string()])
+    }
+
     /// The seed's Python server, unchanged.
     pub fn seed_server(&self) -> Argv {
         Argv::new(&self.python).arg(self.seed.join("task_server.py"))

@@ -371,19 +371,37 @@ fn a_task_is_its_callers_only_in_both_eras() {
         };
         let own = messages(get_as(&alice).await).await.remove(0);
         assert_eq!(own["result"]["taskId"], task.as_str());
+        let as_other = |token: &str, method: &'static str, params: Value| {
+            server
+                .stateless(2, method, params)
+                .set("authorization", &format!("Bearer {token}"))
+                .send()
+        };
         for other in [&bob, &alice_elsewhere] {
-            let response = get_as(other).await;
-            let status = response.status();
-            let refused = messages(response).await.remove(0);
-            assert_eq!(refused["error"]["code"], -32602, "{refused}");
-            assert!(
-                refused["error"]["message"]
-                    .as_str()
-                    .is_some_and(|m| m.contains("not found") || m.contains("Not found")),
-                "{refused}"
-            );
-            assert_ne!(status, StatusCode::FORBIDDEN);
+            for (method, params) in [
+                ("tasks/get", json!({"taskId": task})),
+                (
+                    "tasks/update",
+                    json!({"taskId": task, "inputResponses": {"q": {"action": "accept"}}}),
+                ),
+                ("tasks/cancel", json!({"taskId": task})),
+            ] {
+                let response = as_other(other, method, params).await;
+                let status = response.status();
+                let refused = messages(response).await.remove(0);
+                assert_eq!(refused["error"]["code"], -32602, "{refused}");
+                assert!(
+                    refused["error"]["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains("not found") || m.contains("Not found")),
+                    "{refused}"
+                );
+                assert_ne!(status, StatusCode::FORBIDDEN);
+            }
         }
+        // Still Alice's, not cancelled: the cancels above did not reach it.
+        let own = messages(get_as(&alice).await).await.remove(0);
+        assert_ne!(own["result"]["status"], "cancelled", "{own}");
         // 2025-11-25: a task made in one session of Alice's is listed in another of hers;
         // Bob's lists none, and cannot use Alice's session.
         let first = open_session_as(&server, &alice).await;
@@ -426,6 +444,13 @@ fn a_task_is_its_callers_only_in_both_eras() {
             .await;
         let listed = messages(listed).await.remove(0);
         assert_eq!(listed["result"]["tasks"], json!([]), "{listed}");
+        let waited = server
+            .ask_result(&bobs, 4, &json!(task))
+            .set("authorization", &format!("Bearer {bob}"))
+            .send()
+            .await;
+        let waited = messages(waited).await.remove(0);
+        assert_eq!(waited["error"]["code"], -32602, "{waited}");
     });
 }
 

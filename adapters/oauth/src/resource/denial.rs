@@ -51,7 +51,8 @@ impl fmt::Display for Denial {
             Denial::Invalid(why) => write!(f, "Unauthorized: the access token is not valid: {why}"),
             Denial::InsufficientScope(scopes) => write!(
                 f,
-                "Forbidden: the access token lacks the scope {:?} (ask for a token with it)",
+                "Forbidden: this needs a token with the scopes {:?}, and the access token lacks \
+                 some (ask for one with them)",
                 scopes.join(" ")
             ),
         }
