@@ -127,13 +127,20 @@ impl HttpServer {
     }
 }
 
+impl HttpServer {
+    /// Kills it and waits until it has exited (its port is free again).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl Drop for HttpServer {
     fn drop(&mut self) {
         if std::thread::panicking() {
             // A failing test shows what the server said (the harness prints captured output).
             eprintln!("{}", self.log());
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill();
     }
 }

@@ -547,3 +547,27 @@ fn opaque_tokens_are_introspected_once_per_cache_time() {
         }
     });
 }
+
+#[test]
+fn a_key_the_issuer_withdraws_stops_verifying_once_the_keys_are_read_again() {
+    let issuer = MockIssuer::start();
+    let server = protected(&issuer, |config| config.jwks_max_age = Duration::ZERO);
+    let claims = issuer.claims("alice", "cli", RESOURCE, "");
+    let token = format!("Bearer {}", issuer.token(TestKey::Key1, &claims));
+    server.run(async {
+        assert_eq!(list_with(&server, &token).await.status(), StatusCode::OK);
+        issuer.set_jwks(Jwks::Keys(vec![TestKey::Rsa]));
+        // Old keys still serve while they are read again in the background; then the
+        // withdrawn one verifies nothing.
+        let mut statuses = Vec::new();
+        for _ in 0..50 {
+            let status = list_with(&server, &token).await.status();
+            statuses.push(status.as_u16());
+            if status == StatusCode::UNAUTHORIZED {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(statuses.last(), Some(&401), "{statuses:?}");
+    });
+}

@@ -18,6 +18,7 @@ mod http;
 mod http_rmcp;
 mod inspector;
 mod inspector_web;
+mod oauth;
 mod python;
 mod quirks_inspector;
 mod quirks_python;

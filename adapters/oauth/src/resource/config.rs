@@ -71,6 +71,10 @@ pub struct ResourceConfig {
     /// does not know (a rotated key is picked up by the first token signed with it; a flood
     /// of made-up key ids costs one fetch per interval). Default 30 s.
     pub jwks_refetch_interval: Duration,
+    /// How long the keys read from the JWKS are used before it is read again: older, they
+    /// still verify tokens while a fresh read runs in the background, so a key the issuer
+    /// withdrew stops being accepted within about this time. Default 10 minutes.
+    pub jwks_max_age: Duration,
     /// How long an introspection's answer is kept for its token (never past the token's
     /// `exp`). Default 30 s.
     pub introspection_cache: Duration,
@@ -94,6 +98,7 @@ impl ResourceConfig {
             fetch_timeout: Duration::from_secs(5),
             max_document_bytes: 256 * 1024,
             jwks_refetch_interval: Duration::from_secs(30),
+            jwks_max_age: Duration::from_secs(600),
             introspection_cache: Duration::from_secs(30),
             max_cached_tokens: 10_000,
         }

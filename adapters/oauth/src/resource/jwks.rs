@@ -1,7 +1,9 @@
 //! The issuer's signing keys (its JWKS), kept in memory: read when a token names a key not
 //! known yet (a rotated key is picked up by the first token signed with it), at most once
-//! per [`ResourceConfig::jwks_refetch_interval`](super::ResourceConfig), while tokens
-//! signed with known keys are verified without waiting for any fetch.
+//! per [`ResourceConfig::jwks_refetch_interval`](super::ResourceConfig), and in the
+//! background once they are older than [`ResourceConfig::jwks_max_age`](super::ResourceConfig)
+//! (a key the issuer withdrew stops verifying tokens), while tokens signed with known keys
+//! are verified without waiting for any fetch.
 
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -27,8 +29,16 @@ pub(crate) struct KeySet {
     fetcher: Fetcher,
     issuer: String,
     refetch_interval: Duration,
-    keys: RwLock<Arc<Vec<Key>>>,
+    max_age: Duration,
+    keys: RwLock<Keys>,
     refresh: tokio::sync::Mutex<Refresh>,
+}
+
+/// The keys of the last JWKS read, and when it was read.
+#[derive(Clone, Default)]
+struct Keys {
+    keys: Arc<Vec<Key>>,
+    read_at: Option<Instant>,
 }
 
 /// When the keys were last asked for, and where.
@@ -39,26 +49,51 @@ struct Refresh {
 }
 
 impl KeySet {
-    pub fn new(fetcher: Fetcher, issuer: String, refetch_interval: Duration) -> Self {
+    pub fn new(
+        fetcher: Fetcher,
+        issuer: String,
+        refetch_interval: Duration,
+        max_age: Duration,
+    ) -> Self {
         KeySet {
             fetcher,
             issuer,
             refetch_interval,
-            keys: RwLock::new(Arc::new(Vec::new())),
+            max_age,
+            keys: RwLock::default(),
             refresh: tokio::sync::Mutex::new(Refresh::default()),
         }
     }
 
     /// The keys a token with key id `kid` signed with `algorithm` may be verified with;
     /// when none is known, the JWKS is read again first (unless it was read within the
-    /// refetch interval).
-    pub async fn candidates(&self, kid: Option<&str>, algorithm: Algorithm) -> Vec<Key> {
+    /// refetch interval). Keys older than the max age are read again in the background.
+    pub async fn candidates(
+        self: &Arc<Self>,
+        kid: Option<&str>,
+        algorithm: Algorithm,
+    ) -> Vec<Key> {
         let known = self.known(kid, algorithm);
         if !known.is_empty() {
+            self.refresh_if_old();
             return known;
         }
         self.refresh().await;
         self.known(kid, algorithm)
+    }
+
+    /// Starts reading the keys again, without waiting, when they are older than the max age
+    /// and no read is under way.
+    fn refresh_if_old(self: &Arc<Self>) {
+        let read_at = self.keys.read().expect("not poisoned").read_at;
+        if read_at.is_none_or(|at| at.elapsed() < self.max_age) || self.refresh.try_lock().is_err()
+        {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let keys = self.clone();
+            runtime.spawn(async move { keys.refresh().await });
+        }
     }
 
     /// Reads the keys now, as when starting: a server that can reach its issuer verifies
@@ -68,7 +103,7 @@ impl KeySet {
     }
 
     fn known(&self, kid: Option<&str>, algorithm: Algorithm) -> Vec<Key> {
-        let keys = self.keys.read().expect("not poisoned").clone();
+        let keys = self.keys.read().expect("not poisoned").keys.clone();
         keys.iter()
             .filter(|key| key.algorithm.is_none_or(|a| a == algorithm))
             .filter(|key| key.decoding.family() == algorithm.family())
@@ -89,7 +124,10 @@ impl KeySet {
         match self.fetch(&mut refresh).await {
             Ok(keys) => {
                 tracing::info!(issuer = %self.issuer, keys = keys.len(), "read the issuer's signing keys");
-                *self.keys.write().expect("not poisoned") = Arc::new(keys);
+                *self.keys.write().expect("not poisoned") = Keys {
+                    keys: Arc::new(keys),
+                    read_at: Some(Instant::now()),
+                };
             }
             Err(why) => {
                 tracing::warn!(issuer = %self.issuer, error = %why, "cannot read the issuer's signing keys; keeping those known");

@@ -1,6 +1,8 @@
 //! An access token as a JWT (RFC 9068): signed by one of the issuer's public keys, issued by
 //! it, for this resource, within its lifetime.
 
+use std::sync::Arc;
+
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{decode, decode_header, Algorithm, AlgorithmFamily, Validation};
 use serde_json::Value;
@@ -12,7 +14,7 @@ use super::{Denial, ResourceConfig};
 /// The caller `token` speaks for, or why it speaks for none.
 pub(crate) async fn verify(
     token: &str,
-    keys: &KeySet,
+    keys: &Arc<KeySet>,
     config: &ResourceConfig,
 ) -> Result<Caller, Denial> {
     let header = decode_header(token).map_err(|e| match e.kind() {

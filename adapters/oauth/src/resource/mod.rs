@@ -30,6 +30,8 @@ mod jwks;
 mod jwt;
 mod metadata;
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 pub use caller::Caller;
@@ -51,7 +53,7 @@ pub struct ResourceServer {
 
 /// How tokens are checked, with what it keeps.
 enum Check {
-    Jwt(KeySet),
+    Jwt(Arc<KeySet>),
     Introspection(Introspector),
 }
 
@@ -63,11 +65,12 @@ impl ResourceServer {
         absolute(&config.issuer, "ResourceConfig::issuer")?;
         let fetcher = Fetcher::new(config.fetch_timeout, config.max_document_bytes);
         let check = match &config.tokens {
-            TokenCheck::Jwt => Check::Jwt(KeySet::new(
+            TokenCheck::Jwt => Check::Jwt(Arc::new(KeySet::new(
                 fetcher,
                 config.issuer.clone(),
                 config.jwks_refetch_interval,
-            )),
+                config.jwks_max_age,
+            ))),
             TokenCheck::Introspection {
                 client_id,
                 client_secret,
