@@ -11,8 +11,8 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use taskwire_driver::engine::{ClientEra, Config, Era, TaskStatus};
 use taskwire_demo::tools::RESULT_TEXT;
+use taskwire_driver::engine::{ClientEra, Config, Era, TaskStatus};
 use taskwire_driver::{Client, ClientBuilder};
 use taskwire_http::HttpClient;
 use taskwire_tests::peers::demo::binary;
@@ -195,7 +195,12 @@ fn oidc_provider_expired_tokens_are_refused_and_a_rotated_key_is_picked_up() {
         Deployment::start(p, "oidc-rotation", "key1", 2, &["--auth-clock-skew", "0"]);
     runtime().block_on(async {
         let first = deployment.token("machine", None).await;
-        assert_eq!(deployment.list_with(&first).await.0, 200, "{}", deployment.logs());
+        assert_eq!(
+            deployment.list_with(&first).await.0,
+            200,
+            "{}",
+            deployment.logs()
+        );
         // Whole seconds: `exp` is past once a second more has begun.
         tokio::time::sleep(Duration::from_millis(3_500)).await;
         let (status, challenge) = deployment.list_with(&first).await;

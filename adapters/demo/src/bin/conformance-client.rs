@@ -10,6 +10,12 @@
 //! with a value for each required property of its input schema. Elicitation is accepted with
 //! the defaults of the requested schema (SEP-1034); sampling answers one fixed text.
 //!
+//! Every scenario's server may ask for OAuth (the `auth/*` scenarios): the client signs in with
+//! the headless user agent (the suite's authorization server redirects at once), as the
+//! pre-registered client the context names (`client_id`, `client_secret`), else with the
+//! suite's Client ID Metadata Document URL where the server takes one, else registering
+//! itself; the `auth/client-credentials-*` scenarios sign in with client credentials.
+//!
 //! Exit code 0 when every step succeeded; 1 with the reason on stderr otherwise.
 
 use std::process::ExitCode;
@@ -22,7 +28,11 @@ use taskwire_driver::{
     Client, ClientBuilder, ElicitationAnswer, ElicitationMode, ElicitationRequest, Error,
     SamplingAnswer,
 };
+use taskwire_http::oauth::client::{Headless, OAuthClient};
 use taskwire_http::HttpClient;
+
+/// The client's metadata document URL the suite's `auth/basic-cimd` scenario expects.
+const METADATA_DOCUMENT: &str = "https://conformance-test.local/client-metadata.json";
 
 /// Our client as the MCP conformance suite's client scenarios run it: the scenario, its
 /// protocol version and context come from MCP_CONFORMANCE_SCENARIO,
@@ -56,7 +66,8 @@ fn main() -> ExitCode {
         }
     };
     let outcome = runtime.block_on(async {
-        let client = HttpClient::new(&url).connect(builder(era));
+        let http = HttpClient::new(&url).oauth(oauth(&context));
+        let client = http.connect(builder(era));
         let outcome = run(&client, &context).await;
         client.close().await;
         drop(client);
@@ -70,6 +81,28 @@ fn main() -> ExitCode {
             eprintln!("conformance-client: {url}: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// How to sign in, from the scenario's context: client credentials for the
+/// `auth/client-credentials-*` scenarios, else the code flow as the given client, if any.
+fn oauth(context: &Value) -> OAuthClient {
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let id = context["client_id"].as_str();
+    let secret = context["client_secret"].as_str().map(str::to_owned);
+    if let (true, Some(id), Some(secret)) = (
+        scenario.starts_with("auth/client-credentials"),
+        id,
+        secret.clone(),
+    ) {
+        return OAuthClient::client_credentials(id, secret);
+    }
+    let oauth = OAuthClient::new(Headless::default())
+        .name("taskwire-conformance-client")
+        .metadata_document(METADATA_DOCUMENT);
+    match id {
+        Some(id) => oauth.client(id, secret),
+        None => oauth,
     }
 }
 

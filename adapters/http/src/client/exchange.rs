@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
+use axum::http::StatusCode;
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::{json, Value};
@@ -36,50 +37,54 @@ impl Transport {
     pub(super) async fn exchange(self: Arc<Self>, message: String) {
         let envelope = Envelope::read(message.as_bytes()).unwrap_or_default();
         let id = envelope.request_id().cloned();
-        let mut request = self
-            .endpoint
-            .http
-            .post(&self.endpoint.url)
-            .headers(self.endpoint.headers.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream");
-        if let Some(version) = &envelope.protocol_version {
-            // 2026-07-28: the routing headers repeat the body.
-            request = request.header("mcp-protocol-version", version);
-            if let Some(method) = &envelope.method {
-                request = request.header("mcp-method", method);
-            }
-            if let Some(name) = &envelope.name {
-                // A task id, tool name or URI that is no plain header text goes as Base64.
-                request = request.header("mcp-name", encode(name));
-            }
-            let call_of = match (envelope.method.as_deref(), &envelope.name) {
-                (Some("tools/call"), Some(name)) => Some(name),
-                _ => None,
-            };
-            // Only a tool with marked parameters needs its arguments read.
-            if let Some(name) = call_of.filter(|name| self.param_headers.marks(name)) {
-                let arguments: Value = (envelope.arguments.as_deref())
-                    .and_then(|raw| serde_json::from_str(raw.get()).ok())
-                    .unwrap_or_default();
-                for (header, value) in self.param_headers.for_call(name, &arguments) {
-                    request = request.header(header, value);
+        // Built again for each attempt (a sign-in sends the request again).
+        let build = || {
+            let mut request = self
+                .endpoint
+                .http
+                .post(&self.endpoint.url)
+                .headers(self.endpoint.headers.clone())
+                .header(CONTENT_TYPE, "application/json")
+                .header(ACCEPT, "application/json, text/event-stream");
+            if let Some(version) = &envelope.protocol_version {
+                // 2026-07-28: the routing headers repeat the body.
+                request = request.header("mcp-protocol-version", version);
+                if let Some(method) = &envelope.method {
+                    request = request.header("mcp-method", method);
                 }
+                if let Some(name) = &envelope.name {
+                    // A task id, tool name or URI that is no plain header text goes as Base64.
+                    request = request.header("mcp-name", encode(name));
+                }
+                let call_of = match (envelope.method.as_deref(), &envelope.name) {
+                    (Some("tools/call"), Some(name)) => Some(name),
+                    _ => None,
+                };
+                // Only a tool with marked parameters needs its arguments read.
+                if let Some(name) = call_of.filter(|name| self.param_headers.marks(name)) {
+                    let arguments: Value = (envelope.arguments.as_deref())
+                        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+                        .unwrap_or_default();
+                    for (header, value) in self.param_headers.for_call(name, &arguments) {
+                        request = request.header(header, value);
+                    }
+                }
+            } else if let Some(session) = self.session() {
+                request = request
+                    .header("mcp-session-id", &session.id)
+                    .header("mcp-protocol-version", &session.version);
             }
-        } else if let Some(session) = self.session() {
-            request = request
-                .header("mcp-session-id", &session.id)
-                .header("mcp-protocol-version", &session.version);
-        }
+            request.body(message.clone())
+        };
         let initialize = envelope.method.as_deref() == Some("initialize");
         let initialized = envelope.method.as_deref() == Some("notifications/initialized");
         // A 2026-07-28 listing loses the tools whose parameter headers are invalid.
         let lists_tools =
             envelope.protocol_version.is_some() && envelope.method.as_deref() == Some("tools/list");
-        let response = match request.body(message).send().await {
+        let response = match self.send(build).await {
             Ok(response) => response,
-            Err(e) => {
-                let why = failure::unsent(&self.endpoint.url, &e);
+            Err(unsent) => {
+                let why = failure::unsent(&self.endpoint.url, &unsent);
                 tracing::warn!(error = %why, "an HTTP request failed");
                 return self.fail(id, &why);
             }
@@ -139,7 +144,20 @@ impl Transport {
         if initialized && status.is_success() {
             tokio::spawn(self.clone().listen());
         }
+        let refused = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
         match serde_json::from_str::<Value>(&body) {
+            // Credentials refused: the body is OAuth's, no JSON-RPC answer.
+            _ if refused && id.is_some() => {
+                let session = self.session().is_some();
+                let why = failure::no_answer(&self.endpoint.url, status, session);
+                let said = serde_json::from_str::<Value>(&body).ok();
+                let said = said.as_ref().and_then(|b| b["error_description"].as_str());
+                let why = match said {
+                    Some(said) => format!("{why} (the server says: {said})"),
+                    None => why,
+                };
+                self.fail(id, &why);
+            }
             // An error that does not name our request (a server refusing the POST before
             // reading it, e.g. "no valid session", with id null or one of its own): the POST
             // carried that one request, so the error is its answer.

@@ -1,16 +1,26 @@
 //! Why a request to the endpoint got no JSON-RPC answer, in words that say what to do: the
 //! URL is no HTTP URL, nothing listens there, there is no MCP endpoint at that path, the
-//! server wants credentials.
+//! server wants credentials, signing in failed.
 
 use std::error::Error as _;
 
 use axum::http::StatusCode;
 
+use super::auth::Unsent;
+
 /// What an MCP endpoint's URL looks like, for the hints.
 const ENDPOINT: &str = "http://HOST:PORT/mcp";
 
+/// Why a request to `url` could not be sent, got no response, or could not sign in.
+pub(super) fn unsent(url: &str, unsent: &Unsent) -> String {
+    match unsent {
+        Unsent::Http(error) => not_sent(url, error),
+        Unsent::SignIn(error) => format!("{url} wants a sign-in, and it failed: {error}"),
+    }
+}
+
 /// Why a request to `url` could not be sent, or got no response.
-pub(super) fn unsent(url: &str, error: &reqwest::Error) -> String {
+fn not_sent(url: &str, error: &reqwest::Error) -> String {
     if error.is_builder() {
         if let Some(why) = not_http(url) {
             return why;
@@ -41,7 +51,8 @@ pub(super) fn no_answer(url: &str, status: StatusCode, session: bool) -> String 
              usually {ENDPOINT})"
         ),
         StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => format!(
-            "HTTP {status} from {url}: the server wants credentials (send them with \
+            "HTTP {status} from {url}: the server wants credentials (sign in with \
+             HttpClient::oauth and a taskwire_oauth::client::OAuthClient, or send a token with \
              HttpClient::header, e.g. \"Authorization: Bearer …\")"
         ),
         _ => format!("HTTP {status} from {url} without an answer"),

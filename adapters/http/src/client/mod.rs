@@ -4,6 +4,7 @@
 //! stream). Each request is one POST, its answer JSON or an SSE stream; what the server
 //! sends back goes to the engine as it arrives.
 
+mod auth;
 mod exchange;
 mod failure;
 mod param_headers;
@@ -14,7 +15,9 @@ use std::sync::{Arc, Mutex};
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use taskwire_driver::engine::MessageKind;
 use taskwire_driver::{Client, ClientBuilder, MessageSession};
+use taskwire_oauth::client::OAuthClient;
 
+use auth::{with_token, Unsent};
 use param_headers::ParamHeaders;
 
 /// Messages of ours waiting for the transport.
@@ -26,6 +29,7 @@ pub struct HttpClient {
     url: String,
     headers: HeaderMap,
     http: reqwest::Client,
+    oauth: Option<OAuthClient>,
 }
 
 impl HttpClient {
@@ -39,6 +43,7 @@ impl HttpClient {
             url: url.into(),
             headers: HeaderMap::new(),
             http: reqwest::Client::new(),
+            oauth: None,
         }
     }
 
@@ -51,6 +56,16 @@ impl HttpClient {
             HeaderValue::from_str(value).map_err(|e| format!("bad value for {name}: {e}"))?;
         self.headers.insert(name, value);
         Ok(self)
+    }
+
+    /// Signs in with `oauth` when the server asks (MCP authorization): every request, the
+    /// session's `GET` stream and its `DELETE` carry the access token; a `401` signs in (one
+    /// sign-in for all the requests refused together) and sends the request again; a `403`
+    /// with `insufficient_scope` asks for more scopes, at most
+    /// [`OAuthClient::step_ups`] times per request; an expired token is refreshed first.
+    pub fn oauth(mut self, oauth: OAuthClient) -> Self {
+        self.oauth = Some(oauth);
+        self
     }
 
     /// Starts a client over this endpoint on the current tokio runtime (call
@@ -101,14 +116,14 @@ impl Transport {
         // The client is gone: so is its session.
         let session = self.session.lock().expect("not poisoned").take();
         if let Some(session) = session {
-            let _ = self
+            let token = self.current_token().await;
+            let request = self
                 .endpoint
                 .http
                 .delete(&self.endpoint.url)
                 .headers(self.endpoint.headers.clone())
-                .header("mcp-session-id", &session.id)
-                .send()
-                .await;
+                .header("mcp-session-id", &session.id);
+            let _ = with_token(request, token.as_deref()).send().await;
             tracing::debug!(session = %session.id, "session ended");
         }
     }
@@ -119,19 +134,22 @@ impl Transport {
         &self,
         session: &Session,
         last_event: Option<&str>,
-    ) -> reqwest::Result<reqwest::Response> {
-        let mut request = self
-            .endpoint
-            .http
-            .get(&self.endpoint.url)
-            .headers(self.endpoint.headers.clone())
-            .header(axum::http::header::ACCEPT, "text/event-stream")
-            .header("mcp-session-id", &session.id)
-            .header("mcp-protocol-version", &session.version);
-        if let Some(last) = last_event {
-            request = request.header("last-event-id", last);
-        }
-        request.send().await
+    ) -> Result<reqwest::Response, Unsent> {
+        self.send(|| {
+            let request = self
+                .endpoint
+                .http
+                .get(&self.endpoint.url)
+                .headers(self.endpoint.headers.clone())
+                .header(axum::http::header::ACCEPT, "text/event-stream")
+                .header("mcp-session-id", &session.id)
+                .header("mcp-protocol-version", &session.version);
+            match last_event {
+                Some(last) => request.header("last-event-id", last),
+                None => request,
+            }
+        })
+        .await
     }
 
     fn session(&self) -> Option<Session> {

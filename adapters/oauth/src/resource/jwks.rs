@@ -68,11 +68,7 @@ impl KeySet {
     /// The keys a token with key id `kid` signed with `algorithm` may be verified with;
     /// when none is known, the JWKS is read again first (unless it was read within the
     /// refetch interval). Keys older than the max age are read again in the background.
-    pub async fn candidates(
-        self: &Arc<Self>,
-        kid: Option<&str>,
-        algorithm: Algorithm,
-    ) -> Vec<Key> {
+    pub async fn candidates(self: &Arc<Self>, kid: Option<&str>, algorithm: Algorithm) -> Vec<Key> {
         let known = self.known(kid, algorithm);
         if !known.is_empty() {
             self.refresh_if_old();
