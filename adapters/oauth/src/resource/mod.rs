@@ -54,7 +54,7 @@ pub struct ResourceServer {
 /// How tokens are checked, with what it keeps.
 enum Check {
     Jwt(Arc<KeySet>),
-    Introspection(Introspector),
+    Introspection(Box<Introspector>),
 }
 
 impl ResourceServer {
@@ -74,11 +74,11 @@ impl ResourceServer {
             TokenCheck::Introspection {
                 client_id,
                 client_secret,
-            } => Check::Introspection(Introspector::new(
+            } => Check::Introspection(Box::new(Introspector::new(
                 fetcher,
                 client_id.clone(),
                 client_secret.clone(),
-            )),
+            ))),
         };
         Ok(ResourceServer {
             config,
