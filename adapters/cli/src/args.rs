@@ -54,6 +54,11 @@ pub enum Command {
     /// a server of the other, and (--as-task) tasks on tools that have none. Logs go to
     /// stderr (RUST_LOG=info or debug).
     Proxy(ProxyArgs),
+    /// Forgets the OAuth tokens kept for a server (the next command signs in again).
+    Logout {
+        /// The server's Streamable HTTP endpoint, as given to --url.
+        url: String,
+    },
     /// The server's tasks: list them, read one, wait for its result, cancel it.
     Tasks {
         /// What to do with them.
@@ -195,13 +200,20 @@ pub struct AnsweringArgs {
 /// How a command reaches its server.
 #[derive(Clone, Debug, Args)]
 pub struct ServerArgs {
-    /// The server's Streamable HTTP endpoint (instead of `-- CMD ARGS…`).
+    /// The server's Streamable HTTP endpoint (instead of `-- CMD ARGS…`). A server that
+    /// wants OAuth is signed in to in the browser (the URL is printed too); the tokens are
+    /// kept per server in ~/.config/taskwire/tokens.json (TASKWIRE_TOKENS to move it),
+    /// readable by you only, and refreshed when they expire.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
     /// An HTTP header for every request, `NAME: VALUE` (with --url; repeatable), e.g.
     /// `--header 'Authorization: Bearer …'`.
     #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
     pub headers: Vec<String>,
+    /// Signs in to a server that wants OAuth as this machine client (the client-credentials
+    /// grant; its secret from TASKWIRE_CLIENT_SECRET) instead of as a person in the browser.
+    #[arg(long, value_name = "CLIENT_ID", requires = "url")]
+    pub client_credentials: Option<String>,
     /// The protocol era: the server's (auto), or one forced.
     #[arg(long, value_name = "ERA", default_value = "auto",
           value_parser = ["auto", "2025-11-25", "2026-07-28"])]

@@ -97,6 +97,9 @@ pub async fn open(server: &ServerArgs, builder: ClientBuilder) -> Result<Connect
                     .header(name.trim(), value.trim())
                     .map_err(Unreached::Usage)?;
             }
+            if let Some(oauth) = crate::sign_in::oauth(server)? {
+                http = http.oauth(oauth);
+            }
             (http.connect(builder), None)
         }
         (None, Some((program, args))) => {

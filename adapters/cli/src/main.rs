@@ -9,6 +9,7 @@ mod connect;
 mod display;
 mod exit;
 mod proxy;
+mod sign_in;
 mod tasks;
 mod tools;
 
@@ -52,11 +53,29 @@ fn main() -> ExitCode {
             Command::Wait(args) => call::wait(args, display).await,
             Command::Proxy(args) => proxy::run(args).await,
             Command::Tasks { command } => tasks::run(command, display).await,
+            Command::Logout { url } => logout(&url),
         }
     });
     // The server's process and the client's driver are not waited for.
     runtime.shutdown_background();
     exit.into()
+}
+
+/// `taskwire logout URL`.
+fn logout(url: &str) -> Exit {
+    let (message, exit) = match sign_in::logout(url) {
+        Ok(true) => (format!("signed out of {url}"), Exit::Completed),
+        Ok(false) => (format!("no tokens kept for {url}"), Exit::Completed),
+        Err(e) => {
+            let file = sign_in::token_file();
+            (
+                format!("cannot change {}: {e}", file.display()),
+                Exit::Failed,
+            )
+        }
+    };
+    let _ = writeln!(io::stderr(), "taskwire: {message}");
+    exit
 }
 
 /// A usage error found after parsing: said on stderr, exit 2.

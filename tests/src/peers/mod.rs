@@ -98,6 +98,15 @@ impl Peers {
             .args(&["--access-ttl", &access_ttl_secs.to_string()])
     }
 
+    /// A `$BROWSER` value that signs in as `login` on `auth_server.mjs`'s pages, in headless
+    /// Chromium (`browser_login.mjs`; the URL comes last). Its process needs
+    /// `TASKWIRE_PEERS_NODE` ([`Peers::node_dir`]) in its environment.
+    pub fn browser_signing_in_as(&self, login: &str) -> String {
+        let node = self.conformance_dir.join("node_modules/.bin/node");
+        let script = self.kit.join("browser_login.mjs");
+        format!("{} {} --login {login}", node.display(), script.display())
+    }
+
     /// The seed's Python server, unchanged.
     pub fn seed_server(&self) -> Argv {
         Argv::new(&self.python).arg(self.seed.join("task_server.py"))

@@ -18,6 +18,7 @@ mod peers;
 mod proxy;
 mod proxy_peers;
 mod proxy_wire;
+mod sign_in;
 mod terminal;
 mod terminal_peers;
 mod tmux;

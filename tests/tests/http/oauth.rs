@@ -571,3 +571,25 @@ fn a_key_the_issuer_withdraws_stops_verifying_once_the_keys_are_read_again() {
         assert_eq!(statuses.last(), Some(&401), "{statuses:?}");
     });
 }
+
+#[test]
+fn a_server_that_started_before_its_issuer_reads_the_keys_once_the_issuer_is_up() {
+    let issuer = MockIssuer::start();
+    issuer.set_jwks(Jwks::Garbage);
+    // The default interval (30 s) between reads for unknown keys; a failed read is tried
+    // again after 1 s.
+    let server = protected(&issuer, |config| {
+        config.jwks_refetch_interval = Duration::from_secs(30);
+    });
+    let claims = issuer.claims("alice", "cli", RESOURCE, "");
+    let token = format!("Bearer {}", issuer.token(TestKey::Key1, &claims));
+    server.run(async {
+        assert_eq!(
+            list_with(&server, &token).await.status(),
+            StatusCode::UNAUTHORIZED
+        );
+        issuer.set_jwks(Jwks::Keys(vec![TestKey::Key1]));
+        tokio::time::sleep(Duration::from_millis(1_100)).await;
+        assert_eq!(list_with(&server, &token).await.status(), StatusCode::OK);
+    });
+}

@@ -217,12 +217,17 @@ fn oidc_provider_expired_tokens_are_refused_and_a_rotated_key_is_picked_up() {
             String::from_utf8(base64_url(header)).is_ok_and(|h| h.contains("rsa-2")),
             "the issuer signs with the new key"
         );
-        assert_eq!(
-            deployment.list_with(&rotated).await.0,
-            200,
-            "{}",
-            deployment.logs()
-        );
+        // Picked up by the first token signed with it once the keys may be read again
+        // (ResourceConfig::jwks_refetch_interval, 30 s after the last read).
+        let mut status = 0;
+        for _ in 0..40 {
+            status = deployment.list_with(&rotated).await.0;
+            if status == 200 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        assert_eq!(status, 200, "{}", deployment.logs());
     });
     let log = std::fs::read_to_string(deployment.server.stderr.as_ref().expect("a log"))
         .unwrap_or_default();

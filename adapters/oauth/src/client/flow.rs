@@ -41,10 +41,12 @@ impl OAuthClient {
             }
             Grant::Code(agent) => self.code_flow(&found, agent.as_ref(), &scopes).await?,
         };
+        let (issued_at, expires_at) = Tokens::times(granted.expires_in);
         Ok(Tokens {
             access_token: granted.access_token,
             refresh_token: granted.refresh_token,
-            expires_at: Tokens::expiry(granted.expires_in),
+            issued_at,
+            expires_at,
             scopes,
             issuer: found.server.issuer.clone(),
             token_endpoint: found.server.token_endpoint.clone(),

@@ -11,6 +11,7 @@
 mod challenge;
 mod discovery;
 mod error;
+mod file_store;
 mod flow;
 mod http;
 mod loopback;
@@ -25,6 +26,7 @@ mod user_agent;
 pub use challenge::Challenge;
 pub use discovery::{resource_matches, resource_metadata_urls, server_metadata_urls};
 pub use error::OAuthError;
+pub use file_store::FileStore;
 pub use loopback::{Loopback, Opener};
 pub use metadata::{ResourceMetadata, ServerMetadata};
 pub use oauth_client::OAuthClient;

@@ -181,8 +181,9 @@ impl OAuthClient {
 
     /// What to send after `server` refused a request (`401`, or `403` with
     /// `insufficient_scope`) with `challenge`; `rejected`: the token the request carried.
-    /// Signs in (once: requests refused together wait for the same sign-in), for a `403` with
-    /// the scopes asked before and the challenge's. Bound the retries of one request with
+    /// A `401` refreshes the tokens when it can; otherwise, and for a `403`, signs in (once:
+    /// requests refused together wait for the same sign-in), for a `403` with the scopes
+    /// asked before and the challenge's. Bound the retries of one request with
     /// [`OAuthClient::max_step_ups`].
     pub async fn challenged(
         &self,
@@ -196,6 +197,19 @@ impl OAuthClient {
             if rejected != Some(tokens.access_token.as_str()) {
                 // Another request signed in meanwhile.
                 return Ok(tokens.access_token.clone());
+            }
+        }
+        // A token refused as invalid (expired by the server's clock, revoked) is refreshed
+        // first: no sign-in when the refresh token still works.
+        if let Some(tokens) = current.as_ref().filter(|_| !challenge.insufficient_scope()) {
+            match self.refresh(tokens).await {
+                Ok(fresh) => {
+                    tracing::info!(server, "the access token was refused; refreshed it");
+                    let token = fresh.access_token.clone();
+                    self.store.set_tokens(server, Some(fresh));
+                    return Ok(token);
+                }
+                Err(e) => tracing::debug!(server, error = %e, "no refresh; signing in"),
             }
         }
         let wanted = match (&current, challenge.insufficient_scope()) {
@@ -224,12 +238,14 @@ impl OAuthClient {
             resource: &tokens.resource,
         };
         let granted = endpoint.refresh(&self.http, refresh_token).await?;
+        let (issued_at, expires_at) = Tokens::times(granted.expires_in);
         Ok(Tokens {
             access_token: granted.access_token,
             refresh_token: granted
                 .refresh_token
                 .or_else(|| tokens.refresh_token.clone()),
-            expires_at: Tokens::expiry(granted.expires_in),
+            issued_at,
+            expires_at,
             ..tokens.clone()
         })
     }

@@ -9,8 +9,8 @@ use serde_json::json;
 use super::error::OAuthError;
 use super::metadata::ServerMetadata;
 
-/// A client's registration at one authorization server.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A client's registration at one authorization server (its `Debug` shows no secret).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClientRegistration {
     /// The client's id (for a metadata document, its HTTPS URL).
     pub client_id: String,
@@ -30,6 +30,16 @@ impl ClientRegistration {
             client_secret,
             auth_method: None,
         }
+    }
+}
+
+impl std::fmt::Debug for ClientRegistration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientRegistration")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("auth_method", &self.auth_method)
+            .finish()
     }
 }
 

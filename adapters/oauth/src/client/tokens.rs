@@ -10,11 +10,13 @@ use serde::{Deserialize, Serialize};
 
 use super::registration::ClientRegistration;
 
-/// How long before its expiry an access token is refreshed instead of sent.
+/// How long before its expiry an access token is refreshed instead of sent, at most (a
+/// quarter of its lifetime when that is shorter: a token valid ten seconds is sent for
+/// seven and a half).
 const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
 
-/// The tokens for one server, and where they came from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// The tokens for one server, and where they came from (its `Debug` shows no token).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tokens {
     /// The access token sent as `Authorization: Bearer`.
     pub access_token: String,
@@ -24,6 +26,10 @@ pub struct Tokens {
     /// When the access token expires, in seconds since the Unix epoch (unknown: never).
     #[serde(default)]
     pub expires_at: Option<u64>,
+    /// When it was issued, in seconds since the Unix epoch (unknown: the margin before
+    /// its expiry is the longest).
+    #[serde(default)]
+    pub issued_at: Option<u64>,
     /// The scopes asked for.
     #[serde(default)]
     pub scopes: Vec<String>,
@@ -35,23 +41,47 @@ pub struct Tokens {
     pub resource: String,
 }
 
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokens")
+            .field("access_token", &"…")
+            .field("refresh_token", &self.refresh_token.as_ref().map(|_| "…"))
+            .field("expires_at", &self.expires_at)
+            .field("issued_at", &self.issued_at)
+            .field("scopes", &self.scopes)
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("resource", &self.resource)
+            .finish()
+    }
+}
+
 impl Tokens {
-    /// Whether the access token has expired, or will within 30 seconds.
+    /// Whether the access token has expired, or will soon: within 30 seconds, or a quarter
+    /// of its lifetime when that is shorter.
     pub fn expired(&self) -> bool {
         let Some(at) = self.expires_at else {
             return false;
         };
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
-        now + EXPIRY_MARGIN >= Duration::from_secs(at)
+        let lifetime = self
+            .issued_at
+            .map(|issued| Duration::from_secs(at.saturating_sub(issued)));
+        let margin = lifetime.map_or(EXPIRY_MARGIN, |l| EXPIRY_MARGIN.min(l / 4));
+        now() + margin >= Duration::from_secs(at)
     }
 
-    /// The expiry of a token valid for `lifetime` from now.
-    pub(crate) fn expiry(lifetime: Option<Duration>) -> Option<u64> {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?;
-        lifetime.map(|lifetime| (now + lifetime).as_secs())
+    /// The issue and expiry times of a token issued now, valid for `lifetime`.
+    pub(crate) fn times(lifetime: Option<Duration>) -> (Option<u64>, Option<u64>) {
+        let now = now();
+        (Some(now.as_secs()), lifetime.map(|l| (now + l).as_secs()))
     }
+}
+
+/// The time since the Unix epoch.
+fn now() -> Duration {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
 }
 
 /// Where the client keeps tokens (by server URL) and registrations (by issuer). Called
@@ -99,5 +129,46 @@ impl TokenStore for MemoryStore {
     fn set_registration(&self, issuer: &str, registration: ClientRegistration) {
         let mut all = self.registrations.lock().expect("not poisoned");
         all.insert(issuer.to_owned(), registration);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn valid_for(lifetime: u64, issued_ago: u64) -> Tokens {
+        let issued = now().as_secs() - issued_ago;
+        Tokens {
+            access_token: "a".into(),
+            refresh_token: None,
+            expires_at: Some(issued + lifetime),
+            issued_at: Some(issued),
+            scopes: vec![],
+            issuer: "https://as".into(),
+            token_endpoint: "https://as/token".into(),
+            resource: "https://mcp/mcp".into(),
+        }
+    }
+
+    #[test]
+    fn a_token_is_refreshed_a_quarter_of_its_life_before_it_expires_at_most_30_s() {
+        assert!(!valid_for(3600, 0).expired());
+        assert!(!valid_for(3600, 3560).expired());
+        assert!(valid_for(3600, 3575).expired());
+        // Short-lived tokens are still sent for most of their life.
+        assert!(!valid_for(8, 0).expired());
+        assert!(!valid_for(8, 5).expired());
+        assert!(valid_for(8, 7).expired());
+        // Without an issue time, 30 s.
+        let unknown = Tokens {
+            issued_at: None,
+            ..valid_for(20, 0)
+        };
+        assert!(unknown.expired());
+        assert!(!Tokens {
+            expires_at: None,
+            ..unknown
+        }
+        .expired());
     }
 }

@@ -69,7 +69,8 @@ pub struct ResourceConfig {
     pub max_document_bytes: usize,
     /// The shortest time between two fetches of the JWKS caused by tokens naming a key it
     /// does not know (a rotated key is picked up by the first token signed with it; a flood
-    /// of made-up key ids costs one fetch per interval). Default 30 s.
+    /// of made-up key ids costs one fetch per interval). After a fetch that failed (an
+    /// issuer not up yet), 1 s when that is shorter. Default 30 s.
     pub jwks_refetch_interval: Duration,
     /// How long the keys read from the JWKS are used before it is read again: older, they
     /// still verify tokens while a fresh read runs in the background, so a key the issuer

@@ -41,12 +41,18 @@ struct Keys {
     read_at: Option<Instant>,
 }
 
-/// When the keys were last asked for, and where.
+/// When the keys were last asked for, whether that failed, and where they are.
 #[derive(Default)]
 struct Refresh {
     last: Option<Instant>,
+    failed: bool,
     jwks_uri: Option<String>,
 }
+
+/// The shortest time between two reads when the last one failed (an issuer that was not up
+/// yet when the server started): shorter than the refetch interval, as the keys may be
+/// missing altogether.
+const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(1);
 
 impl KeySet {
     pub fn new(
@@ -110,14 +116,17 @@ impl KeySet {
 
     async fn refresh(&self) {
         let mut refresh = self.refresh.lock().await;
-        if refresh
-            .last
-            .is_some_and(|last| last.elapsed() < self.refetch_interval)
-        {
+        let interval = match refresh.failed {
+            true => self.refetch_interval.min(RETRY_AFTER_FAILURE),
+            false => self.refetch_interval,
+        };
+        if refresh.last.is_some_and(|last| last.elapsed() < interval) {
             return;
         }
         refresh.last = Some(Instant::now());
-        match self.fetch(&mut refresh).await {
+        let fetched = self.fetch(&mut refresh).await;
+        refresh.failed = fetched.is_err();
+        match fetched {
             Ok(keys) => {
                 tracing::info!(issuer = %self.issuer, keys = keys.len(), "read the issuer's signing keys");
                 *self.keys.write().expect("not poisoned") = Keys {
