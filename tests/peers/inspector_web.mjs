@@ -4,7 +4,7 @@
 // and prints what the page showed as one JSON object on stdout.
 //
 //   node inspector_web.mjs --inspector URL --token TOKEN --server URL --shots DIR
-//                          [--chromium PATH] [--timeout-ms N]
+//                          [--oauth-login NAME] [--chromium PATH] [--timeout-ms N]
 //
 //   --inspector URL   the Inspector's web UI (`inspector --web`), e.g. http://127.0.0.1:6274
 //   --token TOKEN     its API token (MCP_INSPECTOR_API_TOKEN); the deep link needs it twice
@@ -12,6 +12,8 @@
 //                     long_running_task, taskSupport "optional", and long_running_task_required,
 //                     "required": `task-server --http ADDR --required-tool`)
 //   --shots DIR       where the screenshots go (created)
+//   --oauth-login NAME  the server wants OAuth: sign in as NAME on the authorization server's
+//                     pages (oidc-provider's development login, any password; then its consent)
 //   --chromium PATH   the browser (default $CHROMIUM, else /usr/bin/chromium)
 //   --timeout-ms N    how long each UI state may take to appear (default 60000)
 //
@@ -23,6 +25,14 @@
 // select long_running_task, switch "Run as task" on, execute it, and once its card shows its
 // first status message press the card's "Cancel Task"; wait for the card to show cancelled; open
 // the Protocol panel and read the tasks/cancel response the server sent.
+//
+// With --oauth-login the server first answers 401, and the Inspector signs in by itself: it
+// reads the Protected Resource Metadata and the authorization server's metadata, registers a
+// client (DCR) and sends the page to the authorization endpoint. The script signs in there and
+// continues on the consent page; the authorization server redirects to the Inspector's
+// `/oauth/callback`, which trades the code for a token and connects. Then, before the tools,
+// it reads the OAuth details of the Connection Info dialog (and the access token's claims) and
+// the Network panel's requests, oldest first.
 //
 // In 2.12 the browser never talks to the MCP server itself: the page's SDK client sends every
 // message to the Inspector's own backend (`/api/mcp/*` on the UI's port), which holds the
@@ -51,6 +61,7 @@ function parseArgs(argv) {
     '--token': 'token',
     '--server': 'server',
     '--shots': 'shots',
+    '--oauth-login': 'oauthLogin',
     '--chromium': 'chromium',
     '--timeout-ms': 'timeoutMs',
   };
@@ -107,6 +118,27 @@ function readToasts() {
   return [...document.querySelectorAll('.mantine-Notification-title')].map((t) => t.textContent.trim());
 }
 
+/**
+ * The Network panel's requests as it lists them (newest first): method, URL, status code and
+ * the kinds it tags them with (transport, auth, discovery, token). Runs in the page.
+ */
+function readNetwork() {
+  // Each request is a stack holding its badges (method, kinds, "SSE" for a stream, status)
+  // and its URL.
+  const statuses = document.querySelectorAll('.mantine-Badge-root[data-variant="status"]');
+  const rows = new Set([...statuses].map((badge) => badge.closest('.mantine-Stack-root')));
+  return [...rows].map((row) => {
+    const [method, ...badges] = [...row.querySelectorAll('.mantine-Badge-label')].map((b) => b.textContent.trim());
+    const status = badges.find((b) => /^\d{3}\b/.test(b));
+    return {
+      method,
+      url: row.querySelector('p[data-variant="nowrap"]')?.textContent.trim() ?? null,
+      status: status ? Number(status.slice(0, 3)) : null,
+      kinds: badges.filter((b) => b !== status).map((b) => b.toLowerCase()),
+    };
+  });
+}
+
 // What the page showed, printed at the end; the page and browser; the step under way.
 const summary = { screenshots: [] };
 let page;
@@ -148,6 +180,11 @@ async function watchCard(pick, done, what) {
   }
 }
 
+/** Shows the side panel `name` (Tasks, Protocol, Network). */
+function sidePanel(name) {
+  return page.locator('label.mantine-SegmentedControl-label', { hasText: new RegExp(`^${name}$`) }).click();
+}
+
 /** The tool panel (the card titled with the tool's name; tool names here are plain words). */
 function toolPanel(tool) {
   return page
@@ -171,6 +208,79 @@ async function selectTool(tool) {
   };
 }
 
+// ------------------------------------------------------------------ OAuth
+
+/** The main frame's navigations so far (their URLs), from the deep link on. */
+const navigations = [];
+
+/**
+ * Signs in on the authorization server's pages once the Inspector sends the page there, and
+ * returns when the page is back on the Inspector. Records the authorization request and the
+ * callback's URL (with the names, not the values, of its query).
+ */
+async function signIn() {
+  const inspector = new URL(opts.inspector).origin;
+  // 'commit': the AS's pages import a web font, which a machine offline may wait for.
+  await page.waitForURL((url) => url.origin !== inspector, { waitUntil: 'commit' });
+  const login = page.locator('input[name="login"]');
+  await login.fill(opts.oauthLogin);
+  // The development login takes any password.
+  await page.locator('input[name="password"]').fill('any');
+  await shot('login');
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+  const consent = page.getByRole('button', { name: 'Continue' });
+  await consent.waitFor();
+  await shot('consent');
+  await consent.click();
+  await page.waitForURL((url) => url.origin === inspector, { waitUntil: 'commit' });
+
+  const away = navigations.findIndex((u) => new URL(u).origin !== inspector);
+  const authorize = new URL(navigations[away]);
+  const back = new URL(navigations.slice(away).find((u) => new URL(u).origin === inspector));
+  summary.oauth = {
+    login: opts.oauthLogin,
+    authorize: { endpoint: authorize.origin + authorize.pathname, ...Object.fromEntries(authorize.searchParams) },
+    callback: { url: back.origin + back.pathname, params: [...back.searchParams.keys()] },
+  };
+}
+
+/**
+ * Reads the Connection Info dialog's OAuth details (each label's value on the line after it)
+ * and the claims of the access token it shows.
+ */
+async function readOAuthDetails() {
+  await page.getByRole('button', { name: 'Connection Info' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByText('OAuth Details', { exact: true }).waitFor();
+  await dialog.getByText('Access Token', { exact: true }).scrollIntoViewIfNeeded();
+  await shot('connection-info');
+  const lines = (await dialog.innerText()).split('\n').map((l) => l.trim()).filter(Boolean);
+  const details = lines.slice(lines.indexOf('OAuth Details'));
+  const after = (label) => {
+    const at = details.indexOf(label);
+    return at < 0 ? null : details[at + 1];
+  };
+  const token = details.find((l) => /^[\w-]+\.[\w-]+\.[\w-]*$/.test(l));
+  summary.oauth.details = {
+    status: after('Status'),
+    registration: after('Client registration'),
+    scopes: after('Scopes'),
+    clientId: after('Client ID'),
+  };
+  summary.oauth.claims = token ? JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) : null;
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'hidden' });
+}
+
+/** Reads the Network panel's requests, oldest first, then shows the Tasks panel again. */
+async function readNetworkPanel() {
+  await sidePanel('Network');
+  await page.locator('.mantine-Badge-root[data-variant="status"]').first().waitFor();
+  await shot('network');
+  summary.oauth.network = (await page.evaluate(readNetwork)).reverse();
+  await sidePanel('Tasks');
+}
+
 // ------------------------------------------------------------------ the flow
 
 async function main() {
@@ -179,8 +289,11 @@ async function main() {
   );
   page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   page.setDefaultTimeout(opts.timeoutMs);
+  page.on('request', (request) => {
+    if (request.isNavigationRequest() && request.frame() === page.mainFrame()) navigations.push(request.url());
+  });
 
-  await step('connect', async () => {
+  await step('open the deep link', () => {
     const link = new URL(opts.inspector);
     link.search = new URLSearchParams({
       MCP_INSPECTOR_API_TOKEN: opts.token,
@@ -188,7 +301,11 @@ async function main() {
       transport: 'http',
       autoConnect: opts.token,
     }).toString();
-    await page.goto(link.href);
+    return page.goto(link.href);
+  });
+  if (opts.oauthLogin) await step('sign in at the authorization server', signIn);
+
+  await step('connect', async () => {
     // The server's card: the innermost card or paper that holds its URL (and its state).
     const card = page.locator('.mantine-Card-root, .mantine-Paper-root').filter({ hasText: opts.server }).last();
     await card.getByText('Connected', { exact: true }).waitFor();
@@ -203,6 +320,11 @@ async function main() {
     summary.inspectorVersion = (await page.getByText(/^v\d+\.\d+\.\d+$/).first().innerText()).slice(1);
     await shot('connected');
   });
+
+  if (opts.oauthLogin) {
+    await step('read the OAuth details', readOAuthDetails);
+    await step('read the Network panel', readNetworkPanel);
+  }
 
   await step('list tools', async () => {
     await page.locator('label.mantine-SegmentedControl-label', { hasText: /^Tools$/ }).click();

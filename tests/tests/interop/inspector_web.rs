@@ -31,21 +31,21 @@ use taskwire_tests::procs;
 
 /// Our server's status step: long enough for the browser to press "Cancel Task" while the
 /// second task works (three steps, 9 s, on a loaded machine), short enough for a quick test.
-const STEP_MS: &str = "3000";
+pub(super) const STEP_MS: &str = "3000";
 
 /// The status message the proxy's engine gives a task cancelled in front (the engine's
 /// default).
 const PROXY_CANCEL_MESSAGE: &str = "Cancelled by requestor";
 
 /// How long the browser script may run in all (each UI state it waits for has a minute).
-const SCRIPT_DEADLINE: Duration = Duration::from_secs(240);
+pub(super) const SCRIPT_DEADLINE: Duration = Duration::from_secs(240);
 
 /// The status message the demo gives a task cancelled by `tasks/cancel`
 /// (`TaskConfig::cancelled_message`), Chinese like its others.
-const CANCEL_MESSAGE: &str = taskwire_demo::tools::CANCELLED_MESSAGE;
+pub(super) const CANCEL_MESSAGE: &str = taskwire_demo::tools::CANCELLED_MESSAGE;
 
 /// A token for the Inspector's API, different for each run.
-fn token() -> String {
+pub(super) fn token() -> String {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
@@ -56,7 +56,7 @@ fn token() -> String {
 /// `inspector --web` on a free port (`CLIENT_PORT`), bound to 127.0.0.1, with the API token
 /// `token`, its MCP Apps sandbox and app origin on ports the system picks, its catalog and
 /// storage in `dir`, no browser opened and secrets kept in memory.
-fn inspector_web(
+pub(super) fn inspector_web(
     p: &Peers,
     dir: &std::path::Path,
     token: &str,
@@ -86,7 +86,7 @@ fn inspector_web(
 }
 
 /// The summary's string at `pointer` (panics, showing the summary, when it is not one).
-fn text<'a>(summary: &'a Value, pointer: &str) -> &'a str {
+pub(super) fn text<'a>(summary: &'a Value, pointer: &str) -> &'a str {
     summary
         .pointer(pointer)
         .and_then(Value::as_str)
@@ -94,7 +94,7 @@ fn text<'a>(summary: &'a Value, pointer: &str) -> &'a str {
 }
 
 /// The summary's strings at `pointer`.
-fn texts<'a>(summary: &'a Value, pointer: &str) -> Vec<&'a str> {
+pub(super) fn texts<'a>(summary: &'a Value, pointer: &str) -> Vec<&'a str> {
     summary
         .pointer(pointer)
         .and_then(Value::as_array)

@@ -17,6 +17,7 @@ mod fleet;
 mod http;
 mod http_rmcp;
 mod inspector;
+mod inspector_oauth;
 mod inspector_web;
 mod oauth;
 mod python;
