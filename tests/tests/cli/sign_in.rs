@@ -36,14 +36,11 @@ fn kept(tokens: &std::path::Path) -> Value {
     serde_json::from_slice(&std::fs::read(tokens).expect("the token file")).expect("JSON")
 }
 
-#[test]
-fn a_person_signs_in_once_and_their_task_is_theirs_only() {
-    let Some(p) = peers::ready("a_person_signs_in_once_and_their_task_is_theirs_only") else {
-        return;
-    };
+/// The authorization server, and our `task-server` wanting its tokens (scope `mcp`).
+fn deployment(p: &Peers, test: &str) -> (HttpServer, HttpServer) {
     let issuer_port = free_port();
-    let log = p.scratch("cli-sign-in.auth-server.log");
-    let _issuer = HttpServer::start_at(
+    let log = p.scratch(&format!("{test}.auth-server.log"));
+    let issuer = HttpServer::start_at(
         issuer_port,
         p.auth_server(issuer_port, "key1", ACCESS_TTL),
         Some(&log),
@@ -65,8 +62,17 @@ fn a_person_signs_in_once_and_their_task_is_theirs_only() {
                 "mcp",
             ])
         },
-        Some(&p.scratch("cli-sign-in.task-server.log")),
+        Some(&p.scratch(&format!("{test}.task-server.log"))),
     );
+    (issuer, server)
+}
+
+#[test]
+fn a_person_signs_in_once_and_their_task_is_theirs_only() {
+    let Some(p) = peers::ready("a_person_signs_in_once_and_their_task_is_theirs_only") else {
+        return;
+    };
+    let (_issuer, server) = deployment(p, "cli-sign-in");
     let url = server.url.as_str();
     let alice = p.scratch("cli-sign-in.alice.json");
     let bob = p.scratch("cli-sign-in.bob.json");
@@ -153,4 +159,37 @@ fn a_person_signs_in_once_and_their_task_is_theirs_only() {
     assert_eq!(again.code, Some(0), "{again}");
     assert!(signed_in(&again), "{again}");
     assert!(again.stdout.contains("任务完成！"), "{again}");
+}
+
+#[test]
+fn a_machine_signs_in_with_client_credentials() {
+    let Some(p) = peers::ready("a_machine_signs_in_with_client_credentials") else {
+        return;
+    };
+    let (_issuer, server) = deployment(p, "cli-client-credentials");
+    let url = server.url.as_str();
+    let args = [
+        "call",
+        "long_running_task",
+        "--url",
+        url,
+        "--client-credentials",
+        "machine",
+    ];
+    let without = run(&Argv::new(procs::taskwire()).args(&args), LIMIT);
+    assert_eq!(without.code, Some(2), "{without}");
+    assert!(
+        without.stderr.contains("TASKWIRE_CLIENT_SECRET"),
+        "{without}"
+    );
+    let called = run(
+        &Argv::new(procs::taskwire())
+            .args(&args)
+            .env("TASKWIRE_CLIENT_SECRET", "machine-secret")
+            .env("RUST_LOG", "taskwire_oauth=debug"),
+        LIMIT,
+    );
+    assert_eq!(called.code, Some(0), "{called}{}", server.log());
+    assert!(!signed_in(&called), "no browser: {called}");
+    assert!(called.stdout.contains("任务完成！"), "{called}");
 }

@@ -1,8 +1,9 @@
 //! Our `task-server --http` as an OAuth resource server of a real authorization server:
 //! oidc-provider 9.13.3 (`tests/peers/auth_server.mjs`, an OpenID Certified provider, under
 //! Node 22), issuing JWT access tokens for the resource a client names. Machine identities
-//! (`machine`, `machine-2`) get tokens with the client-credentials grant; our client runs
-//! a task with one; the other cannot see it; a token for another audience, an expired one,
+//! (`machine`, `machine-2`) get tokens with the client-credentials grant: our client signs
+//! in as `machine` by itself (`OAuthClient::client_credentials`) and runs a task; the other,
+//! its token got by hand, cannot see it; a token for another audience, an expired one,
 //! and (after the issuer rotates to a new key) tokens signed with the new key are judged as
 //! the issuer's JWKS says.
 //!
@@ -14,6 +15,7 @@ use serde_json::{json, Value};
 use taskwire_demo::tools::RESULT_TEXT;
 use taskwire_driver::engine::{ClientEra, Config, Era, TaskStatus};
 use taskwire_driver::{Client, ClientBuilder};
+use taskwire_http::oauth::client::OAuthClient;
 use taskwire_http::HttpClient;
 use taskwire_tests::peers::demo::binary;
 use taskwire_tests::peers::http::{free_port, HttpServer};
@@ -114,14 +116,20 @@ fn start_issuer(p: &Peers, test: &str, port: u16, keys: &str, ttl: u64) -> HttpS
     HttpServer::start_at(port, p.auth_server(port, keys, ttl), Some(&log))
 }
 
-/// Our client at `url` with `token`, in `era`, initialized.
-async fn client_with(url: &str, token: &str, era: Era) -> Client {
+/// Our client at `url` in `era`, initialized: signing in itself as `machine` (the
+/// client-credentials grant) with `token` `None`, else sending `token`.
+async fn client_with(url: &str, token: Option<&str>, era: Era) -> Client {
     let mut config = Config::new("oauth-interop", "1");
     config.client_era = ClientEra::Only(era);
-    let client = HttpClient::new(url)
-        .header("authorization", &format!("Bearer {token}"))
-        .expect("a header")
-        .connect(ClientBuilder::new(config));
+    let http = match token {
+        None => {
+            HttpClient::new(url).oauth(OAuthClient::client_credentials("machine", "machine-secret"))
+        }
+        Some(token) => HttpClient::new(url)
+            .header("authorization", &format!("Bearer {token}"))
+            .expect("a header"),
+    };
+    let client = http.connect(ClientBuilder::new(config));
     client.initialize().await.expect("initialize");
     client
 }
@@ -142,8 +150,7 @@ fn oidc_provider_tokens_make_tasks_their_callers_only() {
     runtime().block_on(async {
         let run = async {
             for era in [Era::V2026_07_28, Era::V2025_11_25] {
-                let token = deployment.token("machine", None).await;
-                let client = client_with(&deployment.server.url, &token, era).await;
+                let client = client_with(&deployment.server.url, None, era).await;
                 let call = client
                     .call_tool_as_task("long_running_task", json!({}), Some(60_000))
                     .await
@@ -156,7 +163,7 @@ fn oidc_provider_tokens_make_tasks_their_callers_only() {
                     "{era:?}: {seen:?}"
                 );
                 let other = deployment.token("machine-2", None).await;
-                let stranger = client_with(&deployment.server.url, &other, era).await;
+                let stranger = client_with(&deployment.server.url, Some(&other), era).await;
                 let refused = stranger.get_task(&task).await.expect_err("not theirs");
                 assert!(
                     refused.to_string().to_lowercase().contains("not found"),

@@ -26,13 +26,18 @@ impl OAuthClient {
             OAuthError::Discovery(format!("the server URL {server:?} is not valid: {e}"))
         })?;
         let found = discover(&self.http, &url, challenge).await?;
+        // `offline_access` (a refresh token) is for people: client credentials get none.
+        let server_scopes = match &self.grant {
+            Grant::Code(_) => found.server.scopes_supported.as_deref(),
+            Grant::ClientCredentials(_) => None,
+        };
         let scopes = scopes::select(
             challenged,
             found
                 .resource_metadata
                 .as_ref()
                 .and_then(|m| m.scopes_supported.as_deref()),
-            found.server.scopes_supported.as_deref(),
+            server_scopes,
         );
         let granted = match &self.grant {
             Grant::ClientCredentials(registration) => {

@@ -108,7 +108,8 @@ impl ResourceServer {
         &self,
         authorization: impl IntoIterator<Item = &'a [u8]>,
     ) -> Result<Caller, Denial> {
-        let token = bearer::token(authorization, self.config.max_token_bytes)?;
+        let token = bearer::token(authorization, self.config.max_token_bytes)
+            .inspect_err(|denial| tracing::debug!(%denial, "refused a request's credentials"))?;
         let caller = match &self.check {
             Check::Jwt(keys) => jwt::verify(token, keys, &self.config).await,
             Check::Introspection(introspector) => introspector.verify(token, &self.config).await,
@@ -116,6 +117,11 @@ impl ResourceServer {
         let caller = caller.inspect_err(|denial| {
             tracing::debug!(%denial, "refused an access token");
         })?;
+        tracing::debug!(
+            subject = %caller.subject,
+            client = caller.client_id.as_deref().unwrap_or(""),
+            "admitted an access token"
+        );
         let lacking = caller.lacks(&self.config.scopes_required);
         if !lacking.is_empty() {
             return Err(Denial::InsufficientScope(
