@@ -52,7 +52,7 @@ pub(super) fn no_answer(url: &str, status: StatusCode, session: bool) -> String 
         ),
         StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => format!(
             "HTTP {status} from {url}: the server wants credentials (sign in with \
-             HttpClient::oauth and a taskwire_oauth::client::OAuthClient, or send a token with \
+             HttpClient::oauth and a taskwire_http::oauth::client::OAuthClient, or send a token with \
              HttpClient::header, e.g. \"Authorization: Bearer …\")"
         ),
         _ => format!("HTTP {status} from {url} without an answer"),
