@@ -2,13 +2,20 @@
 //! listens on (RFC 8252 §7.3), the authorization URL is opened by the caller's opener (a
 //! browser, or a printed line), and the browser gets a page saying it can be closed.
 
+use std::convert::Infallible;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener as StdListener};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
 use url::Url;
 
 use super::error::OAuthError;
@@ -16,8 +23,6 @@ use super::user_agent::{AuthorizationResponse, BoxFuture, UserAgent};
 
 /// How long to wait for the user by default.
 const TIMEOUT: Duration = Duration::from_secs(300);
-/// The most of a browser's request read (its request line and headers).
-const REQUEST_LIMIT: usize = 16 * 1024;
 /// The path of the redirect URI.
 const CALLBACK: &str = "/callback";
 /// What the browser shows once the redirect came.
@@ -76,24 +81,59 @@ impl Loopback {
         self
     }
 
-    /// Waits for the browser's request to the callback path; answers others `404`.
+    /// Waits for the browser's request to the callback path; answers others `404`. Each
+    /// connection is served on its own (one that sends nothing holds up no other).
     async fn callback(&self, listener: &TcpListener) -> io::Result<AuthorizationResponse> {
-        loop {
-            let (mut stream, _) = listener.accept().await?;
-            let Some(target) = request_target(&mut stream).await else {
-                continue;
-            };
-            let Ok(url) = Url::parse(&format!("http://127.0.0.1{target}")) else {
-                continue;
-            };
-            if url.path() != CALLBACK {
-                let _ = respond(&mut stream, "404 Not Found", "not here").await;
-                continue;
+        let (came, mut received) = mpsc::channel(1);
+        let accepting = async {
+            loop {
+                let (stream, _) = listener.accept().await?;
+                let came = came.clone();
+                let service = service_fn(move |request| {
+                    let answer = answer(&request, &came);
+                    async move { Ok::<_, Infallible>(answer) }
+                });
+                tokio::spawn(async move {
+                    let connection = http1::Builder::new()
+                        .keep_alive(false)
+                        .serve_connection(TokioIo::new(stream), service);
+                    if let Err(e) = connection.await {
+                        tracing::debug!(error = %e, "a connection to the loopback redirect failed");
+                    }
+                });
             }
-            let _ = respond(&mut stream, "200 OK", DONE).await;
-            return Ok(AuthorizationResponse::from_redirect(&url));
+        };
+        tokio::select! {
+            failed = accepting => failed,
+            Some(response) = received.recv() => Ok(response),
         }
     }
+}
+
+/// The answer to one request to the loopback port: the redirect's query handed on, and a page
+/// saying the browser can be closed; anything else `404`.
+fn answer(
+    request: &Request<Incoming>,
+    came: &mpsc::Sender<AuthorizationResponse>,
+) -> Response<Full<Bytes>> {
+    let redirect = (request.method() == Method::GET && request.uri().path() == CALLBACK)
+        .then(|| Url::parse(&format!("http://127.0.0.1{}", request.uri())).ok())
+        .flatten();
+    let Some(redirect) = redirect else {
+        return page(StatusCode::NOT_FOUND, "not here");
+    };
+    let _ = came.try_send(AuthorizationResponse::from_redirect(&redirect));
+    page(StatusCode::OK, DONE)
+}
+
+fn page(status: StatusCode, body: &'static str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    response
 }
 
 impl UserAgent for Loopback {
@@ -127,40 +167,11 @@ impl UserAgent for Loopback {
     }
 }
 
-/// The target of one HTTP request (`/callback?code=…`), read up to the end of its headers.
-async fn request_target(stream: &mut TcpStream) -> Option<String> {
-    let mut read = Vec::new();
-    let mut buffer = [0u8; 2048];
-    while !read.windows(4).any(|w| w == b"\r\n\r\n") && read.len() < REQUEST_LIMIT {
-        let n = stream.read(&mut buffer).await.ok()?;
-        if n == 0 {
-            break;
-        }
-        read.extend_from_slice(&buffer[..n]);
-    }
-    let text = String::from_utf8_lossy(&read);
-    let mut line = text.lines().next()?.split(' ');
-    match (line.next(), line.next()) {
-        (Some("GET"), Some(target)) if target.starts_with('/') => Some(target.to_owned()),
-        _ => None,
-    }
-}
-
-/// Answers the browser with a small HTML page.
-async fn respond(stream: &mut TcpStream, status: &str, body: &str) -> io::Result<()> {
-    let head = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\n\
-         connection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(body.as_bytes()).await?;
-    stream.shutdown().await
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
 
     #[tokio::test]
     async fn the_redirect_to_the_loopback_port_comes_back_and_the_browser_is_answered() {
@@ -168,9 +179,20 @@ mod tests {
         let redirect = agent.redirect_uri();
         assert!(redirect.starts_with("http://127.0.0.1:"), "{redirect}");
         let port = agent.port;
+        // A connection that never sends a request holds up nobody.
+        let _idle = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
         let browser = tokio::spawn(async move {
+            let mut stray = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+            stray
+                .write_all(b"GET /favicon.ico HTTP/1.1\r\nhost: x\r\n\r\n")
+                .await
+                .unwrap();
+            let mut refused = String::new();
+            stray.read_to_string(&mut refused).await.unwrap();
+            assert!(refused.starts_with("HTTP/1.1 404"), "{refused}");
             let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-            let request = "GET /callback?code=c1&state=s1&iss=https%3A%2F%2Fas HTTP/1.1\r\n\r\n";
+            let request =
+                "GET /callback?code=c1&state=s1&iss=https%3A%2F%2Fas HTTP/1.1\r\nhost: x\r\n\r\n";
             stream.write_all(request.as_bytes()).await.unwrap();
             let mut page = String::new();
             stream.read_to_string(&mut page).await.unwrap();
