@@ -12,6 +12,7 @@ use taskwire_tokio::Tokio;
 
 use crate::args::ServerArgs;
 use crate::display::Display;
+use crate::sign_in::SetUp;
 
 /// A client connected to the server, initialized.
 pub struct Connected {
@@ -97,7 +98,13 @@ pub async fn open(server: &ServerArgs, builder: ClientBuilder) -> Result<Connect
                     .header(name.trim(), value.trim())
                     .map_err(Unreached::Usage)?;
             }
-            if let Some(oauth) = crate::sign_in::oauth(server)? {
+            let oauth = crate::sign_in::oauth(server).map_err(|set_up| match set_up {
+                SetUp::NoSecret(why) => Unreached::Usage(why),
+                SetUp::NoListener(e) => {
+                    Unreached::Start(format!("cannot listen for the sign-in's redirect: {e}"))
+                }
+            })?;
+            if let Some(oauth) = oauth {
                 http = http.oauth(oauth);
             }
             (http.connect(builder), None)

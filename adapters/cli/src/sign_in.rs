@@ -10,7 +10,14 @@ use std::path::PathBuf;
 use taskwire_http::oauth::client::{FileStore, Loopback, OAuthClient};
 
 use crate::args::ServerArgs;
-use crate::connect::Unreached;
+
+/// Why the command cannot sign in as asked.
+pub enum SetUp {
+    /// `--client-credentials` without its secret: a usage error.
+    NoSecret(String),
+    /// The loopback port for the redirect could not be had.
+    NoListener(io::Error),
+}
 
 /// Where the secret of `--client-credentials` is read from.
 pub const CLIENT_SECRET_ENV: &str = "TASKWIRE_CLIENT_SECRET";
@@ -19,7 +26,7 @@ pub const TOKENS_ENV: &str = "TASKWIRE_TOKENS";
 
 /// The OAuth client for the server `server` names, or `None` when the command sends an
 /// `Authorization` header of its own.
-pub fn oauth(server: &ServerArgs) -> Result<Option<OAuthClient>, Unreached> {
+pub fn oauth(server: &ServerArgs) -> Result<Option<OAuthClient>, SetUp> {
     let own_header = server.headers.iter().any(|h| {
         h.split_once(':')
             .is_some_and(|(name, _)| name.trim().eq_ignore_ascii_case("authorization"))
@@ -29,7 +36,7 @@ pub fn oauth(server: &ServerArgs) -> Result<Option<OAuthClient>, Unreached> {
     }
     if let Some(client_id) = &server.client_credentials {
         let secret = std::env::var(CLIENT_SECRET_ENV).map_err(|_| {
-            Unreached::Usage(format!(
+            SetUp::NoSecret(format!(
                 "--client-credentials {client_id}: set {CLIENT_SECRET_ENV} to the client's secret"
             ))
         })?;
@@ -38,8 +45,7 @@ pub fn oauth(server: &ServerArgs) -> Result<Option<OAuthClient>, Unreached> {
             secret,
         )));
     }
-    let agent = Loopback::bind(open)
-        .map_err(|e| Unreached::Start(format!("cannot listen for the sign-in's redirect: {e}")))?;
+    let agent = Loopback::bind(open).map_err(SetUp::NoListener)?;
     Ok(Some(
         OAuthClient::new(agent)
             .name("taskwire")
