@@ -1,10 +1,12 @@
 //! The authorization server's metadata, as a resource server needs it: where its keys are
 //! (`jwks_uri`) and where tokens are introspected. Read from the issuer's well-known
-//! documents (RFC 8414, then OpenID Connect Discovery), once.
+//! documents (RFC 8414, then OpenID Connect Discovery, in the order MCP clients try them),
+//! once.
 
 use serde_json::Value;
 
 use super::fetch::Fetcher;
+use crate::client::server_metadata_urls;
 
 /// What the resource server uses of the issuer's metadata.
 #[derive(Clone, Debug)]
@@ -16,9 +18,11 @@ pub(crate) struct IssuerMetadata {
 /// The metadata of `issuer`, from the first of its well-known documents that names it as
 /// its issuer.
 pub(crate) async fn discover(fetcher: &Fetcher, issuer: &str) -> Result<IssuerMetadata, String> {
+    let parsed = url::Url::parse(issuer).map_err(|e| format!("the issuer {issuer:?}: {e}"))?;
     let mut tried = Vec::new();
-    for url in well_known(issuer)? {
-        match fetcher.get(&url).await {
+    for url in server_metadata_urls(&parsed) {
+        let url = url.as_str();
+        match fetcher.get(url).await {
             Ok(document) if document["issuer"].as_str() == Some(issuer) => {
                 let field = |name: &str| document[name].as_str().map(str::to_owned);
                 return Ok(IssuerMetadata {
@@ -37,46 +41,4 @@ pub(crate) async fn discover(fetcher: &Fetcher, issuer: &str) -> Result<IssuerMe
         "no metadata for the issuer {issuer}: {}",
         tried.join("; ")
     ))
-}
-
-/// The URLs an issuer's metadata may be at, in the order MCP clients try them: RFC 8414's
-/// and OpenID's with the well-known part inserted before the issuer's path, then OpenID's
-/// appended to it.
-fn well_known(issuer: &str) -> Result<Vec<String>, String> {
-    let url = url::Url::parse(issuer).map_err(|e| format!("the issuer {issuer:?}: {e}"))?;
-    let origin = url.origin().ascii_serialization();
-    let path = url.path().trim_end_matches('/');
-    let mut urls = vec![
-        format!("{origin}/.well-known/oauth-authorization-server{path}"),
-        format!("{origin}/.well-known/openid-configuration{path}"),
-    ];
-    if !path.is_empty() {
-        urls.push(format!("{origin}{path}/.well-known/openid-configuration"));
-    }
-    Ok(urls)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn well_known_urls_insert_then_append() {
-        assert_eq!(
-            well_known("https://as.example/").unwrap(),
-            [
-                "https://as.example/.well-known/oauth-authorization-server",
-                "https://as.example/.well-known/openid-configuration",
-            ]
-        );
-        assert_eq!(
-            well_known("https://as.example/tenant1").unwrap(),
-            [
-                "https://as.example/.well-known/oauth-authorization-server/tenant1",
-                "https://as.example/.well-known/openid-configuration/tenant1",
-                "https://as.example/tenant1/.well-known/openid-configuration",
-            ]
-        );
-        assert!(well_known("not a url").is_err());
-    }
 }
