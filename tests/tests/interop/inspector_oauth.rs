@@ -20,10 +20,10 @@ use serde_json::Value;
 use taskwire_demo::tools::{DONE_MESSAGE, RESULT_TEXT};
 use taskwire_tests::peers::demo::binary;
 use taskwire_tests::peers::http::HttpServer;
-use taskwire_tests::peers::{self, run, Argv};
+use taskwire_tests::peers::{self, Argv};
 
 use super::inspector_web::{
-    inspector_web, text, texts, token, CANCEL_MESSAGE, SCRIPT_DEADLINE, STEP_MS,
+    browse, inspector_web, summary_of, text, texts, token, CANCEL_MESSAGE, STEP_MS,
 };
 
 /// Who signs in on the authorization server's login page.
@@ -85,25 +85,16 @@ fn inspector_web_signs_in_with_oauth_and_runs_a_task() {
     let inspector = inspector_web(p, &dir, &token, &dir.join("inspector.log"));
     let ui = inspector.url.trim_end_matches("/mcp");
 
-    let out = run(
-        &Argv::new("node")
-            .env("TASKWIRE_PEERS_NODE", &p.node_dir)
-            .arg(p.kit.join("inspector_web.mjs"))
-            .args(&["--inspector", ui, "--token", &token])
-            .args(&["--server", &server.url, "--oauth-login", LOGIN])
-            .arg("--shots")
-            .arg(&shots),
-        SCRIPT_DEADLINE,
+    let out = browse(
+        p,
+        ui,
+        &token,
+        &server.url,
+        &["--oauth-login", LOGIN],
+        &shots,
     );
     let context = || format!("{out}{}{}{}", server.log(), auth.log(), inspector.log());
-    assert_eq!(
-        out.code,
-        Some(0),
-        "the browser script failed\n{}",
-        context()
-    );
-    let summary: Value = serde_json::from_str(out.stdout.trim())
-        .unwrap_or_else(|e| panic!("the script printed no JSON summary ({e})\n{}", context()));
+    let summary = summary_of(&out, context);
     let show = |what: &str| format!("{what}\n{summary:#}\n{}", context());
 
     assert_eq!(

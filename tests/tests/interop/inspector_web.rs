@@ -26,7 +26,7 @@ use taskwire_demo::tools::{
 };
 use taskwire_tests::peers::demo::binary;
 use taskwire_tests::peers::http::HttpServer;
-use taskwire_tests::peers::{self, run, Argv, Peers};
+use taskwire_tests::peers::{self, run, Argv, Peers, Run};
 use taskwire_tests::procs;
 
 /// Our server's status step: long enough for the browser to press "Cancel Task" while the
@@ -38,7 +38,7 @@ pub(super) const STEP_MS: &str = "3000";
 const PROXY_CANCEL_MESSAGE: &str = "Cancelled by requestor";
 
 /// How long the browser script may run in all (each UI state it waits for has a minute).
-pub(super) const SCRIPT_DEADLINE: Duration = Duration::from_secs(240);
+const SCRIPT_DEADLINE: Duration = Duration::from_secs(240);
 
 /// The status message the demo gives a task cancelled by `tasks/cancel`
 /// (`TaskConfig::cancelled_message`), Chinese like its others.
@@ -51,6 +51,41 @@ pub(super) fn token() -> String {
         .map(|d| d.as_nanos())
         .unwrap_or_default();
     format!("taskwire{:x}{:x}", std::process::id(), nanos)
+}
+
+/// `inspector_web.mjs` driving the Inspector at `ui` (API token `token`) against `server`,
+/// with `extra` options, its screenshots in `shots`.
+pub(super) fn browse(
+    p: &Peers,
+    ui: &str,
+    token: &str,
+    server: &str,
+    extra: &[&str],
+    shots: &std::path::Path,
+) -> Run {
+    run(
+        &Argv::new("node")
+            .env("TASKWIRE_PEERS_NODE", &p.node_dir)
+            .arg(p.kit.join("inspector_web.mjs"))
+            .args(&["--inspector", ui, "--token", token, "--server", server])
+            .args(extra)
+            .arg("--shots")
+            .arg(shots),
+        SCRIPT_DEADLINE,
+    )
+}
+
+/// The script's JSON summary, once it succeeded; `context` (what the processes said) is shown
+/// when it did not.
+pub(super) fn summary_of(out: &Run, context: impl Fn() -> String) -> Value {
+    assert_eq!(
+        out.code,
+        Some(0),
+        "the browser script failed\n{}",
+        context()
+    );
+    serde_json::from_str(out.stdout.trim())
+        .unwrap_or_else(|e| panic!("the script printed no JSON summary ({e})\n{}", context()))
 }
 
 /// `inspector --web` on a free port (`CLIENT_PORT`), bound to 127.0.0.1, with the API token
@@ -159,31 +194,9 @@ fn runs_and_cancels_tasks(test: &str, through: Through) {
     let inspector = inspector_web(p, &dir, &token, &dir.join("inspector.log"));
     let ui = inspector.url.trim_end_matches("/mcp");
 
-    let out = run(
-        &Argv::new("node")
-            .env("TASKWIRE_PEERS_NODE", &p.node_dir)
-            .arg(p.kit.join("inspector_web.mjs"))
-            .args(&[
-                "--inspector",
-                ui,
-                "--token",
-                &token,
-                "--server",
-                &server.url,
-            ])
-            .arg("--shots")
-            .arg(&shots),
-        SCRIPT_DEADLINE,
-    );
+    let out = browse(p, ui, &token, &server.url, &[], &shots);
     let context = || format!("{out}{}{}", server.log(), inspector.log());
-    assert_eq!(
-        out.code,
-        Some(0),
-        "the browser script failed\n{}",
-        context()
-    );
-    let summary: Value = serde_json::from_str(out.stdout.trim())
-        .unwrap_or_else(|e| panic!("the script printed no JSON summary ({e})\n{}", context()));
+    let summary = summary_of(&out, context);
     let show = |what: &str| format!("{what}\n{summary:#}\n{}", context());
 
     // Connected straight to our URL, Streamable HTTP, 2025-11-25; both tools listed.
