@@ -1,13 +1,14 @@
 //! `--http ADDR` for the demo servers: the same server over Streamable HTTP at
 //! `http://ADDR/mcp`, on a multi-threaded tokio runtime, reporting sessions on stderr
-//! (`RUST_LOG`, default `info`); `--auth-*` makes it an OAuth resource server.
+//! (`RUST_LOG`, default `info`); `--auth-*` makes it an OAuth resource server, `--cors-origin`
+//! lets web pages of other origins call it.
 
 use std::io;
 use std::sync::Arc;
 
 use taskwire_driver::Server;
 use taskwire_http::oauth::resource::ResourceServer;
-use taskwire_http::{AllowedHosts, HttpConfig};
+use taskwire_http::{AllowedHosts, Cors, HttpConfig};
 
 /// The demo's HTTP settings: the defaults, as an OAuth resource server when `oauth` is set
 /// (then the host of its resource URL is allowed besides the loopback names).
@@ -113,5 +114,40 @@ impl Auth {
             };
         }
         ResourceServer::new(config).map(Some)
+    }
+}
+
+/// `--cors-origin`: the HTTP server's CORS policy (`task-server --http`).
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct CorsOrigins {
+    /// Lets web pages of this origin (e.g. http://127.0.0.1:5173) call the server from a
+    /// browser (CORS); repeat it for several, or give `*` for any. Without it the server sends
+    /// no CORS headers.
+    #[arg(long = "cors-origin", value_name = "ORIGIN", requires = "http")]
+    pub cors_origins: Vec<String>,
+}
+
+impl CorsOrigins {
+    /// The policy these flags describe (`None` without `--cors-origin`), or which origin is
+    /// no web origin.
+    pub fn policy(&self) -> Result<Option<Cors>, String> {
+        if self.cors_origins.is_empty() {
+            return Ok(None);
+        }
+        if self.cors_origins.iter().any(|origin| origin == "*") {
+            return Ok(Some(Cors::any()));
+        }
+        let mut origins = Vec::new();
+        for origin in &self.cors_origins {
+            let parsed = url::Url::parse(origin)
+                .map(|url| url.origin())
+                .ok()
+                .filter(url::Origin::is_tuple)
+                .ok_or_else(|| {
+                    format!("--cors-origin {origin:?}: write SCHEME://HOST[:PORT], or '*'")
+                })?;
+            origins.push(parsed.ascii_serialization());
+        }
+        Ok(Some(Cors::origins(origins)))
     }
 }

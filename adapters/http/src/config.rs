@@ -6,6 +6,8 @@ use std::time::Duration;
 use axum::http::HeaderMap;
 use taskwire_oauth::resource::ResourceServer;
 
+use crate::cors::Cors;
+
 /// Who may reach the server, by the `Host` and `Origin` headers (DNS-rebinding protection).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AllowedHosts {
@@ -88,6 +90,11 @@ pub struct HttpConfig {
     /// endpoint; a method's scopes are checked once its body is read. When set,
     /// [`HttpConfig::authenticate`] is not consulted. Default `None`.
     pub oauth: Option<Arc<ResourceServer>>,
+    /// The CORS policy on the endpoint (and the Protected Resource Metadata), for MCP clients
+    /// in web pages of other origins; the origins it allows pass the `Origin` check of
+    /// [`HttpConfig::allowed_hosts`] too. `None` (the default) sends no CORS headers, so
+    /// browsers keep pages of other origins out.
+    pub cors: Option<Cors>,
 }
 
 impl Default for HttpConfig {
@@ -108,6 +115,7 @@ impl Default for HttpConfig {
             max_connections: 1_000,
             authenticate: None,
             oauth: None,
+            cors: None,
         }
     }
 }
@@ -130,6 +138,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("max_connections", &self.max_connections)
             .field("authenticate", &self.authenticate.is_some())
             .field("oauth", &self.oauth)
+            .field("cors", &self.cors)
             .finish()
     }
 }

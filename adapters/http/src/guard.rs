@@ -113,7 +113,8 @@ pub(crate) async fn admit(headers: &HeaderMap, config: &HttpConfig) -> Result<Ad
     }
     if let Some(origin) = header_str(headers, header::ORIGIN.as_str()) {
         let host = origin.split_once("://").map_or(origin, |(_, rest)| rest);
-        if !allowed(host_name(host), &config.allowed_hosts) {
+        let cors = config.cors.as_ref().is_some_and(|cors| cors.allows(origin));
+        if !cors && !allowed(host_name(host), &config.allowed_hosts) {
             tracing::warn!(origin, "refused a request from an origin not allowed");
             return Err(Refused::Origin(origin.to_owned()));
         }

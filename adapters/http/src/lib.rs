@@ -25,6 +25,7 @@
 
 mod client;
 mod config;
+mod cors;
 mod guard;
 mod header_value;
 mod listen;
@@ -39,6 +40,7 @@ mod tool_params;
 
 pub use client::HttpClient;
 pub use config::{AllowedHosts, Authenticate, HttpConfig};
+pub use cors::{AllowedOrigins, Cors};
 pub use listen::serve_router;
 pub use service::{router, serve};
 /// OAuth on both sides (the `taskwire-oauth` crate): [`oauth::resource::ResourceServer`]

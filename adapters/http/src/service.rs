@@ -17,6 +17,7 @@ use taskwire_driver::{Server, ServerHandle};
 use taskwire_oauth::resource::ResourceServer;
 
 use crate::config::HttpConfig;
+use crate::cors::Cors;
 use crate::guard::{admit, header_str};
 use crate::listen::serve_router;
 use crate::response::{accepts_sse, error};
@@ -31,17 +32,23 @@ use crate::stateless;
 /// (sizes, body timeout, sessions, requests in flight); the connection limits
 /// ([`HttpConfig::max_connections`], [`HttpConfig::header_read_timeout`]) are the server's:
 /// serve your app with [`serve_router`] to have them, or set your own server's.
+/// With [`HttpConfig::cors`] set, the CORS policy applies to the endpoint and the metadata.
 pub fn router(path: &str, handle: ServerHandle, config: HttpConfig) -> Router {
     let limit = config.max_body_bytes;
     let metadata = config.oauth.as_deref().map(protected_resource);
+    let cors = config.cors.as_ref().map(Cors::layer);
     let shared = Arc::new(Shared::new(handle, config));
     let mcp = Router::new()
         .route(path, post(post_mcp).get(get_mcp).delete(delete_mcp))
         .layer(DefaultBodyLimit::max(limit))
         .with_state(shared);
-    match metadata {
+    let app = match metadata {
         Some(metadata) => mcp.merge(metadata),
         None => mcp,
+    };
+    match cors {
+        Some(cors) => app.layer(cors),
+        None => app,
     }
 }
 

@@ -1,9 +1,9 @@
 //! The Streamable HTTP suite: `taskwire-http` serving the demo server (with its extra tools)
 //! in process, driven by a real HTTP client (reqwest) the way MCP clients use it, and by our
-//! own client over HTTP (`client`): 2025-11-25
-//! sessions (`sessions`), 2026-07-28 stateless requests (`stateless`), what every request
-//! passes first and the faults a network brings (`guard`, `faults`), floods that would lock
-//! others out (`floods`), many sessions at once (`load`), and the crate's examples run as
+//! own client over HTTP (`client`): 2025-11-25 sessions (`sessions`), 2026-07-28 stateless
+//! requests (`stateless`), what every request passes first and the faults a network brings
+//! (`guard`, `faults`), the CORS policy for clients in web pages (`cors`), floods that would
+//! lock others out (`floods`), many sessions at once (`load`), and the crate's examples run as
 //! users run them (`example`: the mounted greeter, the server with a SQLite store and bearer
 //! authentication, the client). The HTTP benchmark's smoke run is in `tests/bench/`.
 //!
@@ -12,6 +12,7 @@
 mod common;
 
 mod client;
+mod cors;
 mod example;
 mod faults;
 mod fleet;

@@ -1,7 +1,8 @@
 //! The interop suite: the official SDKs as peers (pinned, installed on first use under
 //! `<target>/peers/` by `tests/peers/setup.sh`), as real processes both ways (`python`,
 //! `typescript`, `everything`, `inspector`, `rmcp`, `turbomcp` on stdio; `http`: the
-//! TypeScript and Python SDKs over Streamable HTTP), and their recorded traffic fed to our
+//! TypeScript and Python SDKs over Streamable HTTP; `browser_client`: the TypeScript SDK's client
+//! in a web page of another origin, under CORS), and their recorded traffic fed to our
 //! engine to pin each tolerated quirk (`quirks_*`).
 //!
 //! `cargo test -p taskwire-tests --test interop [FILTER]`. `TASKWIRE_SKIP_INTEROP=1` skips the
@@ -10,6 +11,7 @@
 
 mod common;
 
+mod browser_client;
 mod everything;
 mod ext_tasks;
 mod fastmcp;

@@ -10,13 +10,15 @@
 //! fleet: fronts queue each task's work, workers run it (`--concurrency N` at once); over
 //! HTTP it holds the live tasks and the newest `--keep-finished N` finished ones. The
 //! `wasm32-wasip1` build runs on taskwire-wasi and has neither `--runtime` nor `--store`.
+//! `--cors-origin ORIGIN` (repeatable, or `*`) lets web pages of that origin call the HTTP
+//! server from a browser.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
 #[cfg(not(target_os = "wasi"))]
-use taskwire_demo::http::Auth;
+use taskwire_demo::http::{Auth, CorsOrigins};
 #[cfg(not(target_os = "wasi"))]
 use taskwire_demo::options::{RoleChoice, RuntimeChoice, Serving};
 use taskwire_demo::tools::ServerOptions;
@@ -34,6 +36,10 @@ struct Args {
     #[cfg(not(target_os = "wasi"))]
     #[command(flatten)]
     auth: Auth,
+    /// With `--http`: web pages of other origins allowed to call it.
+    #[cfg(not(target_os = "wasi"))]
+    #[command(flatten)]
+    cors: CorsOrigins,
     /// Keeps the tasks in a store, so that they survive a restart (default: in memory):
     /// `sqlite:PATH` (`?synchronous=full` waits for the disk at every commit, `normal` is the
     /// default) or `postgres://…` (`?replica=NAME&lease=MS` for several servers sharing it).
@@ -129,7 +135,15 @@ fn main() -> ExitCode {
                 Ok(oauth) => oauth,
                 Err(e) => return usage(&e),
             };
-            taskwire_demo::http::serve(server, &address, taskwire_demo::http::config(oauth))
+            let cors = match args.cors.policy() {
+                Ok(cors) => cors,
+                Err(e) => return usage(&e),
+            };
+            let config = taskwire_http::HttpConfig {
+                cors,
+                ..taskwire_demo::http::config(oauth)
+            };
+            taskwire_demo::http::serve(server, &address, config)
         }
         (None, RuntimeChoice::Smol) => taskwire_smol::serve_stdio(server),
         // One thread, as on smol: the driver, stdio and the tools share it.
