@@ -252,3 +252,39 @@ fn base64_url(text: &str) -> Vec<u8> {
         .decode(text)
         .expect("base64url")
 }
+
+#[test]
+fn oidc_provider_task_client_signs_in_as_a_machine_and_runs_the_seed_flow() {
+    let test = "oidc_provider_task_client_signs_in_as_a_machine_and_runs_the_seed_flow";
+    let Some(p) = peers::ready(test) else {
+        return;
+    };
+    let deployment = Deployment::start(p, "oidc-task-client", "key1", 300, &[]);
+    let client = |secret: Option<&str>| {
+        let mut argv = Argv::new(binary("task-client"))
+            .args(&["--url", &deployment.server.url])
+            .args(&["--client-credentials", "machine"]);
+        if let Some(secret) = secret {
+            argv = argv.env("TASKWIRE_CLIENT_SECRET", secret);
+        }
+        peers::run(&argv, DEADLINE)
+    };
+    let refused = client(None);
+    assert_eq!(refused.code, Some(2), "{refused}");
+    assert!(
+        refused.stderr.contains("TASKWIRE_CLIENT_SECRET"),
+        "{refused}"
+    );
+    let ran = client(Some("machine-secret"));
+    assert_eq!(ran.code, Some(0), "{ran}{}", deployment.logs());
+    assert!(
+        ran.stdout.contains(&format!("result: {RESULT_TEXT}")),
+        "{ran}"
+    );
+    let wrong = client(Some("not-the-secret"));
+    assert_ne!(wrong.code, Some(0), "{wrong}");
+    assert!(
+        wrong.stderr.contains("check the client id and secret"),
+        "{wrong}"
+    );
+}

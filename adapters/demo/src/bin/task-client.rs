@@ -1,7 +1,9 @@
 //! `task-client [--runtime smol|tokio] [--era auto|2026-07-28|2025-11-25]
-//! [--request-timeout-ms N] [--url URL | -- CMD ARGS...]` (`--help`): the seed's client flow against the
+//! [--request-timeout-ms N] [--url URL [--client-credentials ID] | -- CMD ARGS...]` (`--help`):
+//! the seed's client flow against the
 //! `task-server` built beside this binary, against any stdio MCP server, or against a
-//! Streamable HTTP endpoint (`--url http://127.0.0.1:3000/mcp`, on tokio). The era is the
+//! Streamable HTTP endpoint (`--url http://127.0.0.1:3000/mcp`, on tokio; a server that wants
+//! OAuth is signed in to, by the printed URL or as a machine). The era is the
 //! server's choice by default (`server/discover`, falling back to `initialize`). Input the
 //! server asks for (`elicitation/create`, in either era) is answered unattended: accepted
 //! with the form's defaults, or declined.
@@ -19,6 +21,7 @@ use {
     taskwire_demo::options::{EraChoice, RuntimeChoice},
     taskwire_driver::engine::Config,
     taskwire_driver::ClientBuilder,
+    taskwire_http::oauth::client::{Loopback, OAuthClient},
 };
 
 /// The seed's client flow: initialize, list the tools, call `long_running_task` as a task,
@@ -40,8 +43,14 @@ struct Args {
     #[arg(long, value_name = "MS", default_value_t = 60_000)]
     request_timeout_ms: u64,
     /// A Streamable HTTP endpoint, e.g. http://127.0.0.1:3000/mcp (instead of a stdio server).
+    /// A server that wants OAuth is signed in to: the authorization URL is printed, to open
+    /// in a browser on this machine.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     url: Option<String>,
+    /// With --url, signs in as this machine client (client credentials; the secret from
+    /// TASKWIRE_CLIENT_SECRET) instead of as a person.
+    #[arg(long, value_name = "CLIENT_ID", requires = "url")]
+    client_credentials: Option<String>,
     /// The stdio server to start, after `--` (default: the task-server beside this binary).
     #[arg(last = true, value_name = "CMD")]
     command: Vec<String>,
@@ -67,7 +76,14 @@ fn main() -> ExitCode {
         async move { Ok(answer) }
     });
     if let Some(url) = args.url {
-        return over_http(&url, builder, start);
+        let oauth = match sign_in(args.client_credentials) {
+            Ok(oauth) => oauth,
+            Err(e) => {
+                eprintln!("task-client: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        return over_http(&url, oauth, builder, start);
     }
     let (program, server_args) = match args.command.split_first() {
         Some((program, rest)) => (PathBuf::from(program), rest.to_vec()),
@@ -114,15 +130,35 @@ fn main() -> ExitCode {
     }
 }
 
+/// How the client signs in when the server asks: as the machine `client_credentials` names,
+/// or as a person opening the printed URL (tokens kept for this run only).
+#[cfg(not(target_os = "wasi"))]
+fn sign_in(client_credentials: Option<String>) -> Result<OAuthClient, String> {
+    if let Some(client_id) = client_credentials {
+        let secret = std::env::var("TASKWIRE_CLIENT_SECRET").map_err(|_| {
+            format!("--client-credentials {client_id}: set TASKWIRE_CLIENT_SECRET to its secret")
+        })?;
+        return Ok(OAuthClient::client_credentials(client_id, secret));
+    }
+    let agent = Loopback::bind(|url| {
+        eprintln!("task-client: sign in at {url}");
+        Ok(())
+    })
+    .map_err(|e| format!("cannot listen for the sign-in's redirect: {e}"))?;
+    Ok(OAuthClient::new(agent).name("task-client"))
+}
+
 /// The flow against the Streamable HTTP endpoint `url`.
 #[cfg(not(target_os = "wasi"))]
-fn over_http(url: &str, builder: ClientBuilder, start: Instant) -> ExitCode {
+fn over_http(url: &str, oauth: OAuthClient, builder: ClientBuilder, start: Instant) -> ExitCode {
     let outcome = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map(|rt| {
             rt.block_on(async {
-                let client = taskwire_http::HttpClient::new(url).connect(builder);
+                let client = taskwire_http::HttpClient::new(url)
+                    .oauth(oauth)
+                    .connect(builder);
                 let completed = flow::run_since(&client, start, print).await;
                 client.close().await;
                 drop(client);
