@@ -105,8 +105,18 @@ struct Shared {
 }
 
 impl MockIssuer {
-    /// An issuer on a free local port whose JWKS lists [`TestKey::Key1`].
+    /// An issuer on a free local port whose JWKS lists [`TestKey::Key1`], its metadata at
+    /// RFC 8414's well-known path.
     pub fn start() -> MockIssuer {
+        MockIssuer::serving_metadata_at("/.well-known/oauth-authorization-server")
+    }
+
+    /// As [`MockIssuer::start`], its metadata at OpenID Connect Discovery's path only.
+    pub fn openid_only() -> MockIssuer {
+        MockIssuer::serving_metadata_at("/.well-known/openid-configuration")
+    }
+
+    fn serving_metadata_at(metadata_path: &str) -> MockIssuer {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
         listener.set_nonblocking(true).expect("non-blocking");
         let url = format!("http://{}", listener.local_addr().expect("an address"));
@@ -123,7 +133,7 @@ impl MockIssuer {
         let (jwks_fetches, introspections) =
             (shared.jwks_fetches.clone(), shared.introspections.clone());
         let app = Router::new()
-            .route("/.well-known/oauth-authorization-server", get(metadata))
+            .route(metadata_path, get(metadata))
             .route("/jwks", get(jwks))
             .route("/introspect", post(introspect))
             .with_state(shared);

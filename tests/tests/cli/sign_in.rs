@@ -145,6 +145,15 @@ fn a_person_signs_in_once_and_their_task_is_theirs_only() {
         "the server refused it first: {got}"
     );
 
+    // A refresh token the server refuses too (revoked, rotated away) opens the browser.
+    std::thread::sleep(Duration::from_secs(ACCESS_TTL + 1));
+    let mut file = kept(&alice);
+    file["tokens"][url]["refresh_token"] = Value::from("revoked");
+    std::fs::write(&alice, file.to_string()).expect("rewrite the token file");
+    let again = taskwire_as(p, "alice", &alice, &["tasks", "get", &id, "--url", url]);
+    assert_eq!(again.code, Some(0), "{again}");
+    assert!(signed_in(&again), "{again}");
+
     // Logged out, the next command signs in again.
     let out = run(
         &Argv::new(procs::taskwire())
@@ -182,6 +191,21 @@ fn a_machine_signs_in_with_client_credentials() {
         without.stderr.contains("TASKWIRE_CLIENT_SECRET"),
         "{without}"
     );
+    // A token of the user's own: no sign-in, the server's refusal stands.
+    let own = run(
+        &Argv::new(procs::taskwire())
+            .args(&[
+                "tools",
+                "--url",
+                url,
+                "--header",
+                "Authorization: Bearer mine",
+            ])
+            .env("TASKWIRE_CLIENT_SECRET", "machine-secret"),
+        LIMIT,
+    );
+    assert_eq!(own.code, Some(5), "{own}");
+    assert!(!signed_in(&own) && own.stderr.contains("401"), "{own}");
     let called = run(
         &Argv::new(procs::taskwire())
             .args(&args)

@@ -593,3 +593,34 @@ fn a_server_that_started_before_its_issuer_reads_the_keys_once_the_issuer_is_up(
         assert_eq!(list_with(&server, &token).await.status(), StatusCode::OK);
     });
 }
+
+#[test]
+fn an_issuer_with_openid_discovery_only_is_found() {
+    let issuer = MockIssuer::openid_only();
+    let server = protected(&issuer, |_| {});
+    let claims = issuer.claims("alice", "cli", RESOURCE, "");
+    let token = format!("Bearer {}", issuer.token(TestKey::Key1, &claims));
+    server.run(async {
+        assert_eq!(list_with(&server, &token).await.status(), StatusCode::OK);
+    });
+}
+
+#[test]
+fn with_oauth_set_the_authenticate_hook_is_not_consulted() {
+    let issuer = MockIssuer::start();
+    let mut config = ResourceConfig::new(RESOURCE, &issuer.url);
+    config.jwks_refetch_interval = Duration::ZERO;
+    let hook: taskwire_http::Authenticate = Arc::new(|_| Some("anyone".to_owned()));
+    let server = TestServer::with_config(HttpConfig {
+        oauth: Some(Arc::new(
+            ResourceServer::new(config).expect("a valid config"),
+        )),
+        authenticate: Some(hook),
+        ..HttpConfig::default()
+    });
+    server.run(async {
+        let refused = list_with(&server, "Bearer whatever-the-hook-would-take").await;
+        assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+        assert!(challenge(&refused).contains("resource_metadata="));
+    });
+}

@@ -184,6 +184,12 @@ pub(crate) async fn register(
 mod tests {
     use super::*;
 
+    #[test]
+    fn debug_shows_no_secret() {
+        let shown = format!("{:?}", ClientRegistration::new("c1", Some("s3cret".into())));
+        assert!(shown.contains("c1") && !shown.contains("s3cret"), "{shown}");
+    }
+
     fn methods(names: &[&str]) -> Vec<String> {
         names.iter().map(|n| n.to_string()).collect()
     }
