@@ -39,6 +39,7 @@ mod error;
 mod form;
 mod handler;
 mod ids;
+mod observe;
 mod runtime;
 mod server;
 pub mod stdio;
@@ -55,6 +56,7 @@ pub use driver::{MessageSession, Outgoing};
 pub use error::Error;
 pub use handler::Handler;
 pub use ids::{new_task_id, random_uuid};
+pub use observe::{TaskChange, TaskFeed, TaskRow};
 pub use runtime::{now, BoxFuture, Child, ChildProcess, Reader, Runtime, Stdio, Timer, Writer};
 #[cfg(feature = "schemars")]
 pub use server::Elicited;
@@ -77,8 +79,8 @@ pub use taskwire_engine as engine;
 pub use taskwire_engine::{
     jsonrpc::code, ClientEra, ClientFeatures, Config, Durability, Era, Host, Implementation,
     JournalEntry, Limits, LogLevel, LogMessage, MessageKind, Millis, Notice, Owner, PlainReason,
-    PollConfig, RpcError, SessionId, TaskConfig, TaskId, TaskInfo, TaskSnapshot, TaskStatus,
-    TaskSupport, Tool, ToolExecution, UsageError,
+    PollConfig, RpcError, SessionId, StopReason, TaskConfig, TaskId, TaskInfo, TaskProgress,
+    TaskSnapshot, TaskStatus, TaskSupport, Tool, ToolExecution, UsageError,
 };
 
 /// The JSON Schema of `T`, for a tool's `inputSchema` or `outputSchema` (feature `schemars`).

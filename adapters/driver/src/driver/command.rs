@@ -68,6 +68,23 @@ pub(crate) enum Command<X> {
     /// Stop: close every session and stop all work.
     Shutdown,
 
+    // ---- operators ---------------------------------------------------------------------------
+    /// Watch the tasks held (`None`: the server is not observed).
+    Watch {
+        reply: Reply<Option<crate::observe::TaskFeed>>,
+    },
+    /// A task as held, whoever owns it.
+    Task {
+        task: TaskId,
+        reply: Reply<Option<TaskSnapshot>>,
+    },
+    /// Cancel a task on an operator's word (`by` names the operator).
+    Cancel {
+        task: TaskId,
+        by: String,
+        reply: Reply<()>,
+    },
+
     // ---- the task store ------------------------------------------------------------------
     /// A write of `batch` to the store returned.
     Stored {

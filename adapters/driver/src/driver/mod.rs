@@ -24,10 +24,11 @@ use futures::future::AbortHandle;
 use serde_json::Value;
 use taskwire_engine::{
     CallId, Durability, Event, Host, InputId, MessageKind, Millis, Output, Owner, RpcError,
-    SessionId,
+    SessionId, UsageError,
 };
 
 use crate::error::Error;
+use crate::observe::Observer;
 use crate::runtime::{instant_of, now, BoxFuture, Reader, Runtime, Timer, Writer};
 use crate::store::TaskStore;
 pub(crate) use app::{App, Ctx, Work};
@@ -79,6 +80,8 @@ pub(crate) struct Driver<A: App> {
     stopping: bool,
     /// The durable store, if any.
     store: Option<StoreLink>,
+    /// What operators see, when the server is observed.
+    observer: Option<Observer>,
 }
 
 /// A driver's command channel, both ends.
@@ -115,7 +118,22 @@ impl<A: App> Driver<A> {
             until,
             stopping: false,
             store: None,
+            observer: None,
         }
+    }
+
+    /// Keeps the operator's view ([`Observer`]): the host journals every task change (the
+    /// tasks held now first, as rows, not news), which the driver reads; `role` names this
+    /// process's part in a fleet for the metrics.
+    pub fn observe(&mut self, role: &'static str) {
+        if self.host.config().durability == Durability::Volatile {
+            // Refused only by a host shut down, which serves nothing anyway.
+            let _ = self.host.set_durability(now(), Durability::Journal);
+        }
+        crate::observe::metrics::describe(role);
+        let mut observer = Observer::default();
+        observer.board.loading = true;
+        self.observer = Some(observer);
     }
 
     /// Keeps the host's tasks in `store`: its tasks are loaded before the first turn (with
@@ -210,6 +228,10 @@ impl<A: App> Driver<A> {
             let _ = self.host.handle_timeout(now());
         }
         busy |= self.route_outputs(cx);
+        if let Some(observer) = self.observer.as_mut() {
+            let host = &self.host;
+            observer.board.prune(|task| host.has_task(task));
+        }
         self.claim();
         self.write_store();
         self.write_links(cx);
@@ -226,8 +248,18 @@ impl<A: App> Driver<A> {
         };
         let write = link.store.write(batch.clone());
         let tx = self.tx.clone();
+        let timed = self
+            .observer
+            .is_some()
+            .then(|| link.store.name().to_owned());
         self.runtime.spawn(Box::pin(async move {
+            let started = std::time::Instant::now();
             let result = write.await;
+            if let Some(store) = timed {
+                let outcome = result.as_ref().map(Vec::len).map_err(|_| ());
+                let seconds = started.elapsed().as_secs_f64();
+                crate::observe::metrics::store_wrote(&store, batch.len(), seconds, outcome);
+            }
             let _ = tx.send(Command::Stored { batch, result }).await;
         }));
     }
@@ -406,7 +438,12 @@ impl<A: App> Driver<A> {
 
     fn read_links(&mut self, cx: &mut Context<'_>) -> bool {
         let mut busy = false;
-        let Driver { host, links, .. } = self;
+        let Driver {
+            host,
+            links,
+            observer,
+            ..
+        } = self;
         for link in links.iter_mut() {
             if link.input_ended() {
                 continue;
@@ -417,6 +454,9 @@ impl<A: App> Driver<A> {
                 // Refused only once the host is shut down (see above).
                 Poll::Ready(Read::Bytes(bytes)) => {
                     busy = true;
+                    if let Some(observer) = observer.as_mut() {
+                        observer.requests.received_bytes(session, bytes);
+                    }
                     let _ = host.handle_bytes(now(), session, bytes);
                 }
                 Poll::Ready(Read::Eof) => {
@@ -436,6 +476,17 @@ impl<A: App> Driver<A> {
             busy = true;
             match output {
                 Output::Send(t) => {
+                    if let (
+                        Some(observer),
+                        MessageKind::Reply {
+                            to: Some(to),
+                            error,
+                        },
+                    ) = (self.observer.as_mut(), &t.kind)
+                    {
+                        let version = self.host.protocol_version(t.session);
+                        observer.requests.answered(t.session, to, *error, version);
+                    }
                     if let Some(out) = self.messages.get(&t.session) {
                         let replied =
                             out.one_request && matches!(t.kind, MessageKind::Reply { .. });
@@ -462,13 +513,19 @@ impl<A: App> Driver<A> {
                     }
                 }
                 Output::Event(event) => self.on_event(event, cx),
-                Output::Journal(entry) => match self.store.as_mut() {
-                    Some(link) => link.pending.push(entry),
-                    // No store keeps the entry: it is as stored as it will be. Confirming
-                    // it at once releases what a host configured with
-                    // `Durability::Confirmed` holds for it (it would wait forever).
-                    None => self.host.confirm(now(), entry.seq),
-                },
+                Output::Journal(entry) => {
+                    if let Some(observer) = self.observer.as_mut() {
+                        let runs_here = self.host.runs_here(entry.change.task());
+                        observer.board.journaled(&entry.change, runs_here);
+                    }
+                    match self.store.as_mut() {
+                        Some(link) => link.pending.push(entry),
+                        // No store keeps the entry: it is as stored as it will be. Confirming
+                        // it at once releases what a host configured with
+                        // `Durability::Confirmed` holds for it (it would wait forever).
+                        None => self.host.confirm(now(), entry.seq),
+                    }
+                }
                 _ => {}
             }
         }
@@ -584,6 +641,16 @@ impl<A: App> Driver<A> {
                 total,
                 message,
             } => {
+                if let (Some(observer), Some(task)) =
+                    (self.observer.as_mut(), self.host.call_task(call))
+                {
+                    let reported = taskwire_engine::TaskProgress {
+                        progress,
+                        total,
+                        message: message.clone(),
+                    };
+                    observer.board.progress(task, reported);
+                }
                 let _ = self
                     .host
                     .notify_progress(now, call, progress, total, message);
@@ -605,6 +672,11 @@ impl<A: App> Driver<A> {
                 reply,
             } => match self.host.request_input(now, call, method, params) {
                 Ok(input) => {
+                    if let (Some(observer), Some(task)) =
+                        (self.observer.as_mut(), self.host.call_task(call))
+                    {
+                        observer.board.asked(task, method);
+                    }
                     self.inputs.insert(input, (call, reply));
                 }
                 Err(e) => {
@@ -624,6 +696,16 @@ impl<A: App> Driver<A> {
                 self.attach(owner, reader, writer, Some(done));
             }
             Command::Shutdown => self.stop(),
+            Command::Watch { reply } => {
+                let feed = self.observer.as_mut().map(|o| o.board.watch());
+                let _ = reply.send(Ok(feed));
+            }
+            Command::Task { task, reply } => {
+                let _ = reply.send(Ok(self.host.task(&task)));
+            }
+            Command::Cancel { task, by, reply } => {
+                let _ = reply.send(self.cancel_by_operator(&task, &by));
+            }
             Command::Stored { batch, result } => self.stored(&batch, result),
             Command::StoreRetry => {
                 if let Some(link) = self.store.as_mut() {
@@ -639,6 +721,27 @@ impl<A: App> Driver<A> {
         }
     }
 
+    /// An operator cancels `task` (a dashboard's button): as its tool would, with a status
+    /// message naming `by`; logged.
+    fn cancel_by_operator(&mut self, task: &str, by: &str) -> Result<(), Error> {
+        let Some(call) = self.host.task_call(task) else {
+            let error = match self.host.task(task) {
+                Some(held) => UsageError::TaskFinished {
+                    task: held.info.id,
+                    status: held.info.status,
+                },
+                None => UsageError::UnknownTask(task.into()),
+            };
+            return Err(Error::Usage(error));
+        };
+        let message = format!("Cancelled by {by}");
+        self.host
+            .cancel_work(now(), call, Some(message))
+            .map_err(Error::Usage)?;
+        tracing::info!(%task, operator = by, "task cancelled by an operator");
+        Ok(())
+    }
+
     // ---- events -----------------------------------------------------------------------------
 
     fn on_event(&mut self, event: Event, cx: &mut Context<'_>) {
@@ -652,13 +755,21 @@ impl<A: App> Driver<A> {
                 self.inputs.retain(|_, (asker, _)| *asker != call);
             }
             Event::InputResponse { input, outcome, .. } => {
-                if let Some((_, reply)) = self.inputs.remove(&input) {
+                if let Some((call, reply)) = self.inputs.remove(&input) {
+                    if let (Some(observer), Some(task)) =
+                        (self.observer.as_mut(), self.host.call_task(call))
+                    {
+                        observer.board.answered(task, outcome.is_ok());
+                    }
                     let _ = reply.send(outcome.map_err(Error::from_outcome));
                 }
             }
             event => {
                 if let Event::Closed { session } = &event {
                     tracing::debug!(?session, "session closed");
+                    if let Some(observer) = self.observer.as_mut() {
+                        observer.requests.closed(*session);
+                    }
                     // A message link's transport sees its channel end.
                     self.messages.remove(session);
                 }
@@ -678,6 +789,13 @@ impl<A: App> Future for Driver<A> {
         let this = &mut *self;
         if this.load_store(cx).is_pending() {
             return Poll::Pending;
+        }
+        if this.observer.as_ref().is_some_and(|o| o.board.loading) {
+            // What the host held before (loaded, or made in its setup) becomes rows.
+            this.route_outputs(cx);
+            if let Some(observer) = this.observer.as_mut() {
+                observer.board.loading = false;
+            }
         }
         for _ in 0..TURNS_PER_POLL {
             let busy = this.turn(cx);

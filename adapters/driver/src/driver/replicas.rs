@@ -62,6 +62,9 @@ impl<A: App> Driver<A> {
     /// Hands the host one message (with its transport's check, if any).
     fn feed(&mut self, session: SessionId, inbound: Inbound) {
         let Inbound { message, check } = inbound;
+        if let Some(observer) = self.observer.as_mut() {
+            observer.requests.received(session, &message);
+        }
         // Refused only once the host is shut down, when its input no longer matters.
         let _ = match check {
             Some(check) => self.host.handle_checked(now(), session, &message, check),
@@ -86,6 +89,9 @@ impl<A: App> Driver<A> {
                 for task in tasks {
                     if !self.host.runs_here(&task.info.id) {
                         tracing::trace!(task = %task.info.id, "read a task from the store");
+                        if let Some(observer) = self.observer.as_mut() {
+                            observer.board.synced(&task, false);
+                        }
                         let _ = self.host.sync(now(), task);
                     }
                 }
@@ -119,6 +125,10 @@ impl<A: App> Driver<A> {
             match news {
                 StoreNews::Changed(task) => {
                     tracing::trace!(task = %task.info.id, status = %task.info.status, "another replica changed a task");
+                    if let Some(observer) = self.observer.as_mut() {
+                        let runs_here = self.host.runs_here(&task.info.id);
+                        observer.board.synced(&task, runs_here);
+                    }
                     let _ = self.host.sync(now(), task);
                 }
                 StoreNews::Queued => {
@@ -134,6 +144,9 @@ impl<A: App> Driver<A> {
                 }
                 StoreNews::Lost(task) => {
                     tracing::warn!(task = %task.info.id, "this process's claim on a task ran out and another runs it now; its work here stops");
+                    if let Some(observer) = self.observer.as_mut() {
+                        observer.board.synced(&task, false);
+                    }
                     let _ = self.host.release(now(), task);
                 }
             }
@@ -181,6 +194,10 @@ impl<A: App> Driver<A> {
                 claims.more |= tasks.len() >= asked;
                 for task in tasks {
                     tracing::debug!(task = %task.info.id, "took a task's work from the store");
+                    // Known before its work's first change here, which is no creation.
+                    if let Some(observer) = self.observer.as_mut() {
+                        observer.board.synced(&task, true);
+                    }
                     let _ = self.host.adopt(now(), task);
                 }
             }

@@ -19,7 +19,9 @@ use async_channel::Sender;
 use futures::channel::oneshot;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use taskwire_engine::{Check, Config, Host, Millis, Notice, Owner, RpcError, Tool, UsageError};
+use taskwire_engine::{
+    Check, Config, Host, Millis, Notice, Owner, RpcError, TaskSnapshot, Tool, UsageError,
+};
 
 pub use context::ToolContext;
 #[cfg(feature = "schemars")]
@@ -31,6 +33,7 @@ pub use tool::{NoArgs, ToolOutcome};
 use crate::driver::{Command, Commands, Driver, Inbound, MessageLinks, MessageSession, Until};
 use crate::error::Error;
 use crate::ids::new_task_id;
+use crate::observe::TaskFeed;
 use crate::runtime::{BoxFuture, Reader, Runtime, Writer};
 use crate::store::{RoleError, ServerRole, TaskStore};
 use tool::{Handler, ToolSet};
@@ -67,6 +70,8 @@ pub struct Server {
     keep_finished: usize,
     /// The driver's commands, made before it runs so that [`Notifier`]s can be handed out.
     commands: Commands<ServerCommand>,
+    /// Keeps the operator's view ([`Server::observe`]).
+    observed: bool,
 }
 
 impl Server {
@@ -83,6 +88,7 @@ impl Server {
             concurrency: DEFAULT_CONCURRENCY,
             keep_finished: DEFAULT_KEEP_FINISHED,
             commands: async_channel::unbounded(),
+            observed: false,
         }
     }
 
@@ -340,6 +346,20 @@ impl Server {
         self
     }
 
+    /// Keeps an operator's view of this server: metrics through the
+    /// [`metrics`](https://docs.rs/metrics) facade (tasks made and ended per tool, tasks by
+    /// status, task durations, requests per method and era with their latency and error
+    /// codes, the store's writes; each name and label is in taskwire-http's README), and the
+    /// tasks it holds as rows that change live ([`ServerHandle::watch`], what a dashboard
+    /// shows). Metrics go nowhere until the program installs a recorder (e.g.
+    /// `taskwire_http::Metrics::install`), which it does before the server starts. The host
+    /// journals every task change (a store-less host too) and the driver reads each request's
+    /// method: a little work per message. Off by default.
+    pub fn observe(mut self) -> Self {
+        self.observed = true;
+        self
+    }
+
     fn driver(
         self,
         runtime: Arc<dyn Runtime>,
@@ -356,6 +376,9 @@ impl Server {
             let _ = host.set_keep_finished(crate::runtime::now(), Some(self.keep_finished));
         }
         let mut driver = Driver::new(host, runtime, self.tools, until, self.commands);
+        if self.observed {
+            driver.observe(self.role.as_str());
+        }
         if let Some(store) = self.store {
             driver.with_store(store, reads_back);
             if self.role != ServerRole::Front {
@@ -451,6 +474,47 @@ impl ServerHandle {
             check: Some(check),
         };
         self.links.open(owner.into(), capacity, Some(first)).await
+    }
+
+    /// The tasks this server holds, one [`TaskRow`] each, and their changes from now on (what
+    /// an operator's dashboard shows); `None` unless the server was started with
+    /// [`Server::observe`] (or once it has stopped). Every task is there whoever owns it:
+    /// show the feed to operators only.
+    pub async fn watch(&self) -> Option<TaskFeed> {
+        let (reply, answer) = oneshot::channel();
+        self.commands.send(Command::Watch { reply }).await.ok()?;
+        answer.await.ok()?.ok()?
+    }
+
+    /// Task `task` as this server holds it, whoever owns it (`None`: not held here, or the
+    /// server has stopped).
+    pub async fn task(&self, task: &str) -> Option<TaskSnapshot> {
+        let (reply, answer) = oneshot::channel();
+        let command = Command::Task {
+            task: task.into(),
+            reply,
+        };
+        self.commands.send(command).await.ok()?;
+        answer.await.ok()?.ok()?
+    }
+
+    /// Cancels task `task` on an operator's word, whoever owns it: as its tool would
+    /// ([`ToolContext::cancel_task`]), its status message `Cancelled by <operator>`, its work
+    /// stopped; logged with the operator's name. [`Error::Usage`] when the task has ended
+    /// ([`UsageError::TaskFinished`]) or is not held here ([`UsageError::UnknownTask`]);
+    /// [`Error::Closed`] once the server has stopped.
+    pub async fn cancel(&self, task: &str, operator: &str) -> Result<(), Error> {
+        let (reply, answer) = oneshot::channel();
+        let command = Command::Cancel {
+            task: task.into(),
+            by: operator.to_owned(),
+            reply,
+        };
+        self.commands
+            .send(command)
+            .await
+            .map_err(|_| Error::Closed)?;
+        answer.await.map_err(|_| Error::Closed)?
     }
 
     /// Whether [`ServerHandle::shutdown`] was called (on this handle or a clone): a session

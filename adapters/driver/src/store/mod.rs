@@ -144,6 +144,17 @@ pub enum ServerRole {
     Worker,
 }
 
+impl ServerRole {
+    /// `both`, `front` or `worker`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ServerRole::Both => "both",
+            ServerRole::Front => "front",
+            ServerRole::Worker => "worker",
+        }
+    }
+}
+
 /// A [`ServerRole::Front`] or [`ServerRole::Worker`] was asked of a server without a store
 /// shared by several processes ([`TaskStore::watch`]), through which fronts and workers
 /// hand work to each other.

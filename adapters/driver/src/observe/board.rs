@@ -1,0 +1,209 @@
+//! The tasks this process holds, one row each, kept from the host's journal (its own
+//! changes) and from the store's news (other processes' changes); what changed goes to every
+//! watcher, and this process's own changes are counted in the metrics.
+
+use std::collections::HashMap;
+
+use async_channel::Sender;
+use taskwire_engine::{Change, StopReason, TaskId, TaskProgress, TaskSnapshot, TaskStatus};
+
+use super::feed::{TaskChange, TaskFeed, TaskRow};
+use super::metrics;
+
+/// A row and what the metrics still wait for.
+struct Row {
+    row: TaskRow,
+    /// Its work has not changed it yet since it was made here (time to first update).
+    fresh: bool,
+}
+
+/// The rows, the watchers and the tasks-by-status gauge.
+#[derive(Default)]
+pub(crate) struct Board {
+    rows: HashMap<TaskId, Row>,
+    watchers: Vec<Sender<TaskChange>>,
+    /// Rows held after the last pruning; the next one comes at twice as many.
+    pruned_at: usize,
+    /// The host's journal reports the tasks it loaded or held before it was observed: rows,
+    /// not news for the metrics.
+    pub loading: bool,
+}
+
+impl Board {
+    /// A feed starting with the rows held now.
+    pub fn watch(&mut self) -> TaskFeed {
+        let (tx, changes) = async_channel::bounded(TaskFeed::CAPACITY);
+        self.watchers.push(tx);
+        let mut rows: Vec<TaskRow> = self.rows.values().map(|r| r.row.clone()).collect();
+        rows.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+        TaskFeed { rows, changes }
+    }
+
+    /// A change this process made (its journal): the row follows, the metrics count it.
+    pub fn journaled(&mut self, change: &Change, runs_here: bool) {
+        let here = !self.loading;
+        match change {
+            Change::Put(snapshot) => self.put(snapshot, runs_here, here),
+            Change::Message { task, message, at } => {
+                let Some(entry) = self.rows.get_mut(task) else {
+                    return;
+                };
+                entry.row.message.clone_from(message);
+                entry.row.updated_at = *at;
+                if here {
+                    first_update(entry);
+                }
+                let row = entry.row.clone();
+                self.tell(TaskChange::Row(row));
+            }
+            Change::Delete { task, reason } => self.delete(task, *reason, here),
+            _ => {}
+        }
+    }
+
+    /// A change another process made, or a task read from the store: the row follows; the
+    /// metrics count it where it was made.
+    pub fn synced(&mut self, snapshot: &TaskSnapshot, runs_here: bool) {
+        self.put(snapshot, runs_here, false);
+    }
+
+    /// The task's work reported progress.
+    pub fn progress(&mut self, task: &TaskId, progress: TaskProgress) {
+        let Some(entry) = self.rows.get_mut(task) else {
+            return;
+        };
+        entry.row.progress = Some(progress);
+        first_update(entry);
+        let row = entry.row.clone();
+        self.tell(TaskChange::Row(row));
+    }
+
+    /// The task's work asked its requestor for input.
+    pub fn asked(&mut self, task: &TaskId, method: &str) {
+        if let Some(entry) = self.rows.get_mut(task) {
+            first_update(entry);
+        }
+        self.tell(TaskChange::Asked {
+            task: task.clone(),
+            method: method.to_owned(),
+        });
+    }
+
+    /// The requestor answered the task's question.
+    pub fn answered(&mut self, task: &TaskId, accepted: bool) {
+        self.tell(TaskChange::Answered {
+            task: task.clone(),
+            accepted,
+        });
+    }
+
+    /// Forgets the rows of tasks the host let go without a word (a shared store's host keeps
+    /// only the newest finished ones), once the rows have doubled since the last time.
+    pub fn prune(&mut self, held: impl Fn(&str) -> bool) {
+        if self.rows.len() < (2 * self.pruned_at).max(1024) {
+            return;
+        }
+        let before = self.rows.len();
+        self.rows.retain(|id, entry| {
+            let keep = held(id);
+            if !keep {
+                metrics::status_moved(Some(entry.row.status), None);
+            }
+            keep
+        });
+        self.pruned_at = self.rows.len();
+        tracing::trace!(before, after = self.rows.len(), "task rows pruned");
+    }
+
+    fn put(&mut self, snapshot: &TaskSnapshot, runs_here: bool, here: bool) {
+        let info = &snapshot.info;
+        let tool = snapshot.request.as_ref().map(|r| r.tool.clone());
+        let before = self.rows.get(&info.id).map(|e| e.row.status);
+        let entry = self.rows.entry(info.id.clone()).or_insert_with(|| Row {
+            row: TaskRow {
+                id: info.id.clone(),
+                tool: None,
+                owner: snapshot.owner.clone(),
+                era: snapshot.era,
+                status: info.status,
+                message: None,
+                progress: None,
+                created_at: info.created_at,
+                updated_at: info.last_updated_at,
+                runs_here,
+            },
+            // Made here: the metrics wait for its work's first change.
+            fresh: here && before.is_none(),
+        });
+        let row = &mut entry.row;
+        if tool.is_some() {
+            row.tool = tool;
+        }
+        let changed =
+            before.is_some() && (row.status != info.status || row.message != info.status_message);
+        row.status = info.status;
+        row.message.clone_from(&info.status_message);
+        row.updated_at = info.last_updated_at;
+        row.runs_here = runs_here;
+        if snapshot.progress.is_some() {
+            row.progress.clone_from(&snapshot.progress);
+        }
+        if here && changed {
+            first_update(entry);
+        }
+        let row = entry.row.clone();
+        metrics::status_moved(before, Some(row.status));
+        if here {
+            let tool = row.tool.as_deref().unwrap_or("");
+            if before.is_none() && !row.status.is_terminal() {
+                metrics::task_created(tool);
+            }
+            if row.status.is_terminal() && !before.is_some_and(TaskStatus::is_terminal) {
+                metrics::task_ended(tool, row.status.as_str(), seconds(&row));
+            }
+        }
+        self.tell(TaskChange::Row(row));
+    }
+
+    fn delete(&mut self, task: &TaskId, reason: StopReason, here: bool) {
+        let Some(entry) = self.rows.remove(task) else {
+            return;
+        };
+        metrics::status_moved(Some(entry.row.status), None);
+        if here && reason == StopReason::Expired && !entry.row.status.is_terminal() {
+            let tool = entry.row.tool.as_deref().unwrap_or("");
+            metrics::task_ended(tool, "expired", seconds(&entry.row));
+        }
+        self.tell(TaskChange::Gone {
+            task: task.clone(),
+            reason,
+        });
+    }
+
+    /// Tells every watcher; one that fell behind (or left) is dropped.
+    fn tell(&mut self, change: TaskChange) {
+        if self.watchers.is_empty() {
+            return;
+        }
+        self.watchers.retain(|w| match w.try_send(change.clone()) {
+            Ok(()) => true,
+            Err(_) => {
+                tracing::debug!("a task watcher fell behind or left; its feed closes");
+                false
+            }
+        });
+    }
+}
+
+/// The first change of a task's work since it was made here: time to first update.
+fn first_update(entry: &mut Row) {
+    if std::mem::take(&mut entry.fresh) {
+        let tool = entry.row.tool.as_deref().unwrap_or("");
+        metrics::task_first_update(tool, seconds(&entry.row));
+    }
+}
+
+/// How long the task has lived, by its own clock (creation to last change).
+fn seconds(row: &TaskRow) -> f64 {
+    row.updated_at.0.saturating_sub(row.created_at.0) as f64 / 1000.0
+}
