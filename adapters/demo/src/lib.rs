@@ -11,6 +11,8 @@ pub mod flow;
 pub mod http;
 #[cfg(not(target_os = "wasi"))]
 pub mod logs;
+#[cfg(not(target_os = "wasi"))]
+pub mod metrics;
 pub mod options;
 #[cfg(not(target_os = "wasi"))]
 pub mod store;

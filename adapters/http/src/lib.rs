@@ -26,9 +26,11 @@
 mod client;
 mod config;
 mod cors;
+mod counted;
 mod guard;
 mod header_value;
 mod listen;
+mod metrics;
 mod owners;
 mod response;
 mod routing;
@@ -42,6 +44,7 @@ pub use client::HttpClient;
 pub use config::{AllowedHosts, Authenticate, HttpConfig};
 pub use cors::{AllowedOrigins, Cors};
 pub use listen::serve_router;
+pub use metrics::{Metrics, MetricsError};
 pub use service::{router, serve};
 /// OAuth on both sides (the `taskwire-oauth` crate): [`oauth::resource::ResourceServer`]
 /// for [`HttpConfig::oauth`].

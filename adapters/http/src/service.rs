@@ -45,7 +45,8 @@ pub fn router(path: &str, handle: ServerHandle, config: HttpConfig) -> Router {
     let app = match metadata {
         Some(metadata) => mcp.merge(metadata),
         None => mcp,
-    };
+    }
+    .layer(axum::middleware::map_response(crate::counted::response));
     match cors {
         Some(cors) => app.layer(cors),
         None => app,

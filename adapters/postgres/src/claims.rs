@@ -133,24 +133,24 @@ pub(crate) async fn lost(
     Ok(lost)
 }
 
-/// Whether work waits for a process to run it (queued, or left by an expired lease).
-pub(crate) async fn waiting(client: &Client, replica: &str) -> Result<bool, String> {
+/// How many tasks wait for a process to run their work (queued, or left by an expired lease).
+pub(crate) async fn unclaimed(client: &Client, replica: &str) -> Result<i64, String> {
     client
         .query_one(
             &format!(
-                "SELECT EXISTS (SELECT 1 FROM taskwire_tasks
-                                WHERE runner IS NULL AND status NOT IN {TERMINAL})
-                     OR EXISTS (SELECT 1 FROM taskwire_tasks AS q
-                                WHERE q.status NOT IN {TERMINAL} AND q.runner <> $1
-                                  AND NOT EXISTS (SELECT 1 FROM taskwire_replicas AS r
-                                                  WHERE r.id = q.runner
-                                                    AND r.expires_at > taskwire_now_ms()))"
+                "SELECT (SELECT count(*) FROM taskwire_tasks
+                         WHERE runner IS NULL AND status NOT IN {TERMINAL})
+                      + (SELECT count(*) FROM taskwire_tasks AS q
+                         WHERE q.status NOT IN {TERMINAL} AND q.runner <> $1
+                           AND NOT EXISTS (SELECT 1 FROM taskwire_replicas AS r
+                                           WHERE r.id = q.runner
+                                             AND r.expires_at > taskwire_now_ms()))"
             ),
             &[&replica],
         )
         .await
         .map(|row| row.get(0))
-        .map_err(|e| format!("cannot see whether work waits: {e}"))
+        .map_err(|e| format!("cannot count the work waiting: {e}"))
 }
 
 /// Takes the answers waiting for the tasks `replica` runs (another process took them from

@@ -21,6 +21,9 @@ use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Row};
 use crate::claims::{self, Fences, ANSWERS_CHANNEL};
 use crate::schema::{snapshot_of, COLUMNS, TERMINAL};
 
+/// Tasks whose work waits for a process (a gauge, read at each lease renewal).
+pub(crate) const UNCLAIMED: &str = "taskwire_store_unclaimed_tasks";
+
 /// The notification channel every replica listens on.
 pub(crate) const CHANNEL: &str = "taskwire_tasks";
 
@@ -462,7 +465,14 @@ impl Watch {
             tracing::warn!(store = %self.name, tasks = lost.len(), "this replica's claims on tasks ran out, and other processes run them now");
         }
         self.report(&lost, StoreNews::Lost).await;
-        if claims::waiting(client, &self.replica).await? {
+        let unclaimed = claims::unclaimed(client, &self.replica).await?;
+        // Described each time: a recorder installed after the store connected hears it too.
+        metrics::describe_gauge!(
+            UNCLAIMED,
+            "Tasks in the shared store whose work waits for a process (queued by a front, or left by a process whose lease ran out)."
+        );
+        metrics::gauge!(UNCLAIMED, "store" => self.name.to_string()).set(unclaimed as f64);
+        if unclaimed > 0 {
             self.tell(StoreNews::Queued).await;
         }
         self.take_answers(client).await

@@ -11,7 +11,7 @@
 //! HTTP it holds the live tasks and the newest `--keep-finished N` finished ones. The
 //! `wasm32-wasip1` build runs on taskwire-wasi and has neither `--runtime` nor `--store`.
 //! `--cors-origin ORIGIN` (repeatable, or `*`) lets web pages of that origin call the HTTP
-//! server from a browser.
+//! server from a browser. `--metrics ADDR` serves its metrics at `http://ADDR/metrics`.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -76,6 +76,11 @@ struct Args {
     #[cfg(not(target_os = "wasi"))]
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     keep_finished: usize,
+    /// Serves its metrics (tasks, requests, the store, HTTP) in the Prometheus text format
+    /// at http://ADDR/metrics, on a listener of its own.
+    #[cfg(not(target_os = "wasi"))]
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -117,19 +122,26 @@ fn main() -> ExitCode {
     if args.serving.http.is_none() && args.auth.auth_issuer.is_some() {
         return usage("--auth-issuer needs --http (stdio has no tokens)");
     }
+    // Over HTTP, and for a worker, what it does is news (`info`); on stdio, only trouble.
     #[cfg(not(target_os = "wasi"))]
-    if args.serving.http.is_none() {
-        taskwire_demo::logs::init("warn");
-    }
+    taskwire_demo::logs::init(
+        match args.serving.http.is_none() && args.role != RoleChoice::Worker {
+            true => "warn",
+            false => "info",
+        },
+    );
+    #[cfg(not(target_os = "wasi"))]
+    let server = match args.metrics.as_deref().map(taskwire_demo::metrics::serve) {
+        None => server,
+        Some(Ok(())) => server.observe(),
+        Some(Err(e)) => return usage(&e),
+    };
     #[cfg(not(target_os = "wasi"))]
     let served = match (args.serving.http, args.serving.runtime) {
-        _ if args.role == RoleChoice::Worker => {
-            taskwire_demo::logs::init("info");
-            tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-                .and_then(|rt| rt.block_on(taskwire_tokio::serve_worker(server)))
-        }
+        _ if args.role == RoleChoice::Worker => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .and_then(|rt| rt.block_on(taskwire_tokio::serve_worker(server))),
         (Some(address), _) => {
             let oauth = match args.auth.resource_server() {
                 Ok(oauth) => oauth,

@@ -484,8 +484,7 @@ impl<A: App> Driver<A> {
                         },
                     ) = (self.observer.as_mut(), &t.kind)
                     {
-                        let version = self.host.protocol_version(t.session);
-                        observer.requests.answered(t.session, to, *error, version);
+                        observer.requests.answered(t.session, to, *error);
                     }
                     if let Some(out) = self.messages.get(&t.session) {
                         let replied =

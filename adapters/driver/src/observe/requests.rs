@@ -36,11 +36,18 @@ const METHODS: &[&str] = &[
 /// not timed.
 const MAX_LINE: usize = 1 << 20;
 
+/// A request not answered yet.
+struct Waiting {
+    method: &'static str,
+    era: &'static str,
+    since: Instant,
+}
+
 /// Requests not answered yet, and the unfinished last line of each byte stream (`None`: one
 /// too long to keep, skipped to its end).
 #[derive(Default)]
 pub(crate) struct Requests {
-    waiting: HashMap<(SessionId, RequestId), (&'static str, Instant)>,
+    waiting: HashMap<(SessionId, RequestId), Waiting>,
     partial: HashMap<SessionId, Option<Vec<u8>>>,
 }
 
@@ -58,7 +65,15 @@ impl Requests {
             .find(|m| **m == method)
             .copied()
             .unwrap_or("other");
-        self.waiting.insert((session, id), (method, Instant::now()));
+        // A request of the 2026-07-28 era names it in its `_meta`; the others are of the
+        // sessions' era (2025-11-25 and the versions it still speaks).
+        let era = match envelope.protocol_version {
+            Some(_) => "2026-07-28",
+            None => "2025-11-25",
+        };
+        let since = Instant::now();
+        self.waiting
+            .insert((session, id), Waiting { method, era, since });
     }
 
     /// Bytes from a byte stream (newline-delimited messages, cut anywhere).
@@ -91,22 +106,12 @@ impl Requests {
     }
 
     /// The answer to `session`'s request `to` went out (`error`: its code).
-    pub fn answered(
-        &mut self,
-        session: SessionId,
-        to: &RequestId,
-        error: Option<i64>,
-        version: Option<&str>,
-    ) {
-        let Some((method, at)) = self.waiting.remove(&(session, to.clone())) else {
+    pub fn answered(&mut self, session: SessionId, to: &RequestId, error: Option<i64>) {
+        let Some(request) = self.waiting.remove(&(session, to.clone())) else {
             return;
         };
-        let era = match version {
-            Some("2026-07-28") => "2026-07-28",
-            Some(_) => "2025-11-25",
-            None => "none",
-        };
-        metrics::request_answered(method, era, at.elapsed().as_secs_f64(), error);
+        let seconds = request.since.elapsed().as_secs_f64();
+        metrics::request_answered(request.method, request.era, seconds, error);
     }
 
     /// The session closed: its requests will not be answered.

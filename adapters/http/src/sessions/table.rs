@@ -138,6 +138,7 @@ impl Table {
     /// Removes session `id`, counting it out of its owner's.
     fn take(&mut self, id: &str) -> Option<Arc<Session>> {
         let session = self.by_id.remove(id)?;
+        crate::counted::sessions(self.by_id.len());
         if let Some(owner) = &session.principal {
             self.count_out(owner);
         }
@@ -174,6 +175,7 @@ impl Place<'_> {
         let mut table = self.sessions.table();
         table.opening -= 1;
         table.by_id.insert(session.id.clone(), session);
+        crate::counted::sessions(table.by_id.len());
         self.filled = true;
     }
 }
