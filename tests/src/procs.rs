@@ -283,6 +283,13 @@ impl Raw {
         self.child.id()
     }
 
+    /// Writes `bytes` as they are (part of a message, or several).
+    pub fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let stdin = self.stdin.as_mut().expect("stdin is still open");
+        stdin.write_all(bytes)?;
+        stdin.flush()
+    }
+
     /// Writes one message and a newline.
     pub fn send(&mut self, message: &Value) -> io::Result<()> {
         let stdin = self.stdin.as_mut().expect("stdin is still open");

@@ -19,6 +19,7 @@ mod fleet;
 mod floods;
 mod guard;
 mod load;
+mod metrics;
 mod oauth;
 mod replicas;
 mod sessions;

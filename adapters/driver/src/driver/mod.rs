@@ -514,8 +514,10 @@ impl<A: App> Driver<A> {
                 Output::Event(event) => self.on_event(event, cx),
                 Output::Journal(entry) => {
                     if let Some(observer) = self.observer.as_mut() {
-                        let runs_here = self.host.runs_here(entry.change.task());
-                        observer.board.journaled(&entry.change, runs_here);
+                        let host = &self.host;
+                        let runs_here = host.runs_here(entry.change.task());
+                        let known = |tool: &str| host.tool(tool).is_some();
+                        observer.board.journaled(&entry.change, runs_here, &known);
                     }
                     match self.store.as_mut() {
                         Some(link) => link.pending.push(entry),
@@ -717,6 +719,17 @@ impl<A: App> Driver<A> {
                 let (app, ctx) = self.ctx();
                 app.on_command(command, ctx);
             }
+        }
+    }
+
+    /// Shows a task another process changed, or one read from the store, in the operator's
+    /// view (if kept).
+    fn show_synced(&mut self, task: &taskwire_engine::TaskSnapshot, runs_here: bool) {
+        if let Some(observer) = self.observer.as_mut() {
+            let host = &self.host;
+            observer
+                .board
+                .synced(task, runs_here, &|tool| host.tool(tool).is_some());
         }
     }
 

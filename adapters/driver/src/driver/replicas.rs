@@ -89,9 +89,7 @@ impl<A: App> Driver<A> {
                 for task in tasks {
                     if !self.host.runs_here(&task.info.id) {
                         tracing::trace!(task = %task.info.id, "read a task from the store");
-                        if let Some(observer) = self.observer.as_mut() {
-                            observer.board.synced(&task, false);
-                        }
+                        self.show_synced(&task, false);
                         let _ = self.host.sync(now(), task);
                     }
                 }
@@ -125,10 +123,7 @@ impl<A: App> Driver<A> {
             match news {
                 StoreNews::Changed(task) => {
                     tracing::trace!(task = %task.info.id, status = %task.info.status, "another replica changed a task");
-                    if let Some(observer) = self.observer.as_mut() {
-                        let runs_here = self.host.runs_here(&task.info.id);
-                        observer.board.synced(&task, runs_here);
-                    }
+                    self.show_synced(&task, self.host.runs_here(&task.info.id));
                     let _ = self.host.sync(now(), task);
                 }
                 StoreNews::Queued => {
@@ -144,9 +139,7 @@ impl<A: App> Driver<A> {
                 }
                 StoreNews::Lost(task) => {
                     tracing::warn!(task = %task.info.id, "this process's claim on a task ran out and another runs it now; its work here stops");
-                    if let Some(observer) = self.observer.as_mut() {
-                        observer.board.synced(&task, false);
-                    }
+                    self.show_synced(&task, false);
                     let _ = self.host.release(now(), task);
                 }
             }
@@ -195,9 +188,7 @@ impl<A: App> Driver<A> {
                 for task in tasks {
                     tracing::debug!(task = %task.info.id, "took a task's work from the store");
                     // Known before its work's first change here, which is no creation.
-                    if let Some(observer) = self.observer.as_mut() {
-                        observer.board.synced(&task, true);
-                    }
+                    self.show_synced(&task, true);
                     let _ = self.host.adopt(now(), task);
                 }
             }

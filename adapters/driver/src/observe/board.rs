@@ -10,9 +10,16 @@ use taskwire_engine::{Change, StopReason, TaskId, TaskProgress, TaskSnapshot, Ta
 use super::feed::{TaskChange, TaskFeed, TaskRow};
 use super::metrics;
 
+/// Whether a tool name is one of the server's (only those become labels: a peer's names
+/// never do).
+pub(crate) type KnownTool<'a> = &'a dyn Fn(&str) -> bool;
+
 /// A row and what the metrics still wait for.
 struct Row {
     row: TaskRow,
+    /// Its tool as the metrics name it: the tool, `other` for a name the server does not
+    /// have, `unknown` when this process does not know it.
+    label: String,
     /// Its work has not changed it yet since it was made here (time to first update).
     fresh: bool,
 }
@@ -40,10 +47,10 @@ impl Board {
     }
 
     /// A change this process made (its journal): the row follows, the metrics count it.
-    pub fn journaled(&mut self, change: &Change, runs_here: bool) {
+    pub fn journaled(&mut self, change: &Change, runs_here: bool, known: KnownTool<'_>) {
         let here = !self.loading;
         match change {
-            Change::Put(snapshot) => self.put(snapshot, runs_here, here),
+            Change::Put(snapshot) => self.put(snapshot, runs_here, here, known),
             Change::Message { task, message, at } => {
                 let Some(entry) = self.rows.get_mut(task) else {
                     return;
@@ -63,8 +70,8 @@ impl Board {
 
     /// A change another process made, or a task read from the store: the row follows; the
     /// metrics count it where it was made.
-    pub fn synced(&mut self, snapshot: &TaskSnapshot, runs_here: bool) {
-        self.put(snapshot, runs_here, false);
+    pub fn synced(&mut self, snapshot: &TaskSnapshot, runs_here: bool, known: KnownTool<'_>) {
+        self.put(snapshot, runs_here, false, known);
     }
 
     /// The task's work reported progress.
@@ -115,7 +122,7 @@ impl Board {
         tracing::trace!(before, after = self.rows.len(), "task rows pruned");
     }
 
-    fn put(&mut self, snapshot: &TaskSnapshot, runs_here: bool, here: bool) {
+    fn put(&mut self, snapshot: &TaskSnapshot, runs_here: bool, here: bool, known: KnownTool<'_>) {
         let info = &snapshot.info;
         let tool = snapshot.request.as_ref().map(|r| r.tool.clone());
         let before = self.rows.get(&info.id).map(|e| e.row.status);
@@ -132,13 +139,18 @@ impl Board {
                 updated_at: info.last_updated_at,
                 runs_here,
             },
+            label: "unknown".to_owned(),
             // Made here: the metrics wait for its work's first change.
             fresh: here && before.is_none(),
         });
-        let row = &mut entry.row;
-        if tool.is_some() {
-            row.tool = tool;
+        if let Some(tool) = tool.filter(|t| entry.row.tool.as_ref() != Some(t)) {
+            entry.label = match known(&tool) {
+                true => tool.clone(),
+                false => "other".to_owned(),
+            };
+            entry.row.tool = Some(tool);
         }
+        let row = &mut entry.row;
         let changed =
             before.is_some() && (row.status != info.status || row.message != info.status_message);
         row.status = info.status;
@@ -154,7 +166,7 @@ impl Board {
         let row = entry.row.clone();
         metrics::status_moved(before, Some(row.status));
         if here {
-            let tool = row.tool.as_deref().unwrap_or("");
+            let tool = entry.label.as_str();
             if before.is_none() && !row.status.is_terminal() {
                 metrics::task_created(tool);
             }
@@ -171,8 +183,7 @@ impl Board {
         };
         metrics::status_moved(Some(entry.row.status), None);
         if here && reason == StopReason::Expired && !entry.row.status.is_terminal() {
-            let tool = entry.row.tool.as_deref().unwrap_or("");
-            metrics::task_ended(tool, "expired", seconds(&entry.row));
+            metrics::task_ended(&entry.label, "expired", seconds(&entry.row));
         }
         self.tell(TaskChange::Gone {
             task: task.clone(),
@@ -198,8 +209,7 @@ impl Board {
 /// The first change of a task's work since it was made here: time to first update.
 fn first_update(entry: &mut Row) {
     if std::mem::take(&mut entry.fresh) {
-        let tool = entry.row.tool.as_deref().unwrap_or("");
-        metrics::task_first_update(tool, seconds(&entry.row));
+        metrics::task_first_update(&entry.label, seconds(&entry.row));
     }
 }
 
