@@ -1,19 +1,20 @@
-//! `--metrics ADDR`: the server's metrics in the Prometheus text format at
-//! `http://ADDR/metrics`, on a listener and a thread of their own, whatever the server is
-//! served over (stdio, HTTP, a worker).
+//! `--metrics ADDR`: the server's metrics (its tasks, requests and store, and over HTTP the
+//! endpoint's) in the OpenMetrics text format at `http://ADDR/metrics`, on a listener and a
+//! thread of their own, whatever the server is served over (stdio, HTTP, a worker).
 
 use std::net::TcpListener;
 
+use taskwire_driver::prometheus_client::registry::Registry;
 use taskwire_http::Metrics;
 
-/// Installs the Prometheus recorder and serves it at `http://{address}/metrics` from a
-/// thread of its own; `Err` says why it cannot (the address, the port, another recorder).
-pub fn serve(address: &str) -> Result<(), String> {
+/// Serves `registry` at `http://{address}/metrics` from a thread of its own; `Err` says why
+/// it cannot (the address, the port).
+pub fn serve(address: &str, registry: Registry) -> Result<(), String> {
     let listener = TcpListener::bind(address).map_err(|e| format!("--metrics {address}: {e}"))?;
-    let metrics = Metrics::install().map_err(|e| e.to_string())?;
     listener
         .set_nonblocking(true)
         .map_err(|e| format!("--metrics {address}: {e}"))?;
+    let metrics = Metrics::new(registry);
     std::thread::Builder::new()
         .name("metrics".into())
         .spawn(move || {

@@ -70,6 +70,8 @@ pub use store::{
 };
 pub use tool_result::CallToolResult;
 
+/// prometheus-client, whose registry [`Server::metrics`] registers its metrics in.
+pub use prometheus_client;
 /// serde_json, for building arguments and results.
 pub use serde_json;
 /// The engine, whole.

@@ -7,6 +7,7 @@ use axum::http::HeaderMap;
 use taskwire_oauth::resource::ResourceServer;
 
 use crate::cors::Cors;
+use crate::counted::HttpMetrics;
 
 /// Who may reach the server, by the `Host` and `Origin` headers (DNS-rebinding protection).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,6 +96,10 @@ pub struct HttpConfig {
     /// [`HttpConfig::allowed_hosts`] too. `None` (the default) sends no CORS headers, so
     /// browsers keep pages of other origins out.
     pub cors: Option<Cors>,
+    /// Counts what the endpoint refuses (by status), the SSE streams and the 2025-11-25
+    /// sessions open, in metrics registered with [`HttpMetrics::register`]. `None` (the
+    /// default) counts nothing.
+    pub metrics: Option<HttpMetrics>,
 }
 
 impl Default for HttpConfig {
@@ -116,6 +121,7 @@ impl Default for HttpConfig {
             authenticate: None,
             oauth: None,
             cors: None,
+            metrics: None,
         }
     }
 }
@@ -139,6 +145,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("authenticate", &self.authenticate.is_some())
             .field("oauth", &self.oauth)
             .field("cors", &self.cors)
+            .field("metrics", &self.metrics.is_some())
             .finish()
     }
 }

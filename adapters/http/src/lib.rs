@@ -43,8 +43,9 @@ mod tool_params;
 pub use client::HttpClient;
 pub use config::{AllowedHosts, Authenticate, HttpConfig};
 pub use cors::{AllowedOrigins, Cors};
+pub use counted::HttpMetrics;
 pub use listen::serve_router;
-pub use metrics::{Metrics, MetricsError};
+pub use metrics::Metrics;
 pub use service::{router, serve};
 /// OAuth on both sides (the `taskwire-oauth` crate): [`oauth::resource::ResourceServer`]
 /// for [`HttpConfig::oauth`].

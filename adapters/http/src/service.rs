@@ -37,6 +37,7 @@ pub fn router(path: &str, handle: ServerHandle, config: HttpConfig) -> Router {
     let limit = config.max_body_bytes;
     let metadata = config.oauth.as_deref().map(protected_resource);
     let cors = config.cors.as_ref().map(Cors::layer);
+    let counted = config.metrics.clone();
     let shared = Arc::new(Shared::new(handle, config));
     let mcp = Router::new()
         .route(path, post(post_mcp).get(get_mcp).delete(delete_mcp))
@@ -45,8 +46,14 @@ pub fn router(path: &str, handle: ServerHandle, config: HttpConfig) -> Router {
     let app = match metadata {
         Some(metadata) => mcp.merge(metadata),
         None => mcp,
-    }
-    .layer(axum::middleware::map_response(crate::counted::response));
+    };
+    let app = match counted {
+        Some(metrics) => app.layer(axum::middleware::map_response_with_state(
+            metrics,
+            crate::counted::response,
+        )),
+        None => app,
+    };
     match cors {
         Some(cors) => app.layer(cors),
         None => app,

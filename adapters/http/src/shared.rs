@@ -32,8 +32,8 @@ impl Shared {
         Shared {
             handle,
             owners: OwnerLoad::new(config.max_requests_per_owner),
+            sessions: Sessions::new(config.metrics.clone()),
             config,
-            sessions: Sessions::default(),
             last_sweep: Mutex::new(Instant::now()),
         }
     }

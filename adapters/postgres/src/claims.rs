@@ -134,7 +134,7 @@ pub(crate) async fn lost(
 }
 
 /// How many tasks wait for a process to run their work (queued, or left by an expired lease).
-pub(crate) async fn unclaimed(client: &Client, replica: &str) -> Result<i64, String> {
+pub(crate) async fn unclaimed(client: &Client, replica: &str) -> Result<usize, String> {
     client
         .query_one(
             &format!(
@@ -149,7 +149,7 @@ pub(crate) async fn unclaimed(client: &Client, replica: &str) -> Result<i64, Str
             &[&replica],
         )
         .await
-        .map(|row| row.get(0))
+        .map(|row| usize::try_from(row.get::<_, i64>(0)).unwrap_or(0))
         .map_err(|e| format!("cannot count the work waiting: {e}"))
 }
 

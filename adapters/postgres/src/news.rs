@@ -21,9 +21,6 @@ use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Row};
 use crate::claims::{self, Fences, ANSWERS_CHANNEL};
 use crate::schema::{snapshot_of, COLUMNS, TERMINAL};
 
-/// Tasks whose work waits for a process (a gauge, read at each lease renewal).
-pub(crate) const UNCLAIMED: &str = "taskwire_store_unclaimed_tasks";
-
 /// The notification channel every replica listens on.
 pub(crate) const CHANNEL: &str = "taskwire_tasks";
 
@@ -466,15 +463,7 @@ impl Watch {
         }
         self.report(&lost, StoreNews::Lost).await;
         let unclaimed = claims::unclaimed(client, &self.replica).await?;
-        // Described each time: a recorder installed after the store connected hears it too.
-        metrics::describe_gauge!(
-            UNCLAIMED,
-            "Tasks in the shared store whose work waits for a process (queued by a front, or left by a process whose lease ran out)."
-        );
-        metrics::gauge!(UNCLAIMED, "store" => self.name.to_string()).set(unclaimed as f64);
-        if unclaimed > 0 {
-            self.tell(StoreNews::Queued).await;
-        }
+        self.tell(StoreNews::Unclaimed(unclaimed)).await;
         self.take_answers(client).await
     }
 

@@ -40,12 +40,12 @@ struct Cli {
     #[arg(long, value_name = "N")]
     rounds: Option<NonZeroUsize>,
     /// The servers, comma-separated, from: smol, smol-sqlite, smol-sqlite-full, smol-postgres,
-    /// tokio, ts, python, rmcp, null, proxy, relay (default: all).
+    /// smol-metrics, tokio, ts, python, rmcp, null, proxy, relay (default: all).
     ///
     /// smol-sqlite(-full) is task-server on smol with --store sqlite:PATH (synchronous=NORMAL,
     /// FULL), smol-postgres with --store postgres://… on the server of TASKWIRE_POSTGRES_URL;
     /// each start gets a fresh database (taskwire_bench_<pid>_<n> on PostgreSQL), removed when
-    /// it stops. proxy is `taskwire proxy --era 2025-11-25` in front of smol; relay is
+    /// it stops. smol-metrics is smol with --metrics (recorded, nobody scraping). proxy is `taskwire proxy --era 2025-11-25` in front of smol; relay is
     /// null-relay in front of smol, a process that only copies bytes (the floor of any proxy).
     #[arg(long, value_name = "LIST")]
     servers: Option<String>,
@@ -233,7 +233,7 @@ mod tests {
     #[test]
     fn modes_and_selections() {
         let default = run(&[]).unwrap();
-        assert_eq!((default.rounds, default.servers.len()), (3, 11));
+        assert_eq!((default.rounds, default.servers.len()), (3, 12));
         assert!(default.servers.contains(&ServerId::SmolPostgres));
         assert_eq!(default.servers, ServerId::ALL);
         assert!(default.workloads.contains(&Workload::Retained(100_000)));

@@ -1,8 +1,8 @@
 //! The Markdown report: the machine and settings, one table per workload (medians with
 //! min–max over the rounds), notes for anything skipped, then the ratio tables: each of ours
 //! with tasks in memory to each peer, ours on a durable store (SQLite, PostgreSQL) to ours
-//! in memory (smol), and the proxy (and the null relay) in front of smol to smol; with the
-//! issues' targets.
+//! in memory (smol), ours with metrics on to smol, and the proxy (and the null relay) in front
+//! of smol to smol; with the issues' targets.
 
 use std::fmt::Write;
 
@@ -30,6 +30,7 @@ pub fn render(options: &Options, results: &Results) -> String {
         peers_ratio_table(&mut out, options, results, ours);
     }
     durable_ratio_table(&mut out, options, results);
+    metrics_ratio_table(&mut out, options, results);
     proxy_ratio_table(&mut out, options, results);
     out
 }
@@ -165,6 +166,43 @@ fn durable_ratio_table(out: &mut String, options: &Options, results: &Results) {
         heading,
         verdicts,
         &DURABLE_TARGETS,
+    );
+}
+
+/// The issue 41 goal: with metrics recorded (and nothing exporting traces), at least 95% of
+/// smol's rates without.
+const METRICS_TARGETS: [Target; 4] = [
+    metrics_on(Workload::Echo, Metric::CallsPerSecond),
+    metrics_on(Workload::EchoWindow, Metric::CallsPerSecond),
+    metrics_on(Workload::Lifecycle, Metric::LifecyclesPerSecond),
+    metrics_on(Workload::LifecycleWindow, Metric::LifecyclesPerSecond),
+];
+
+const fn metrics_on(workload: Workload, metric: Metric) -> Target {
+    Target {
+        of: ServerId::SmolMetrics,
+        workload,
+        metric,
+        bound: Bound::AtLeast(0.95),
+    }
+}
+
+/// Ours with metrics on to ours without (both smol), then whether [`METRICS_TARGETS`] are met.
+fn metrics_ratio_table(out: &mut String, options: &Options, results: &Results) {
+    if !options.servers.contains(&ServerId::SmolMetrics) {
+        return;
+    }
+    let heading = "Ratios: metrics on / off: {smol} with `--metrics` / without (medians; for \
+         rates 1 means no cost; for times, CPU, switches and memory above 1 is the metrics' cost)";
+    let verdicts = "Issue 41 goal (metrics on / off)";
+    to_smol_table(
+        out,
+        options,
+        results,
+        &[ServerId::SmolMetrics],
+        heading,
+        verdicts,
+        &METRICS_TARGETS,
     );
 }
 

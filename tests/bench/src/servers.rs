@@ -22,6 +22,9 @@ pub enum ServerId {
     /// `task-server --bench-tools --runtime smol --store postgres://…` on a fresh database of
     /// the PostgreSQL server in `TASKWIRE_POSTGRES_URL`.
     SmolPostgres,
+    /// `task-server --bench-tools --runtime smol --metrics 127.0.0.1:0`: [`ServerId::Smol`]
+    /// with its metrics recorded (Prometheus), nobody scraping them.
+    SmolMetrics,
     /// `task-server --bench-tools --runtime tokio`.
     Tokio,
     /// `tests/peers/bench_server.mjs` on the TypeScript SDK 1.32.2.
@@ -42,11 +45,12 @@ pub enum ServerId {
 
 impl ServerId {
     /// Every server, in the order of the tables.
-    pub const ALL: [ServerId; 11] = [
+    pub const ALL: [ServerId; 12] = [
         ServerId::Smol,
         ServerId::SmolSqlite,
         ServerId::SmolSqliteFull,
         ServerId::SmolPostgres,
+        ServerId::SmolMetrics,
         ServerId::Tokio,
         ServerId::TypeScript,
         ServerId::Python,
@@ -63,6 +67,7 @@ impl ServerId {
             ServerId::SmolSqlite => "smol-sqlite",
             ServerId::SmolSqliteFull => "smol-sqlite-full",
             ServerId::SmolPostgres => "smol-postgres",
+            ServerId::SmolMetrics => "smol-metrics",
             ServerId::Tokio => "tokio",
             ServerId::TypeScript => "ts",
             ServerId::Python => "python",
@@ -80,6 +85,7 @@ impl ServerId {
             ServerId::SmolSqlite => "taskwire (smol, SQLite NORMAL)",
             ServerId::SmolSqliteFull => "taskwire (smol, SQLite FULL)",
             ServerId::SmolPostgres => "taskwire (smol, PostgreSQL)",
+            ServerId::SmolMetrics => "taskwire (smol, metrics on)",
             ServerId::Tokio => "taskwire (tokio)",
             ServerId::TypeScript => "TypeScript SDK 1.32.2",
             ServerId::Python => "Python SDK 1.30.0",
@@ -92,7 +98,9 @@ impl ServerId {
 
     /// Whether it is ours (`task-server`, or the proxy in front of it).
     pub fn is_ours(self) -> bool {
-        self.is_ours_in_memory() || self.is_durable() || self == ServerId::Proxy
+        self.is_ours_in_memory()
+            || self.is_durable()
+            || matches!(self, ServerId::Proxy | ServerId::SmolMetrics)
     }
 
     /// Whether it is one of ours with tasks in memory: a row of the tables of ratios to the
@@ -298,6 +306,7 @@ impl Programs {
             | ServerId::SmolSqlite
             | ServerId::SmolSqliteFull
             | ServerId::SmolPostgres => ours("smol"),
+            ServerId::SmolMetrics => ours("smol").args(&["--metrics", "127.0.0.1:0"]),
             ServerId::Tokio => ours("tokio"),
             ServerId::TypeScript => self.peers.bench_ts_server(),
             ServerId::Python => self.peers.bench_py_server(),
@@ -320,7 +329,8 @@ impl Programs {
             | ServerId::Tokio
             | ServerId::SmolSqlite
             | ServerId::SmolSqliteFull
-            | ServerId::SmolPostgres => (vec![self.task_server.clone()], String::new()),
+            | ServerId::SmolPostgres
+            | ServerId::SmolMetrics => (vec![self.task_server.clone()], String::new()),
             ServerId::Limit => (vec![self.null_server.clone()], String::new()),
             ServerId::Proxy => (
                 vec![self.taskwire.clone(), self.task_server.clone()],

@@ -22,6 +22,8 @@ use taskwire_demo::http::{Auth, CorsOrigins};
 #[cfg(not(target_os = "wasi"))]
 use taskwire_demo::options::{RoleChoice, RuntimeChoice, Serving};
 use taskwire_demo::tools::ServerOptions;
+#[cfg(not(target_os = "wasi"))]
+use taskwire_driver::prometheus_client::registry::Registry;
 
 /// The seed's MCP task server (`long_running_task`, three status messages a step apart), on
 /// stdio or over Streamable HTTP, in both protocol eras.
@@ -76,8 +78,8 @@ struct Args {
     #[cfg(not(target_os = "wasi"))]
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     keep_finished: usize,
-    /// Serves its metrics (tasks, requests, the store, HTTP) in the Prometheus text format
-    /// at http://ADDR/metrics, on a listener of its own.
+    /// Serves its metrics (tasks, requests, the store, HTTP) in the OpenMetrics text format
+    /// (Prometheus scrapes it) at http://ADDR/metrics, on a listener of its own.
     #[cfg(not(target_os = "wasi"))]
     #[arg(long, value_name = "ADDR")]
     metrics: Option<String>,
@@ -130,11 +132,23 @@ fn main() -> ExitCode {
             false => "info",
         },
     );
+    // `--metrics`: the server's and the endpoint's metrics, registered before it is served.
     #[cfg(not(target_os = "wasi"))]
-    let server = match args.metrics.as_deref().map(taskwire_demo::metrics::serve) {
-        None => server,
-        Some(Ok(())) => server.observe(),
-        Some(Err(e)) => return usage(&e),
+    let (server, http_metrics) = match args.metrics.as_deref() {
+        None => (server, None),
+        Some(address) => {
+            let mut registry = Registry::default();
+            let server = server.metrics(&mut registry);
+            let http = args
+                .serving
+                .http
+                .is_some()
+                .then(|| taskwire_http::HttpMetrics::register(&mut registry));
+            if let Err(e) = taskwire_demo::metrics::serve(address, registry) {
+                return usage(&e);
+            }
+            (server, http)
+        }
     };
     #[cfg(not(target_os = "wasi"))]
     let served = match (args.serving.http, args.serving.runtime) {
@@ -153,6 +167,7 @@ fn main() -> ExitCode {
             };
             let config = taskwire_http::HttpConfig {
                 cors,
+                metrics: http_metrics,
                 ..taskwire_demo::http::config(oauth)
             };
             taskwire_demo::http::serve(server, &address, config)

@@ -28,6 +28,7 @@ use taskwire_engine::{
 };
 
 use crate::error::Error;
+use crate::observe::metrics::Families;
 use crate::observe::Observer;
 use crate::runtime::{instant_of, now, BoxFuture, Reader, Runtime, Timer, Writer};
 use crate::store::TaskStore;
@@ -122,18 +123,18 @@ impl<A: App> Driver<A> {
         }
     }
 
-    /// Keeps the operator's view ([`Observer`]): the host journals every task change (the
-    /// tasks held now first, as rows, not news), which the driver reads; `role` names this
-    /// process's part in a fleet for the metrics.
-    pub fn observe(&mut self, role: &'static str) {
+    /// Keeps the operator's view ([`Observer`]), counting in `metrics` if given: the host
+    /// journals every task change (the tasks held now first, as rows, not news), which the
+    /// driver reads; `role` names this process's part in a fleet.
+    pub fn observe(&mut self, metrics: Option<Families>, role: &'static str) {
         if self.host.config().durability == Durability::Volatile {
             // Refused only by a host shut down, which serves nothing anyway.
             let _ = self.host.set_durability(now(), Durability::Journal);
         }
-        crate::observe::metrics::describe(role);
-        let mut observer = Observer::default();
-        observer.board.loading = true;
-        self.observer = Some(observer);
+        if let Some(families) = &metrics {
+            families.role(role);
+        }
+        self.observer = Some(Observer::new(metrics));
     }
 
     /// Keeps the host's tasks in `store`: its tasks are loaded before the first turn (with
@@ -248,17 +249,16 @@ impl<A: App> Driver<A> {
         };
         let write = link.store.write(batch.clone());
         let tx = self.tx.clone();
-        let timed = self
-            .observer
-            .is_some()
-            .then(|| link.store.name().to_owned());
+        let timed = (self.observer.as_ref())
+            .and_then(|o| o.families.clone())
+            .map(|families| (families, link.store.name().to_owned()));
         self.runtime.spawn(Box::pin(async move {
             let started = std::time::Instant::now();
             let result = write.await;
-            if let Some(store) = timed {
+            if let Some((families, store)) = timed {
                 let outcome = result.as_ref().map(Vec::len).map_err(|_| ());
                 let seconds = started.elapsed().as_secs_f64();
-                crate::observe::metrics::store_wrote(&store, batch.len(), seconds, outcome);
+                families.store_wrote(&store, batch.len(), seconds, outcome);
             }
             let _ = tx.send(Command::Stored { batch, result }).await;
         }));
@@ -454,8 +454,9 @@ impl<A: App> Driver<A> {
                 // Refused only once the host is shut down (see above).
                 Poll::Ready(Read::Bytes(bytes)) => {
                     busy = true;
-                    if let Some(observer) = observer.as_mut() {
-                        observer.requests.received_bytes(session, bytes);
+                    if let Some(requests) = observer.as_mut().and_then(|o| o.requests.as_mut()) {
+                        let since = std::time::Instant::now();
+                        requests.received_bytes(session, bytes, since);
                     }
                     let _ = host.handle_bytes(now(), session, bytes);
                 }
@@ -472,19 +473,25 @@ impl<A: App> Driver<A> {
     /// link whose transport cannot take a message (too slow, or gone) loses its session.
     fn route_outputs(&mut self, cx: &mut Context<'_>) -> bool {
         let mut busy = false;
+        let mut sent_at = None;
         while let Some(output) = self.host.poll_output() {
             busy = true;
             match output {
                 Output::Send(t) => {
                     if let (
-                        Some(observer),
+                        Some(requests),
                         MessageKind::Reply {
                             to: Some(to),
                             error,
                         },
-                    ) = (self.observer.as_mut(), &t.kind)
-                    {
-                        observer.requests.answered(t.session, to, *error);
+                    ) = (
+                        self.observer.as_mut().and_then(|o| o.requests.as_mut()),
+                        &t.kind,
+                    ) {
+                        // One clock read for the answers routed together.
+                        let at = *sent_at.get_or_insert_with(std::time::Instant::now);
+                        let version = self.host.protocol_version(t.session);
+                        requests.answered(t.session, to, *error, version, at);
                     }
                     if let Some(out) = self.messages.get(&t.session) {
                         let replied =
@@ -515,9 +522,9 @@ impl<A: App> Driver<A> {
                 Output::Journal(entry) => {
                     if let Some(observer) = self.observer.as_mut() {
                         let host = &self.host;
-                        let runs_here = host.runs_here(entry.change.task());
+                        let runs_here = || host.runs_here(entry.change.task());
                         let known = |tool: &str| host.tool(tool).is_some();
-                        observer.board.journaled(&entry.change, runs_here, &known);
+                        observer.board.journaled(&entry.change, &runs_here, &known);
                     }
                     match self.store.as_mut() {
                         Some(link) => link.pending.push(entry),
@@ -779,8 +786,9 @@ impl<A: App> Driver<A> {
             event => {
                 if let Event::Closed { session } = &event {
                     tracing::debug!(?session, "session closed");
-                    if let Some(observer) = self.observer.as_mut() {
-                        observer.requests.closed(*session);
+                    if let Some(requests) = self.observer.as_mut().and_then(|o| o.requests.as_mut())
+                    {
+                        requests.closed(*session);
                     }
                     // A message link's transport sees its channel end.
                     self.messages.remove(session);

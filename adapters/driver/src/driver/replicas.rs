@@ -62,8 +62,8 @@ impl<A: App> Driver<A> {
     /// Hands the host one message (with its transport's check, if any).
     fn feed(&mut self, session: SessionId, inbound: Inbound) {
         let Inbound { message, check } = inbound;
-        if let Some(observer) = self.observer.as_mut() {
-            observer.requests.received(session, &message);
+        if let Some(requests) = self.observer.as_mut().and_then(|o| o.requests.as_mut()) {
+            requests.received(session, &message, std::time::Instant::now());
         }
         // Refused only once the host is shut down, when its input no longer matters.
         let _ = match check {
@@ -126,11 +126,16 @@ impl<A: App> Driver<A> {
                     self.show_synced(&task, self.host.runs_here(&task.info.id));
                     let _ = self.host.sync(now(), task);
                 }
-                StoreNews::Queued => {
-                    if let Some(claims) = self.store.as_mut().and_then(|l| l.claims.as_mut()) {
-                        claims.more = true;
+                StoreNews::Unclaimed(tasks) => {
+                    if let Some(families) = self.observer.as_ref().and_then(|o| o.families.as_ref())
+                    {
+                        families.unclaimed(tasks);
+                    }
+                    if tasks > 0 {
+                        self.work_waits();
                     }
                 }
+                StoreNews::Queued => self.work_waits(),
                 StoreNews::Answered { task, responses } => {
                     tracing::debug!(%task, "answers to a task's input requests came through the store");
                     if let Err(error) = self.host.answer_inputs(now(), &task, responses) {
@@ -145,6 +150,13 @@ impl<A: App> Driver<A> {
             }
         }
         busy
+    }
+
+    /// The store says work may wait: the next claim asks for it.
+    fn work_waits(&mut self) {
+        if let Some(claims) = self.store.as_mut().and_then(|l| l.claims.as_mut()) {
+            claims.more = true;
+        }
     }
 
     /// Asks the store for work waiting in it, when this process runs work, has room for

@@ -2,41 +2,54 @@
 //! changes) and from the store's news (other processes' changes); what changed goes to every
 //! watcher, and this process's own changes are counted in the metrics.
 
-use std::collections::HashMap;
-
 use async_channel::Sender;
 use taskwire_engine::{Change, StopReason, TaskId, TaskProgress, TaskSnapshot, TaskStatus};
 
 use super::feed::{TaskChange, TaskFeed, TaskRow};
-use super::metrics;
+use super::metrics::{End, TaskMetrics};
 
 /// Whether a tool name is one of the server's (only those become labels: a peer's names
 /// never do).
 pub(crate) type KnownTool<'a> = &'a dyn Fn(&str) -> bool;
+/// Whether the task's work runs in this process (asked only when the row needs it).
+pub(crate) type RunsHere<'a> = &'a dyn Fn() -> bool;
 
 /// A row and what the metrics still wait for.
 struct Row {
     row: TaskRow,
-    /// Its tool as the metrics name it: the tool, `other` for a name the server does not
-    /// have, `unknown` when this process does not know it.
-    label: String,
+    /// Its tool's metrics ([`TaskMetrics::tool`]): the tool's, `other`'s for a name the
+    /// server does not have, `unknown`'s when this process does not know it (0 without
+    /// metrics).
+    tool: usize,
     /// Its work has not changed it yet since it was made here (time to first update).
     fresh: bool,
 }
 
 /// The rows, the watchers and the tasks-by-status gauge.
-#[derive(Default)]
 pub(crate) struct Board {
-    rows: HashMap<TaskId, Row>,
+    rows: foldhash::HashMap<TaskId, Row>,
     watchers: Vec<Sender<TaskChange>>,
     /// Rows held after the last pruning; the next one comes at twice as many.
     pruned_at: usize,
     /// The host's journal reports the tasks it loaded or held before it was observed: rows,
     /// not news for the metrics.
     pub loading: bool,
+    /// With [`Server::metrics`](crate::Server::metrics).
+    metrics: Option<TaskMetrics>,
 }
 
 impl Board {
+    /// An empty board, still loading, counting in `metrics` if given.
+    pub fn new(metrics: Option<TaskMetrics>) -> Self {
+        Board {
+            rows: foldhash::HashMap::default(),
+            watchers: Vec::new(),
+            pruned_at: 0,
+            loading: true,
+            metrics,
+        }
+    }
+
     /// A feed starting with the rows held now.
     pub fn watch(&mut self) -> TaskFeed {
         let (tx, changes) = async_channel::bounded(TaskFeed::CAPACITY);
@@ -47,7 +60,7 @@ impl Board {
     }
 
     /// A change this process made (its journal): the row follows, the metrics count it.
-    pub fn journaled(&mut self, change: &Change, runs_here: bool, known: KnownTool<'_>) {
+    pub fn journaled(&mut self, change: &Change, runs_here: RunsHere<'_>, known: KnownTool<'_>) {
         let here = !self.loading;
         match change {
             Change::Put(snapshot) => self.put(snapshot, runs_here, here, known),
@@ -58,10 +71,12 @@ impl Board {
                 entry.row.message.clone_from(message);
                 entry.row.updated_at = *at;
                 if here {
-                    first_update(entry);
+                    first_update(entry, self.metrics.as_ref());
                 }
-                let row = entry.row.clone();
-                self.tell(TaskChange::Row(row));
+                if !self.watchers.is_empty() {
+                    let row = entry.row.clone();
+                    self.tell(TaskChange::Row(row));
+                }
             }
             Change::Delete { task, reason } => self.delete(task, *reason, here),
             _ => {}
@@ -71,7 +86,7 @@ impl Board {
     /// A change another process made, or a task read from the store: the row follows; the
     /// metrics count it where it was made.
     pub fn synced(&mut self, snapshot: &TaskSnapshot, runs_here: bool, known: KnownTool<'_>) {
-        self.put(snapshot, runs_here, false, known);
+        self.put(snapshot, &|| runs_here, false, known);
     }
 
     /// The task's work reported progress.
@@ -80,15 +95,17 @@ impl Board {
             return;
         };
         entry.row.progress = Some(progress);
-        first_update(entry);
-        let row = entry.row.clone();
-        self.tell(TaskChange::Row(row));
+        first_update(entry, self.metrics.as_ref());
+        if !self.watchers.is_empty() {
+            let row = entry.row.clone();
+            self.tell(TaskChange::Row(row));
+        }
     }
 
     /// The task's work asked its requestor for input.
     pub fn asked(&mut self, task: &TaskId, method: &str) {
         if let Some(entry) = self.rows.get_mut(task) {
-            first_update(entry);
+            first_update(entry, self.metrics.as_ref());
         }
         self.tell(TaskChange::Asked {
             task: task.clone(),
@@ -111,10 +128,11 @@ impl Board {
             return;
         }
         let before = self.rows.len();
+        let metrics = self.metrics.as_ref();
         self.rows.retain(|id, entry| {
             let keep = held(id);
-            if !keep {
-                metrics::status_moved(Some(entry.row.status), None);
+            if let Some(metrics) = metrics.filter(|_| !keep) {
+                metrics.status_moved(Some(entry.row.status), None);
             }
             keep
         });
@@ -122,10 +140,16 @@ impl Board {
         tracing::trace!(before, after = self.rows.len(), "task rows pruned");
     }
 
-    fn put(&mut self, snapshot: &TaskSnapshot, runs_here: bool, here: bool, known: KnownTool<'_>) {
+    fn put(
+        &mut self,
+        snapshot: &TaskSnapshot,
+        runs_here: RunsHere<'_>,
+        here: bool,
+        known: KnownTool<'_>,
+    ) {
         let info = &snapshot.info;
-        let tool = snapshot.request.as_ref().map(|r| r.tool.clone());
         let before = self.rows.get(&info.id).map(|e| e.row.status);
+        let metrics = &mut self.metrics;
         let entry = self.rows.entry(info.id.clone()).or_insert_with(|| Row {
             row: TaskRow {
                 id: info.id.clone(),
@@ -137,53 +161,62 @@ impl Board {
                 progress: None,
                 created_at: info.created_at,
                 updated_at: info.last_updated_at,
-                runs_here,
+                runs_here: runs_here(),
             },
-            label: "unknown".to_owned(),
+            tool: metrics.as_mut().map_or(0, |m| m.tool("unknown")),
             // Made here: the metrics wait for its work's first change.
-            fresh: here && before.is_none(),
+            fresh: here,
         });
-        if let Some(tool) = tool.filter(|t| entry.row.tool.as_ref() != Some(t)) {
-            entry.label = match known(&tool) {
-                true => tool.clone(),
-                false => "other".to_owned(),
-            };
-            entry.row.tool = Some(tool);
+        if let Some(tool) = snapshot.request.as_ref().map(|r| r.tool.as_str()) {
+            if entry.row.tool.as_deref() != Some(tool) {
+                let label = if known(tool) { tool } else { "other" };
+                entry.tool = metrics.as_mut().map_or(0, |m| m.tool(label));
+                entry.row.tool = Some(tool.to_owned());
+            }
+        }
+        if before.is_some() && !self.watchers.is_empty() {
+            entry.row.runs_here = runs_here();
         }
         let row = &mut entry.row;
         let changed =
             before.is_some() && (row.status != info.status || row.message != info.status_message);
         row.status = info.status;
-        row.message.clone_from(&info.status_message);
+        if row.message != info.status_message {
+            row.message.clone_from(&info.status_message);
+        }
         row.updated_at = info.last_updated_at;
-        row.runs_here = runs_here;
         if snapshot.progress.is_some() {
             row.progress.clone_from(&snapshot.progress);
         }
+        let status = row.status;
         if here && changed {
-            first_update(entry);
+            first_update(entry, self.metrics.as_ref());
         }
-        let row = entry.row.clone();
-        metrics::status_moved(before, Some(row.status));
-        if here {
-            let tool = entry.label.as_str();
-            if before.is_none() && !row.status.is_terminal() {
-                metrics::task_created(tool);
+        if let Some(metrics) = self.metrics.as_mut() {
+            metrics.status_moved(before, Some(status));
+            if here && before.is_none() && !status.is_terminal() {
+                metrics.created(entry.tool);
             }
-            if row.status.is_terminal() && !before.is_some_and(TaskStatus::is_terminal) {
-                metrics::task_ended(tool, row.status.as_str(), seconds(&row));
+            let ended = End::of(status).filter(|_| !before.is_some_and(TaskStatus::is_terminal));
+            if let Some(how) = ended.filter(|_| here) {
+                metrics.ended(entry.tool, how, seconds(&entry.row));
             }
         }
-        self.tell(TaskChange::Row(row));
+        if !self.watchers.is_empty() {
+            let row = entry.row.clone();
+            self.tell(TaskChange::Row(row));
+        }
     }
 
     fn delete(&mut self, task: &TaskId, reason: StopReason, here: bool) {
         let Some(entry) = self.rows.remove(task) else {
             return;
         };
-        metrics::status_moved(Some(entry.row.status), None);
-        if here && reason == StopReason::Expired && !entry.row.status.is_terminal() {
-            metrics::task_ended(&entry.label, "expired", seconds(&entry.row));
+        if let Some(metrics) = self.metrics.as_mut() {
+            metrics.status_moved(Some(entry.row.status), None);
+            if here && reason == StopReason::Expired && !entry.row.status.is_terminal() {
+                metrics.ended(entry.tool, End::Expired, seconds(&entry.row));
+            }
         }
         self.tell(TaskChange::Gone {
             task: task.clone(),
@@ -207,9 +240,9 @@ impl Board {
 }
 
 /// The first change of a task's work since it was made here: time to first update.
-fn first_update(entry: &mut Row) {
-    if std::mem::take(&mut entry.fresh) {
-        metrics::task_first_update(&entry.label, seconds(&entry.row));
+fn first_update(entry: &mut Row, metrics: Option<&TaskMetrics>) {
+    if let Some(metrics) = metrics.filter(|_| std::mem::take(&mut entry.fresh)) {
+        metrics.first_update(entry.tool, seconds(&entry.row));
     }
 }
 

@@ -1,20 +1,36 @@
-//! The operator's view of a server ([`Server::observe`](crate::Server::observe)), from
-//! what the driver already sees: the host's journal (this process's task changes), the
-//! store's news (other processes'), the work's progress and questions, the requests and
-//! their answers, the store's writes. Nothing of it is in the engine.
+//! The operator's view of a server ([`Server::observe`](crate::Server::observe),
+//! [`Server::metrics`](crate::Server::metrics)), from what the driver already sees: the
+//! host's journal (this process's task changes), the store's news (other processes'), the
+//! work's progress and questions, the requests and their answers, the store's writes.
+//! Nothing of it is in the engine.
 
 mod board;
 mod feed;
 pub(crate) mod metrics;
+mod peek;
 mod requests;
 
 pub use feed::{TaskChange, TaskFeed, TaskRow};
 
+use metrics::{Families, RequestMetrics, TaskMetrics};
+
 /// What the driver keeps for its operators.
-#[derive(Default)]
 pub(crate) struct Observer {
     /// The tasks held, and who watches them.
     pub board: board::Board,
-    /// The requests in flight, for their latency.
-    pub requests: requests::Requests,
+    /// The requests in flight, for their latency (with metrics).
+    pub requests: Option<requests::Requests>,
+    /// The metric families (with metrics).
+    pub families: Option<Families>,
+}
+
+impl Observer {
+    /// An observer, counting in `families` if given; its board loads first.
+    pub fn new(families: Option<Families>) -> Self {
+        Observer {
+            board: board::Board::new(families.clone().map(TaskMetrics::new)),
+            requests: (families.clone()).map(|f| requests::Requests::new(RequestMetrics::new(f))),
+            families,
+        }
+    }
 }

@@ -1,122 +1,125 @@
 //! The peer's requests in flight, timed from receipt to answer, by method (one of the
-//! protocol's, else `other`: a peer's names never become labels) and era.
+//! protocol's, else `other`) and era (the session's: a 2025-11-25 session's negotiated
+//! version, else a 2026-07-28 request's own).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+
 use std::time::Instant;
 
-use taskwire_engine::{Envelope, RequestId, SessionId};
+use taskwire_engine::{RequestId, SessionId};
 
-use super::metrics;
-
-/// The methods a request's label may name; any other is `other`.
-const METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "tasks/get",
-    "tasks/result",
-    "tasks/list",
-    "tasks/cancel",
-    "tasks/update",
-    "subscriptions/listen",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-    "logging/setLevel",
-];
+use super::metrics::RequestMetrics;
+use super::peek;
 
 /// The longest line of a byte stream kept whole to read its method; a longer request is
 /// not timed.
 const MAX_LINE: usize = 1 << 20;
+/// Requests timed at once per session at most (the engine bounds each session's; a peer
+/// whose requests the engine could not read, and so never answers by id, cannot make this
+/// grow).
+const MAX_WAITING: usize = 4096;
+
+/// Requests not answered yet, by session in the order they came (answers mostly come in
+/// that order: the first is checked first), and the unfinished last line of each byte
+/// stream (`None`: one too long to keep, skipped to its end).
+pub(crate) struct Requests {
+    waiting: foldhash::HashMap<SessionId, VecDeque<Waiting>>,
+    partial: HashMap<SessionId, Option<Vec<u8>>>,
+    metrics: RequestMetrics,
+}
 
 /// A request not answered yet.
 struct Waiting {
-    method: &'static str,
-    era: &'static str,
+    id: RequestId,
+    /// Its method ([`RequestMetrics::method`]).
+    method: usize,
     since: Instant,
 }
 
-/// Requests not answered yet, and the unfinished last line of each byte stream (`None`: one
-/// too long to keep, skipped to its end).
-#[derive(Default)]
-pub(crate) struct Requests {
-    waiting: HashMap<(SessionId, RequestId), Waiting>,
-    partial: HashMap<SessionId, Option<Vec<u8>>>,
-}
-
 impl Requests {
-    /// One message from `session`'s peer.
-    pub fn received(&mut self, session: SessionId, message: &[u8]) {
-        let Some(envelope) = Envelope::read(message) else {
-            return;
-        };
-        let (Some(id), Some(method)) = (envelope.id, envelope.method) else {
-            return;
-        };
-        let method = METHODS
-            .iter()
-            .find(|m| **m == method)
-            .copied()
-            .unwrap_or("other");
-        // A request of the 2026-07-28 era names it in its `_meta`; the others are of the
-        // sessions' era (2025-11-25 and the versions it still speaks).
-        let era = match envelope.protocol_version {
-            Some(_) => "2026-07-28",
-            None => "2025-11-25",
-        };
-        let since = Instant::now();
-        self.waiting
-            .insert((session, id), Waiting { method, era, since });
+    /// Timing requests into `metrics`.
+    pub fn new(metrics: RequestMetrics) -> Self {
+        Requests {
+            waiting: foldhash::HashMap::default(),
+            partial: HashMap::new(),
+            metrics,
+        }
     }
 
-    /// Bytes from a byte stream (newline-delimited messages, cut anywhere).
-    pub fn received_bytes(&mut self, session: SessionId, bytes: &[u8]) {
+    /// One message from `session`'s peer, received at `since`.
+    pub fn received(&mut self, session: SessionId, message: &[u8], since: Instant) {
+        let Some(request) = peek::request(message) else {
+            return;
+        };
+        let waiting = self.waiting.entry(session).or_default();
+        if waiting.len() < MAX_WAITING {
+            let method = RequestMetrics::method(request.method);
+            let id = request.id;
+            waiting.push_back(Waiting { id, method, since });
+        }
+    }
+
+    /// Bytes from a byte stream (newline-delimited messages, cut anywhere), received at
+    /// `since` (read together, they arrived together).
+    pub fn received_bytes(&mut self, session: SessionId, bytes: &[u8], since: Instant) {
         let mut rest = bytes;
-        while let Some(end) = rest.iter().position(|b| *b == b'\n') {
+        let mut carried = match self.partial.is_empty() {
+            true => None,
+            false => self.partial.remove(&session),
+        };
+        while let Some(end) = memchr::memchr(b'\n', rest) {
             let (line, after) = rest.split_at(end);
             rest = &after[1..];
-            match self.partial.remove(&session) {
+            match carried.take() {
                 Some(Some(mut start)) => {
                     start.extend_from_slice(line);
-                    self.received(session, &start);
+                    self.received(session, &start, since);
                 }
                 Some(None) => {}
-                None => self.received(session, line),
+                None => self.received(session, line, since),
             }
         }
-        if !rest.is_empty() {
-            let kept = self
-                .partial
-                .entry(session)
-                .or_insert_with(|| Some(Vec::new()));
-            if let Some(line) = kept {
-                line.extend_from_slice(rest);
-                if line.len() > MAX_LINE {
-                    *kept = None;
-                }
+        if rest.is_empty() {
+            return;
+        }
+        let mut kept = carried.unwrap_or_else(|| Some(Vec::new()));
+        if let Some(line) = kept.as_mut() {
+            line.extend_from_slice(rest);
+            if line.len() > MAX_LINE {
+                kept = None;
             }
         }
+        self.partial.insert(session, kept);
     }
 
-    /// The answer to `session`'s request `to` went out (`error`: its code).
-    pub fn answered(&mut self, session: SessionId, to: &RequestId, error: Option<i64>) {
-        let Some(request) = self.waiting.remove(&(session, to.clone())) else {
+    /// The answer to `session`'s request `to` went out at `at` (`error`: its code;
+    /// `version`: the session's negotiated protocol version, if it has one).
+    pub fn answered(
+        &mut self,
+        session: SessionId,
+        to: &RequestId,
+        error: Option<i64>,
+        version: Option<&str>,
+        at: Instant,
+    ) {
+        let Some(waiting) = self.waiting.get_mut(&session) else {
             return;
         };
-        let seconds = request.since.elapsed().as_secs_f64();
-        metrics::request_answered(request.method, request.era, seconds, error);
+        let Some(index) = waiting.iter().position(|w| w.id == *to) else {
+            return;
+        };
+        let Some(request) = waiting.remove(index) else {
+            return;
+        };
+        let seconds = at.saturating_duration_since(request.since).as_secs_f64();
+        // A session with no negotiated version serves 2026-07-28 requests (each names it).
+        let v2026 = version.is_none_or(|v| v == "2026-07-28");
+        self.metrics.answered(request.method, v2026, seconds, error);
     }
 
     /// The session closed: its requests will not be answered.
     pub fn closed(&mut self, session: SessionId) {
-        self.waiting.retain(|(s, _), _| *s != session);
+        self.waiting.remove(&session);
         self.partial.remove(&session);
     }
 }

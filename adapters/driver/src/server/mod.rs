@@ -33,9 +33,11 @@ pub use tool::{NoArgs, ToolOutcome};
 use crate::driver::{Command, Commands, Driver, Inbound, MessageLinks, MessageSession, Until};
 use crate::error::Error;
 use crate::ids::new_task_id;
+use crate::observe::metrics::Families;
 use crate::observe::TaskFeed;
 use crate::runtime::{BoxFuture, Reader, Runtime, Writer};
 use crate::store::{RoleError, ServerRole, TaskStore};
+use prometheus_client::registry::Registry;
 use tool::{Handler, ToolSet};
 
 /// A server's own command (its tools' contexts and its connections' handles send the
@@ -72,6 +74,8 @@ pub struct Server {
     commands: Commands<ServerCommand>,
     /// Keeps the operator's view ([`Server::observe`]).
     observed: bool,
+    /// Its metrics, once registered ([`Server::metrics`]).
+    metrics: Option<Families>,
 }
 
 impl Server {
@@ -89,6 +93,7 @@ impl Server {
             keep_finished: DEFAULT_KEEP_FINISHED,
             commands: async_channel::unbounded(),
             observed: false,
+            metrics: None,
         }
     }
 
@@ -346,17 +351,27 @@ impl Server {
         self
     }
 
-    /// Keeps an operator's view of this server: metrics through the
-    /// [`metrics`](https://docs.rs/metrics) facade (tasks made and ended per tool, tasks by
-    /// status, task durations, requests per method and era with their latency and error
-    /// codes, the store's writes; each name and label is in taskwire-http's README), and the
-    /// tasks it holds as rows that change live ([`ServerHandle::watch`], what a dashboard
-    /// shows). Metrics go nowhere until the program installs a recorder (e.g.
-    /// `taskwire_http::Metrics::install`), which it does before the server starts. The host
-    /// journals every task change (a store-less host too) and the driver reads each request's
-    /// method: a little work per message. Off by default.
+    /// Keeps an operator's view of this server: the tasks it holds, whoever owns them, as
+    /// rows that change live ([`ServerHandle::watch`], what a dashboard shows), each task's
+    /// snapshot ([`ServerHandle::task`]) and an operator's cancel ([`ServerHandle::cancel`]).
+    /// The host journals every task change (a store-less host too), which the driver reads:
+    /// a little work per change, and a row per task held. Off by default.
     pub fn observe(mut self) -> Self {
         self.observed = true;
+        self
+    }
+
+    /// Registers this server's metrics in `registry` (names under `taskwire_`; each name and
+    /// label is in taskwire-http's README) and keeps them from the start: tasks made and
+    /// ended per tool, tasks by status, task durations and time to first update, requests
+    /// per method and era with their latency and error codes, the store's writes, and, on a
+    /// shared store, this process's role and the work waiting for a process. Implies
+    /// [`Server::observe`]. Each request's id and method are read once more as it arrives
+    /// (a quick scan) to time it. Serve `registry` with `taskwire_http::Metrics` or your own
+    /// exporter.
+    pub fn metrics(mut self, registry: &mut Registry) -> Self {
+        self.observed = true;
+        self.metrics = Some(Families::register(registry));
         self
     }
 
@@ -377,7 +392,7 @@ impl Server {
         }
         let mut driver = Driver::new(host, runtime, self.tools, until, self.commands);
         if self.observed {
-            driver.observe(self.role.as_str());
+            driver.observe(self.metrics, self.role.as_str());
         }
         if let Some(store) = self.store {
             driver.with_store(store, reads_back);
@@ -478,7 +493,7 @@ impl ServerHandle {
 
     /// The tasks this server holds, one [`TaskRow`] each, and their changes from now on (what
     /// an operator's dashboard shows); `None` unless the server was started with
-    /// [`Server::observe`] (or once it has stopped). Every task is there whoever owns it:
+    /// [`Server::observe`] or [`Server::metrics`] (or once it has stopped). Every task is there whoever owns it:
     /// show the feed to operators only.
     pub async fn watch(&self) -> Option<TaskFeed> {
         let (reply, answer) = oneshot::channel();

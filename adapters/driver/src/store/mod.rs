@@ -109,6 +109,10 @@ pub enum StoreNews {
     /// Work may wait for a process to run it ([`TaskStore::claim`]): a front handed a task
     /// off, or a process running tasks stopped renewing its lease.
     Queued,
+    /// This many tasks wait for a process to run their work, as the store read it now
+    /// (shown by [`Server::metrics`](crate::Server::metrics)); more than none is also
+    /// [`StoreNews::Queued`].
+    Unclaimed(usize),
     /// A requestor answered input requests of a task whose work runs here, on another
     /// process (a front): the driver hands them to the host
     /// ([`Host::answer_inputs`](taskwire_engine::Host::answer_inputs)).

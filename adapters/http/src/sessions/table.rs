@@ -8,11 +8,13 @@ use std::time::Instant;
 use taskwire_driver::MessageSession;
 
 use super::routes::Routes;
+use crate::counted::HttpMetrics;
 
 /// The sessions open now, by id, and how many each authenticated owner has.
-#[derive(Default)]
 pub(crate) struct Sessions {
     table: Mutex<Table>,
+    /// Where the number open is shown, if anywhere.
+    metrics: Option<HttpMetrics>,
 }
 
 #[derive(Default)]
@@ -51,12 +53,30 @@ pub(crate) struct Session {
 }
 
 impl Sessions {
+    /// No session yet; the number open shown in `metrics`, if given.
+    pub fn new(metrics: Option<HttpMetrics>) -> Self {
+        Sessions {
+            table: Mutex::default(),
+            metrics,
+        }
+    }
+
+    /// Shows the number open now.
+    fn count(&self, table: &Table) {
+        if let Some(metrics) = &self.metrics {
+            metrics.sessions_open(table.by_id.len());
+        }
+    }
+
     pub fn get(&self, id: &str) -> Option<Arc<Session>> {
         self.table().by_id.get(id).cloned()
     }
 
     pub(super) fn remove(&self, id: &str) -> Option<Arc<Session>> {
-        self.table().take(id)
+        let mut table = self.table();
+        let session = table.take(id);
+        self.count(&table);
+        session
     }
 
     fn table(&self) -> std::sync::MutexGuard<'_, Table> {
@@ -138,7 +158,6 @@ impl Table {
     /// Removes session `id`, counting it out of its owner's.
     fn take(&mut self, id: &str) -> Option<Arc<Session>> {
         let session = self.by_id.remove(id)?;
-        crate::counted::sessions(self.by_id.len());
         if let Some(owner) = &session.principal {
             self.count_out(owner);
         }
@@ -175,7 +194,7 @@ impl Place<'_> {
         let mut table = self.sessions.table();
         table.opening -= 1;
         table.by_id.insert(session.id.clone(), session);
-        crate::counted::sessions(table.by_id.len());
+        self.sessions.count(&table);
         self.filled = true;
     }
 }

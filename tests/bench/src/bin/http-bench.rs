@@ -10,7 +10,9 @@
 //! - rmcp 3.11's `StreamableHttpService` (`rmcp-echo-server --http ADDR --json-response`,
 //!   `tests/peers/rmcp`): `echo` only;
 //! - the TypeScript SDK 1.32.2's `StreamableHTTPServerTransport` in session mode with
-//!   `enableJsonResponse` (`tests/peers/bench_http_server.mjs`): `echo` only, 2025-11-25 only.
+//!   `enableJsonResponse` (`tests/peers/bench_http_server.mjs`): `echo` only, 2025-11-25 only;
+//! - our `task-server` again with `--metrics` (recorded, nobody scraping): what metrics cost
+//!   (issue 41's goal: at least 0.95× of ours without).
 //!
 //! The peers are installed by `tests/peers/setup.sh` under `<target>/peers/`; without them the
 //! benchmark stops at once, saying so.
@@ -116,10 +118,18 @@ enum Kind {
     Null,
     Rmcp,
     TypeScript,
+    /// Ours with `--metrics` (recorded, nobody scraping): what the metrics cost.
+    Observed,
 }
 
 impl Kind {
-    const ALL: [Kind; 4] = [Kind::Taskwire, Kind::Null, Kind::Rmcp, Kind::TypeScript];
+    const ALL: [Kind; 5] = [
+        Kind::Taskwire,
+        Kind::Null,
+        Kind::Rmcp,
+        Kind::TypeScript,
+        Kind::Observed,
+    ];
 
     fn label(self) -> &'static str {
         match self {
@@ -127,6 +137,7 @@ impl Kind {
             Kind::Null => "null hyper server",
             Kind::Rmcp => "rmcp 3.11",
             Kind::TypeScript => "TypeScript SDK 1.32.2",
+            Kind::Observed => "taskwire, metrics on",
         }
     }
 
@@ -137,6 +148,7 @@ impl Kind {
             Kind::Null => "null",
             Kind::Rmcp => "rmcp",
             Kind::TypeScript => "TypeScript",
+            Kind::Observed => "metrics on",
         }
     }
 
@@ -164,7 +176,7 @@ impl Kind {
     /// The target ratio of ours over it on the echo workloads (issue 20).
     fn target(self) -> Option<f64> {
         match self {
-            Kind::Taskwire => None,
+            Kind::Taskwire | Kind::Observed => None,
             Kind::Null => Some(0.6),
             Kind::Rmcp => Some(3.0),
             Kind::TypeScript => Some(10.0),
@@ -221,6 +233,9 @@ impl Programs {
             Kind::Taskwire => Argv::new(&self.task_server)
                 .args(&["--http", &address, "--bench-tools"])
                 .env("RUST_LOG", "error"),
+            Kind::Observed => self
+                .argv(Kind::Taskwire, port)
+                .args(&["--metrics", "127.0.0.1:0"]),
             Kind::Null => Argv::new(&self.null_server).arg(&address),
             Kind::Rmcp => self.peers.rmcp_http_echo_server(port, &["--json-response"]),
             Kind::TypeScript => Argv::new("node")
@@ -455,7 +470,7 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
 }
 
 /// `rates[workload][server]`: each round's ops/s.
-type Rates = Vec<[Vec<f64>; 4]>;
+type Rates = Vec<[Vec<f64>; 5]>;
 
 /// Runs every workload on every server that can serve it, `rounds` times (fresh servers each
 /// round, the servers' order rotating).
@@ -568,6 +583,18 @@ fn report(rates: &Rates) {
             })
             .collect();
         println!("- {}: {}", workload.name(), verdicts.join(", "));
+    }
+    // Issue 41's goal: metrics on costs at most 5% (on / off ≥ 0.95).
+    println!();
+    println!("metrics on / off (goal ≥ 0.95×):");
+    let on = Kind::ALL.iter().position(|&k| k == Kind::Observed);
+    for (w, workload) in Workload::ALL.iter().enumerate() {
+        let (Some(off), Some(on)) = (medians[w][0], on.and_then(|i| medians[w][i])) else {
+            continue;
+        };
+        let ratio = on / off;
+        let verdict = if ratio >= 0.95 { "met" } else { "MISSED" };
+        println!("- {}: {ratio:.3}× ({verdict})", workload.name());
     }
 }
 
