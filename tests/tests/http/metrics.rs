@@ -12,7 +12,7 @@ use taskwire_tests::peers::demo::binary;
 use taskwire_tests::peers::http::{free_port, HttpServer};
 use taskwire_tests::peers::Argv;
 use taskwire_tests::postgres::fresh_database;
-use taskwire_tests::procs::{call_as_task, initialize_params, request, Raw};
+use taskwire_tests::procs::{call_as_task, request, Raw};
 
 use crate::common::TestServer;
 use crate::replicas::{ask, make_task, until_status};
@@ -188,14 +188,16 @@ fn a_stdio_server_counts_its_requests_too() {
     let call = format!("{}\n", call_as_task(2, "long_running_task"));
     let (head, tail) = call.split_at(call.len() / 2);
     server.write_raw(head.as_bytes()).expect("written");
-    server.write_raw(
-        format!(
-            "{tail}{}\n{}\n",
-            request(3, "tools/list", json!({})),
-            request(4, "no/such/method", json!({}))
+    server
+        .write_raw(
+            format!(
+                "{tail}{}\n{}\n",
+                request(3, "tools/list", json!({})),
+                request(4, "no/such/method", json!({}))
+            )
+            .as_bytes(),
         )
-        .as_bytes(),
-    );
+        .expect("written");
     // The answers, in whatever order they come.
     let mut answers = std::collections::HashMap::new();
     while answers.len() < 3 {
