@@ -19,13 +19,15 @@
 //!
 //! Mount [`router`] in your own axum app (and serve it with [`serve_router`] for the
 //! connection limits), or run [`serve`]. [`HttpClient`] connects a
-//! [`taskwire_driver::Client`] to any Streamable HTTP endpoint, in either era.
+//! [`taskwire_driver::Client`] to any Streamable HTTP endpoint, in either era. Beside it,
+//! [`dashboard`] shows operators the server's tasks live, behind the same authentication.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod client;
 mod config;
 mod cors;
+mod dashboard;
 mod guard;
 mod header_value;
 mod listen;
@@ -41,6 +43,7 @@ mod tool_params;
 pub use client::HttpClient;
 pub use config::{AllowedHosts, Authenticate, HttpConfig};
 pub use cors::{AllowedOrigins, Cors};
+pub use dashboard::{dashboard, DASHBOARD_CANCEL, DASHBOARD_HEADER, DASHBOARD_METHOD};
 pub use listen::serve_router;
 pub use service::{router, serve};
 /// OAuth on both sides (the `taskwire-oauth` crate): [`oauth::resource::ResourceServer`]
