@@ -39,6 +39,15 @@ pub(crate) enum Step {
     },
 }
 
+impl Step {
+    /// When it happened.
+    fn at(&self) -> u64 {
+        match self {
+            Step::Status { at, .. } | Step::Asked { at, .. } | Step::Answered { at, .. } => *at,
+        }
+    }
+}
+
 /// A row and its history.
 struct Entry {
     row: TaskRow,
@@ -159,8 +168,12 @@ impl Table {
     /// Task `id`'s row and history, when the feed shows it.
     pub fn get(&self, id: &str) -> Option<(&TaskRow, History)> {
         self.entries.get(id).map(|entry| {
+            let mut steps: Vec<Step> = entry.history.iter().cloned().collect();
+            // In time order: a question's time is when the feed told it, a status change's
+            // is the task's own, which may come a moment later.
+            steps.sort_by_key(Step::at);
             let history = History {
-                steps: entry.history.iter().cloned().collect(),
+                steps,
                 dropped: entry.dropped,
             };
             (&entry.row, history)
@@ -202,7 +215,7 @@ mod tests {
     }
 
     #[test]
-    fn history_records_status_and_message_changes_not_progress() {
+    fn history_records_status_and_message_changes_not_progress_in_time_order() {
         let mut table = Table::default();
         let working = TaskStatus::Working;
         table.apply(&TaskChange::Row(row("a", working, "one", 1)), Millis(1));
@@ -213,12 +226,13 @@ mod tests {
             message: None,
         });
         table.apply(&TaskChange::Row(progressed), Millis(2));
-        table.apply(&TaskChange::Row(row("a", working, "two", 3)), Millis(3));
         let asked = TaskChange::Asked {
             task: "a".into(),
             method: "elicitation/create".into(),
         };
         table.apply(&asked, Millis(4));
+        // A status change told after the question, from a moment before it: shown before.
+        table.apply(&TaskChange::Row(row("a", working, "two", 3)), Millis(5));
         let answered = TaskChange::Answered {
             task: "a".into(),
             accepted: true,

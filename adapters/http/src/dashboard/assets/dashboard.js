@@ -144,9 +144,12 @@
       signal: controller.signal,
       cache: 'no-store',
     });
-    if (response.status === 401) {
+    // A token refused, or one without the dashboard's scope (an OAuth challenge): ask for one.
+    const challenged = response.status === 403 && response.headers.has('WWW-Authenticate');
+    if (response.status === 401 || (challenged && sessionStorage.getItem(TOKEN_KEY))) {
+      const why = await errorText(response);
       controller.abort();
-      askToken(await errorText(response));
+      askToken(why);
       return;
     }
     if (!response.ok) {
@@ -447,6 +450,7 @@
     selected = id;
     detail = null;
     $('detail').hidden = false;
+    document.body.classList.add('detail-open');
     $('d-id').textContent = id;
     $('d-gone').hidden = true;
     resetCancel();
@@ -458,6 +462,7 @@
   $('d-close').addEventListener('click', () => {
     selected = null;
     $('detail').hidden = true;
+    document.body.classList.remove('detail-open');
     schedule();
   });
 
@@ -525,15 +530,16 @@
       if (task.request && task.request.attempt) fact(facts, 'Attempt', task.request.attempt);
     }
     $('d-progress').replaceChildren(...(row && row.progress ? [el('span', 'dim', 'Progress '), ...progress(row.progress)] : []));
-    $('d-cancel').hidden = !status || ENDED.includes(status) || !$('d-gone').hidden;
     drawHistory();
-    const inputs = task && task.inputs && task.inputs.length ? task.inputs : null;
+    const live = status && !ENDED.includes(status);
+    const inputs = live && task && task.inputs && task.inputs.length ? task.inputs : null;
     $('d-inputs-wrap').hidden = !inputs;
     $('d-inputs').textContent = inputs ? JSON.stringify(inputs, null, 2) : '';
     drawOutcome(task && task.outcome);
     const args = task && task.request && task.request.arguments;
     $('d-args-wrap').hidden = args === undefined || args === null;
     $('d-args').textContent = args === undefined ? '' : JSON.stringify(args, null, 2);
+    $('d-cancel').hidden = !live || !$('d-gone').hidden;
   }
 
   function drawHistory() {
