@@ -1,8 +1,9 @@
 //! The task dashboard (`taskwire_http::dashboard`) mounted at `/tasks` beside `/mcp`: its live
 //! feed shows a task appear, change and complete (tools that move only when the test lets
-//! them); a task's detail has its history and outcome; cancel stops a running task in the
-//! name of the caller, and needs its header; the data routes are authenticated as `/mcp` is
-//! (the `authenticate` hook, an OAuth scope); a server not observed answers `503`.
+//! them); a reader that falls behind starts over from a fresh snapshot; a task's detail has
+//! its history and outcome; cancel stops a running task in the name of the caller, and needs
+//! its header; the data routes are authenticated as `/mcp` is (the `authenticate` hook, an
+//! OAuth scope); a server not observed answers `503`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,10 +40,23 @@ impl Drop for OnDrop {
     }
 }
 
+/// How many status messages `churn` sets, one after the other: more than a reader that
+/// stops reading can have buffered (the sockets' buffers and the server's backlog).
+const CHURN: u32 = 60_000;
+
 fn server() -> (Server, Tools) {
     let (gate, opened) = async_channel::unbounded::<()>();
     let (stop, stopped) = async_channel::unbounded::<()>();
     let server = Server::new(Config::new("dashboard-tests", "1"))
+        .tool(
+            Tool::new("churn", TaskSupport::Optional),
+            |ctx, _: NoArgs| async move {
+                for step in 0..CHURN {
+                    ctx.set_status(step.to_string()).await;
+                }
+                Ok(CallToolResult::text("churned"))
+            },
+        )
         .tool(
             Tool::new("steps", TaskSupport::Optional),
             move |ctx, _: NoArgs| {
@@ -285,6 +299,43 @@ fn the_feed_shows_a_task_appear_change_and_complete_and_its_detail_has_history_a
 
         let missing = dash.get("/tasks/no-such-task").await;
         assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    });
+}
+
+#[test]
+fn a_reader_that_falls_behind_starts_over_from_a_fresh_snapshot() {
+    let (server, _tools) = observed(HttpConfig::default());
+    server.run(async {
+        let dash = Dash::new(&server, None);
+        let mut feed = dash.feed().await;
+        assert_eq!(feed.next().await.0, "snapshot");
+        // The task churns through its messages while this reader reads nothing.
+        let (session, task) = start(&server, "churn").await;
+        let result = server.ask_result(&session, 2, &json!(task)).send().await;
+        let result = messages(result).await;
+        assert_eq!(result[0]["result"]["content"][0]["text"], "churned");
+        let (mut rows, mut snapshots) = (0, 0);
+        let last = loop {
+            let (name, data) = feed.next().await;
+            let row = match name.as_str() {
+                "snapshot" => {
+                    snapshots += 1;
+                    data["rows"][0].clone()
+                }
+                "row" => {
+                    rows += 1;
+                    data
+                }
+                _ => continue,
+            };
+            if row["status"] == "completed" {
+                break row;
+            }
+        };
+        assert!(snapshots >= 1, "no fresh snapshot after {rows} rows");
+        assert!(rows < CHURN, "{rows} rows: the reader did not fall behind");
+        assert_eq!(last["id"], task.as_str());
+        assert_eq!(last["message"], (CHURN - 1).to_string());
     });
 }
 

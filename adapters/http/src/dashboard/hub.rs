@@ -38,14 +38,14 @@ pub(crate) struct NotObserved;
 pub(crate) struct Hub {
     handle: ServerHandle,
     state: Mutex<State>,
-    /// One `watch` at a time.
+    /// One first `watch` at a time.
     starting: tokio::sync::Mutex<()>,
     /// Browser streams open.
     streams: AtomicUsize,
 }
 
 struct State {
-    /// A feed is being read.
+    /// A feed is being read (or watched again after it closed).
     watching: bool,
     table: Table,
     news: broadcast::Sender<News>,
@@ -155,7 +155,8 @@ impl Drop for StreamSlot {
     }
 }
 
-/// Reads the feed into the hub while the hub is used; a feed that closes is watched again.
+/// Reads the feed into the hub while the hub is used; a feed that closes is watched again,
+/// until the server has stopped.
 async fn pump(hub: Weak<Hub>, mut changes: Receiver<TaskChange>) {
     loop {
         while let Ok(change) = changes.recv().await {
@@ -167,8 +168,7 @@ async fn pump(hub: Weak<Hub>, mut changes: Receiver<TaskChange>) {
         let Some(hub) = hub.upgrade() else {
             return;
         };
-        let _one = hub.starting.lock().await;
-        hub.state().watching = false;
+        // Meanwhile the streams are served from the table as it stands.
         match hub.handle.watch().await {
             Some(feed) => {
                 tracing::warn!(
@@ -179,7 +179,9 @@ async fn pump(hub: Weak<Hub>, mut changes: Receiver<TaskChange>) {
             }
             None => {
                 tracing::info!("dashboard: the server stopped; its task feed ended");
-                let _ = hub.state().news.send(News::Resync);
+                let mut state = hub.state();
+                state.watching = false;
+                let _ = state.news.send(News::Resync);
                 return;
             }
         }

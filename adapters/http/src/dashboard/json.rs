@@ -40,7 +40,7 @@ impl<'a> From<&'a TaskRow> for Row<'a> {
 }
 
 /// One SSE event for the page: its name and its JSON data.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug)]
 pub(crate) struct Message {
     /// `snapshot`, `row`, `asked`, `answered` or `gone`.
     pub event: &'static str,

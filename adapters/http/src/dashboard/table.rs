@@ -11,7 +11,7 @@ use taskwire_driver::{Millis, TaskChange, TaskId, TaskRow, TaskStatus};
 pub(crate) const HISTORY: usize = 32;
 
 /// One moment of a task's life.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum Step {
     /// Its status or status message changed (or the dashboard first saw it).
