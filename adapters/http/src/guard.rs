@@ -58,6 +58,19 @@ impl Admitted {
             .permits(caller, &method)
             .map_err(|denial| token_refused(server, denial))
     }
+
+    /// Whether the caller may use `method` (a pseudo-method such as `taskwire/dashboard`
+    /// too): under OAuth, the scopes [`ResourceConfig::method_scopes`] names for it.
+    ///
+    /// [`ResourceConfig::method_scopes`]: taskwire_oauth::resource::ResourceConfig::method_scopes
+    pub fn permits_method(&self, method: &str, config: &HttpConfig) -> Result<(), Refused> {
+        let (Some(caller), Some(server)) = (&self.caller, &config.oauth) else {
+            return Ok(());
+        };
+        server
+            .permits(caller, method)
+            .map_err(|denial| token_refused(server, denial))
+    }
 }
 
 fn token_refused(server: &ResourceServer, denial: Denial) -> Refused {

@@ -19,7 +19,8 @@
 //!
 //! Mount [`router`] in your own axum app (and serve it with [`serve_router`] for the
 //! connection limits), or run [`serve`]. [`HttpClient`] connects a
-//! [`taskwire_driver::Client`] to any Streamable HTTP endpoint, in either era.
+//! [`taskwire_driver::Client`] to any Streamable HTTP endpoint, in either era. Beside it,
+//! [`dashboard`] shows operators the server's tasks live, behind the same authentication.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -27,6 +28,7 @@ mod client;
 mod config;
 mod cors;
 mod counted;
+mod dashboard;
 mod guard;
 mod header_value;
 mod listen;
@@ -44,6 +46,7 @@ pub use client::HttpClient;
 pub use config::{AllowedHosts, Authenticate, HttpConfig};
 pub use cors::{AllowedOrigins, Cors};
 pub use counted::HttpMetrics;
+pub use dashboard::{dashboard, DASHBOARD_CANCEL, DASHBOARD_HEADER, DASHBOARD_METHOD};
 pub use listen::serve_router;
 pub use metrics::Metrics;
 pub use service::{router, serve};

@@ -58,17 +58,30 @@ impl TestServer {
 
     /// `server` (instead of the demo's) at `address`.
     pub fn serving(server: Server, address: &str, config: HttpConfig) -> TestServer {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind(address))
-            .expect("a free port");
-        let url = format!("http://{}/mcp", listener.local_addr().expect("bound"));
+        let (runtime, listener, url) = bound(address);
         runtime.spawn(async move {
             let _ = taskwire_http::serve(listener, server, config).await;
+        });
+        TestServer {
+            url,
+            http: Client::new(),
+            runtime,
+        }
+    }
+
+    /// `server` at `/mcp` and its dashboard (`taskwire_http::dashboard`) at `/tasks`, on a
+    /// free port.
+    pub fn with_dashboard(server: Server, config: HttpConfig) -> TestServer {
+        let (runtime, listener, url) = bound("127.0.0.1:0");
+        let handle = {
+            let _inside = runtime.enter();
+            server.start(std::sync::Arc::new(taskwire_tokio::Tokio))
+        };
+        let app = taskwire_http::router("/mcp", handle.clone(), config.clone())
+            .merge(taskwire_http::dashboard("/tasks", handle, config.clone()));
+        runtime.spawn(async move {
+            let stop = std::future::pending();
+            let _ = taskwire_http::serve_router(listener, app, &config, stop).await;
         });
         TestServer {
             url,
@@ -213,6 +226,20 @@ impl TestServer {
             .await
             .expect("DELETE")
     }
+}
+
+/// A runtime of two threads, a listener bound to `address` on it, and its `/mcp` URL.
+fn bound(address: &str) -> (tokio::runtime::Runtime, tokio::net::TcpListener, String) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(address))
+        .expect("a free port");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("bound"));
+    (runtime, listener, url)
 }
 
 /// A POST being built: its body and headers (each set once, replacing any before).

@@ -2,10 +2,10 @@
 //! in process, driven by a real HTTP client (reqwest) the way MCP clients use it, and by our
 //! own client over HTTP (`client`): 2025-11-25 sessions (`sessions`), 2026-07-28 stateless
 //! requests (`stateless`), what every request passes first and the faults a network brings
-//! (`guard`, `faults`), the CORS policy for clients in web pages (`cors`), floods that would
-//! lock others out (`floods`), many sessions at once (`load`), and the crate's examples run as
-//! users run them (`example`: the mounted greeter, the server with a SQLite store and bearer
-//! authentication, the client). The HTTP benchmark's smoke run is in `tests/bench/`.
+//! (`guard`, `faults`), the CORS policy for clients in web pages (`cors`), the task dashboard
+//! beside the endpoint (`dashboard`), floods that would lock others out (`floods`), many
+//! sessions at once (`load`), and the crate's examples run as users run them (`example`: the
+//! mounted greeter, the server with a SQLite store and bearer authentication, the client). The HTTP benchmark's smoke run is in `tests/bench/`.
 //!
 //! `cargo test -p taskwire-tests --test http [FILTER]`.
 
@@ -13,6 +13,7 @@ mod common;
 
 mod client;
 mod cors;
+mod dashboard;
 mod example;
 mod faults;
 mod fleet;

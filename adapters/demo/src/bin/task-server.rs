@@ -11,7 +11,8 @@
 //! HTTP it holds the live tasks and the newest `--keep-finished N` finished ones. The
 //! `wasm32-wasip1` build runs on taskwire-wasi and has neither `--runtime` nor `--store`.
 //! `--cors-origin ORIGIN` (repeatable, or `*`) lets web pages of that origin call the HTTP
-//! server from a browser. `--metrics ADDR` serves its metrics at `http://ADDR/metrics`.
+//! server from a browser; `--dashboard` serves a live task dashboard at `http://ADDR/tasks`;
+//! `--metrics ADDR` serves its metrics at `http://ADDR/metrics`.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -42,6 +43,11 @@ struct Args {
     #[cfg(not(target_os = "wasi"))]
     #[command(flatten)]
     cors: CorsOrigins,
+    /// With `--http`: serves a live dashboard of the server's tasks at http://ADDR/tasks
+    /// (behind the same authentication as /mcp).
+    #[cfg(not(target_os = "wasi"))]
+    #[arg(long, requires = "http")]
+    dashboard: bool,
     /// Keeps the tasks in a store, so that they survive a restart (default: in memory):
     /// `sqlite:PATH` (`?synchronous=full` waits for the disk at every commit, `normal` is the
     /// default) or `postgres://…` (`?replica=NAME&lease=MS` for several servers sharing it).
@@ -170,7 +176,11 @@ fn main() -> ExitCode {
                 metrics: http_metrics,
                 ..taskwire_demo::http::config(oauth)
             };
-            taskwire_demo::http::serve(server, &address, config)
+            if args.dashboard {
+                taskwire_demo::dashboard::serve(server, &address, config)
+            } else {
+                taskwire_demo::http::serve(server, &address, config)
+            }
         }
         (None, RuntimeChoice::Smol) => taskwire_smol::serve_stdio(server),
         // One thread, as on smol: the driver, stdio and the tools share it.

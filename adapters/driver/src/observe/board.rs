@@ -122,22 +122,32 @@ impl Board {
     }
 
     /// Forgets the rows of tasks the host let go without a word (a shared store's host keeps
-    /// only the newest finished ones), once the rows have doubled since the last time.
+    /// only the newest finished ones), once the rows have doubled since the last time; the
+    /// watchers hear them `Gone` (`Removed`).
     pub fn prune(&mut self, held: impl Fn(&str) -> bool) {
         if self.rows.len() < (2 * self.pruned_at).max(1024) {
             return;
         }
         let before = self.rows.len();
         let metrics = self.metrics.as_ref();
+        let mut let_go = Vec::new();
         self.rows.retain(|id, entry| {
             let keep = held(id);
-            if let Some(metrics) = metrics.filter(|_| !keep) {
-                metrics.status_moved(Some(entry.row.status), None);
+            if !keep {
+                if let Some(metrics) = metrics {
+                    metrics.status_moved(Some(entry.row.status), None);
+                }
+                let_go.push(id.clone());
             }
             keep
         });
         self.pruned_at = self.rows.len();
         tracing::trace!(before, after = self.rows.len(), "task rows pruned");
+        // Watchers forget them too.
+        for task in let_go {
+            let reason = StopReason::Removed;
+            self.tell(TaskChange::Gone { task, reason });
+        }
     }
 
     fn put(
@@ -249,4 +259,51 @@ fn first_update(entry: &mut Row, metrics: Option<&TaskMetrics>) {
 /// How long the task has lived, by its own clock (creation to last change).
 fn seconds(row: &TaskRow) -> f64 {
     row.updated_at.0.saturating_sub(row.created_at.0) as f64 / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use taskwire_engine::{Era, InputKinds, Millis, Owner, TaskInfo};
+
+    use super::*;
+
+    fn finished(id: &str) -> TaskSnapshot {
+        TaskSnapshot {
+            info: TaskInfo {
+                id: id.into(),
+                status: TaskStatus::Completed,
+                status_message: None,
+                created_at: Millis(1),
+                last_updated_at: Millis(2),
+                ttl_ms: None,
+                poll_interval_ms: None,
+            },
+            owner: Owner::from("alice"),
+            era: Era::V2025_11_25,
+            input_kinds: InputKinds::default(),
+            outcome: None,
+            request: None,
+            inputs: Vec::new(),
+            progress: None,
+        }
+    }
+
+    #[test]
+    fn watchers_hear_the_rows_pruned_as_gone() {
+        let mut board = Board::new(None);
+        for i in 0..1024 {
+            board.synced(&finished(&i.to_string()), false, &|_| true);
+        }
+        let feed = board.watch();
+        assert_eq!(feed.rows.len(), 1024);
+        board.prune(|id| id != "7");
+        assert_eq!(
+            feed.changes.try_recv(),
+            Ok(TaskChange::Gone {
+                task: "7".into(),
+                reason: StopReason::Removed
+            })
+        );
+        assert!(feed.changes.try_recv().is_err());
+    }
 }

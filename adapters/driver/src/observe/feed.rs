@@ -51,7 +51,9 @@ pub enum TaskChange {
         /// Whether the answer was a result (not an error).
         accepted: bool,
     },
-    /// The task is gone from this process: its retention ran out, or it was removed.
+    /// The task is gone from this process: its retention ran out, or it was removed (also
+    /// [`StopReason::Removed`] for a finished task that a host on a shared store let go, the
+    /// store keeping it).
     Gone {
         /// The task.
         task: TaskId,
