@@ -28,7 +28,7 @@ const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset
 ///     ..HttpConfig::default()
 /// };
 /// let metrics = Metrics::new(registry);
-/// assert!(metrics.render().contains("# TYPE taskwire_tasks_created counter"));
+/// assert!(metrics.render().contains("taskwire_tasks{status=\"working\"} 0"));
 /// // Mount `metrics.router("/metrics")` in your app, or `metrics.serve(listener)` apart.
 /// # let _ = (server, config);
 /// ```

@@ -3,7 +3,8 @@
 //! own client over HTTP (`client`): 2025-11-25 sessions (`sessions`), 2026-07-28 stateless
 //! requests (`stateless`), what every request passes first and the faults a network brings
 //! (`guard`, `faults`), the CORS policy for clients in web pages (`cors`), the task dashboard
-//! beside the endpoint (`dashboard`), floods that would lock others out (`floods`), many
+//! beside the endpoint (`dashboard`), what `task-server --metrics` shows after real traffic
+//! over HTTP, stdio and a PostgreSQL fleet (`metrics`), floods that would lock others out (`floods`), many
 //! sessions at once (`load`), and the crate's examples run as users run them (`example`: the
 //! mounted greeter, the server with a SQLite store and bearer authentication, the client). The HTTP benchmark's smoke run is in `tests/bench/`.
 //!
