@@ -104,6 +104,34 @@ impl Host {
         Ok(())
     }
 
+    /// Cancels hosted task `task` on the application's own account, whoever owns it and
+    /// wherever its work runs (an operator's word): as [`Host::cancel_work`] does, by the
+    /// task's id; a task whose work runs on another host sharing the store is cancelled in
+    /// the store (its host stops the work when it hears of it).
+    /// [`UsageError::TaskFinished`] when it has ended already, [`UsageError::UnknownTask`]
+    /// when the host does not hold it.
+    pub fn cancel_hosted(
+        &mut self,
+        now: Millis,
+        task: &str,
+        message: Option<String>,
+    ) -> Result<(), UsageError> {
+        self.enter(now)?;
+        let st = &mut self.state;
+        let task = match st.tasks.get(task) {
+            None => return Err(UsageError::UnknownTask(task.into())),
+            Some(r) if r.status.is_terminal() => {
+                let (task, status) = (r.id.clone(), r.status);
+                return Err(UsageError::TaskFinished { task, status });
+            }
+            Some(r) => r.id.clone(),
+        };
+        if st.cancel_task(&task, message) {
+            st.after_settle(&task, Some(StopReason::Cancelled));
+        }
+        Ok(())
+    }
+
     /// Sends `notifications/progress` when the request asked for it (a `progressToken`);
     /// nothing is sent without a token. A task of the 2026-07-28 era, which has no progress
     /// notifications for tasks, shows it as its status message instead (what its

@@ -245,3 +245,30 @@ fn the_application_cancels_its_own_task_as_a_requestor_would() {
         "{refused:?}"
     );
 }
+
+#[test]
+fn the_application_cancels_a_task_by_its_id_whoever_owns_it() {
+    let mut d = with_task();
+    let work = d.work("task-1");
+    d.advance(1000);
+    let why = Some("Cancelled by an operator".to_owned());
+    d.host.cancel_hosted(d.now, "task-1", why).unwrap();
+    let out = d.drain();
+    assert_eq!(statuses(&out), ["cancelled"]);
+    assert_eq!(stops(&d.take_events()), [(work, StopReason::Cancelled)]);
+    let reply = d.call("tasks/get", json!({ "taskId": "task-1" }));
+    assert_eq!(reply["result"]["status"], "cancelled");
+    assert_eq!(reply["result"]["statusMessage"], "Cancelled by an operator");
+    // Ended already, or never held: refused, and nothing is sent.
+    let again = d.host.cancel_hosted(d.now, "task-1", None);
+    assert!(
+        matches!(again, Err(UsageError::TaskFinished { ref task, status: TaskStatus::Cancelled }) if task == "task-1"),
+        "{again:?}"
+    );
+    let unknown = d.host.cancel_hosted(d.now, "no-such-task", None);
+    assert!(
+        matches!(unknown, Err(UsageError::UnknownTask(_))),
+        "{unknown:?}"
+    );
+    assert!(d.drain().is_empty());
+}

@@ -322,6 +322,52 @@ fn a_cancel_through_another_front_stops_the_work_on_the_worker() {
 }
 
 #[test]
+fn an_operator_cancels_from_a_fronts_dashboard_a_task_running_on_a_worker() {
+    let Some(database) = fresh_database("fleet_dashboard_cancel") else {
+        return;
+    };
+    let front = HttpServer::start(
+        |port| {
+            fleet::server_argv(&database, "front", 15_000, 1_000).args(&[
+                "--role",
+                "front",
+                "--http",
+                &format!("127.0.0.1:{port}"),
+                "--dashboard",
+            ])
+        },
+        Some(&fleet::log_of(&database, "front")),
+    );
+    let on = TestServer::client_of(&front.url);
+    let worker = Worker::start(&database, "worker", 15_000, 1_000);
+    on.run(async {
+        let task = make_task(&on, 1, "long_running_task").await;
+        until_saying(&on, &task, "开始执行").await;
+        let cancel = front
+            .url
+            .replace("/mcp", &format!("/tasks/tasks/{task}/cancel"));
+        let response = on
+            .http
+            .post(&cancel)
+            .header("x-taskwire-dashboard", "cancel")
+            .send()
+            .await
+            .expect("the dashboard answers");
+        assert!(
+            response.status().is_success(),
+            "{}",
+            response.text().await.unwrap_or_default()
+        );
+        worker.until_logged("reason=Cancelled").await;
+        let got = until_status(&on, &task, "cancelled").await;
+        assert_eq!(
+            got["result"]["statusMessage"], "Cancelled by anonymous",
+            "{got}"
+        );
+    });
+}
+
+#[test]
 fn a_cancel_that_loses_the_race_to_the_works_end_is_answered_from_the_stored_end() {
     let Some(database) = fresh_database("fleet_cancel_race") else {
         return;

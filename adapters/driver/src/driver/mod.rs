@@ -24,7 +24,7 @@ use futures::future::AbortHandle;
 use serde_json::Value;
 use taskwire_engine::{
     CallId, Durability, Event, Host, InputId, MessageKind, Millis, Output, Owner, RpcError,
-    SessionId, UsageError,
+    SessionId,
 };
 
 use crate::error::Error;
@@ -743,19 +743,9 @@ impl<A: App> Driver<A> {
     /// An operator cancels `task` (a dashboard's button): as its tool would, with a status
     /// message naming `by`; logged.
     fn cancel_by_operator(&mut self, task: &str, by: &str) -> Result<(), Error> {
-        let Some(call) = self.host.task_call(task) else {
-            let error = match self.host.task(task) {
-                Some(held) => UsageError::TaskFinished {
-                    task: held.info.id,
-                    status: held.info.status,
-                },
-                None => UsageError::UnknownTask(task.into()),
-            };
-            return Err(Error::Usage(error));
-        };
-        let message = format!("Cancelled by {by}");
+        let message = Some(format!("Cancelled by {by}"));
         self.host
-            .cancel_work(now(), call, Some(message))
+            .cancel_hosted(now(), task, message)
             .map_err(Error::Usage)?;
         tracing::info!(%task, operator = by, "task cancelled by an operator");
         Ok(())

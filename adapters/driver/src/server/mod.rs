@@ -513,9 +513,10 @@ impl ServerHandle {
         answer.await.ok()?.ok()?
     }
 
-    /// Cancels task `task` on an operator's word, whoever owns it: as its tool would
-    /// ([`ToolContext::cancel_task`]), its status message `Cancelled by <operator>`, its work
-    /// stopped; logged with the operator's name. [`Error::Usage`] when the task has ended
+    /// Cancels task `task` on an operator's word, whoever owns it and wherever its work runs:
+    /// as its tool would ([`ToolContext::cancel_task`]), its status message `Cancelled by
+    /// <operator>`, its work stopped (on a front of a fleet, the worker running it stops it
+    /// when the store tells it); logged with the operator's name. [`Error::Usage`] when the task has ended
     /// ([`UsageError::TaskFinished`]) or is not held here ([`UsageError::UnknownTask`]);
     /// [`Error::Closed`] once the server has stopped.
     pub async fn cancel(&self, task: &str, operator: &str) -> Result<(), Error> {
