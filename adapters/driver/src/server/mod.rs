@@ -491,7 +491,7 @@ impl ServerHandle {
         self.links.open(owner.into(), capacity, Some(first)).await
     }
 
-    /// The tasks this server holds, one [`TaskRow`] each, and their changes from now on (what
+    /// The tasks this server holds, one [`TaskRow`](crate::TaskRow) each, and their changes from now on (what
     /// an operator's dashboard shows); `None` unless the server was started with
     /// [`Server::observe`] or [`Server::metrics`] (or once it has stopped). Every task is there whoever owns it:
     /// show the feed to operators only.
