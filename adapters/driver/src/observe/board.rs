@@ -18,9 +18,8 @@ pub(crate) type RunsHere<'a> = &'a dyn Fn() -> bool;
 struct Row {
     row: TaskRow,
     /// Its tool's metrics ([`TaskMetrics::tool`]): the tool's, `other`'s for a name the
-    /// server does not have, `unknown`'s when this process does not know it (0 without
-    /// metrics).
-    tool: usize,
+    /// server does not have; `None` until this process knows it (`unknown` when counted).
+    tool: Option<usize>,
     /// Its work has not changed it yet since it was made here (time to first update).
     fresh: bool,
 }
@@ -71,7 +70,7 @@ impl Board {
                 entry.row.message.clone_from(message);
                 entry.row.updated_at = *at;
                 if here {
-                    first_update(entry, self.metrics.as_ref());
+                    first_update(entry, self.metrics.as_mut());
                 }
                 if !self.watchers.is_empty() {
                     let row = entry.row.clone();
@@ -95,7 +94,7 @@ impl Board {
             return;
         };
         entry.row.progress = Some(progress);
-        first_update(entry, self.metrics.as_ref());
+        first_update(entry, self.metrics.as_mut());
         if !self.watchers.is_empty() {
             let row = entry.row.clone();
             self.tell(TaskChange::Row(row));
@@ -105,7 +104,7 @@ impl Board {
     /// The task's work asked its requestor for input.
     pub fn asked(&mut self, task: &TaskId, method: &str) {
         if let Some(entry) = self.rows.get_mut(task) {
-            first_update(entry, self.metrics.as_ref());
+            first_update(entry, self.metrics.as_mut());
         }
         self.tell(TaskChange::Asked {
             task: task.clone(),
@@ -173,14 +172,14 @@ impl Board {
                 updated_at: info.last_updated_at,
                 runs_here: runs_here(),
             },
-            tool: metrics.as_mut().map_or(0, |m| m.tool("unknown")),
+            tool: None,
             // Made here: the metrics wait for its work's first change.
             fresh: here,
         });
         if let Some(tool) = snapshot.request.as_ref().map(|r| r.tool.as_str()) {
             if entry.row.tool.as_deref() != Some(tool) {
                 let label = if known(tool) { tool } else { "other" };
-                entry.tool = metrics.as_mut().map_or(0, |m| m.tool(label));
+                entry.tool = metrics.as_mut().map(|m| m.tool(label));
                 entry.row.tool = Some(tool.to_owned());
             }
         }
@@ -200,16 +199,18 @@ impl Board {
         }
         let status = row.status;
         if here && changed {
-            first_update(entry, self.metrics.as_ref());
+            first_update(entry, self.metrics.as_mut());
         }
         if let Some(metrics) = self.metrics.as_mut() {
             metrics.status_moved(before, Some(status));
             if here && before.is_none() && !status.is_terminal() {
-                metrics.created(entry.tool);
+                let tool = metrics.label_of(&mut entry.tool);
+                metrics.created(tool);
             }
             let ended = End::of(status).filter(|_| !before.is_some_and(TaskStatus::is_terminal));
             if let Some(how) = ended.filter(|_| here) {
-                metrics.ended(entry.tool, how, seconds(&entry.row));
+                let tool = metrics.label_of(&mut entry.tool);
+                metrics.ended(tool, how, seconds(&entry.row));
             }
         }
         if !self.watchers.is_empty() {
@@ -225,7 +226,9 @@ impl Board {
         if let Some(metrics) = self.metrics.as_mut() {
             metrics.status_moved(Some(entry.row.status), None);
             if here && reason == StopReason::Expired && !entry.row.status.is_terminal() {
-                metrics.ended(entry.tool, End::Expired, seconds(&entry.row));
+                let mut tool = entry.tool;
+                let tool = metrics.label_of(&mut tool);
+                metrics.ended(tool, End::Expired, seconds(&entry.row));
             }
         }
         self.tell(TaskChange::Gone {
@@ -250,9 +253,10 @@ impl Board {
 }
 
 /// The first change of a task's work since it was made here: time to first update.
-fn first_update(entry: &mut Row, metrics: Option<&TaskMetrics>) {
+fn first_update(entry: &mut Row, metrics: Option<&mut TaskMetrics>) {
     if let Some(metrics) = metrics.filter(|_| std::mem::take(&mut entry.fresh)) {
-        metrics.first_update(entry.tool, seconds(&entry.row));
+        let tool = metrics.label_of(&mut entry.tool);
+        metrics.first_update(tool, seconds(&entry.row));
     }
 }
 

@@ -287,6 +287,12 @@ impl TaskMetrics {
         self.tools[tool].first_update.observe(seconds);
     }
 
+    /// `tool`'s index, or (looked up once, then kept in `tool`) `unknown`'s: a task whose
+    /// tool this process does not know.
+    pub fn label_of(&mut self, tool: &mut Option<usize>) -> usize {
+        *tool.get_or_insert_with(|| self.tool("unknown"))
+    }
+
     /// The index of the metrics of the tool labelled `label`, looked up the first time.
     pub fn tool(&mut self, label: &str) -> usize {
         if let Some(&index) = self.by_name.get(label) {
