@@ -5,8 +5,6 @@
 
 pub mod bench_tools;
 pub mod conformance;
-#[cfg(not(target_os = "wasi"))]
-pub mod dashboard;
 pub mod extra_tools;
 pub mod flow;
 #[cfg(not(target_os = "wasi"))]

@@ -100,6 +100,11 @@ pub struct HttpConfig {
     /// sessions open, in metrics registered with [`HttpMetrics::register`]. `None` (the
     /// default) counts nothing.
     pub metrics: Option<HttpMetrics>,
+    /// Serves the live task dashboard ([`dashboard`](crate::dashboard())) at this path (e.g.
+    /// `/tasks`) beside the endpoint, from [`router`](crate::router) and
+    /// [`serve`](crate::serve) (which keeps the server's operator's view for it,
+    /// `Server::observe`). `None` (the default) serves none.
+    pub dashboard: Option<String>,
 }
 
 impl Default for HttpConfig {
@@ -122,6 +127,7 @@ impl Default for HttpConfig {
             oauth: None,
             cors: None,
             metrics: None,
+            dashboard: None,
         }
     }
 }
@@ -146,6 +152,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("oauth", &self.oauth)
             .field("cors", &self.cors)
             .field("metrics", &self.metrics.is_some())
+            .field("dashboard", &self.dashboard)
             .finish()
     }
 }

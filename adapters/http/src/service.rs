@@ -32,12 +32,16 @@ use crate::stateless;
 /// (sizes, body timeout, sessions, requests in flight); the connection limits
 /// ([`HttpConfig::max_connections`], [`HttpConfig::header_read_timeout`]) are the server's:
 /// serve your app with [`serve_router`] to have them, or set your own server's.
-/// With [`HttpConfig::cors`] set, the CORS policy applies to the endpoint and the metadata.
+/// With [`HttpConfig::cors`] set, the CORS policy applies to the endpoint and the metadata;
+/// with [`HttpConfig::dashboard`], the task dashboard is served too (start the server with
+/// `Server::observe`).
 pub fn router(path: &str, handle: ServerHandle, config: HttpConfig) -> Router {
     let limit = config.max_body_bytes;
     let metadata = config.oauth.as_deref().map(protected_resource);
     let cors = config.cors.as_ref().map(Cors::layer);
     let counted = config.metrics.clone();
+    let dashboard = (config.dashboard.clone())
+        .map(|path| crate::dashboard(&path, handle.clone(), config.clone()));
     let shared = Arc::new(Shared::new(handle, config));
     let mcp = Router::new()
         .route(path, post(post_mcp).get(get_mcp).delete(delete_mcp))
@@ -54,8 +58,14 @@ pub fn router(path: &str, handle: ServerHandle, config: HttpConfig) -> Router {
         )),
         None => app,
     };
-    match cors {
+    let app = match cors {
         Some(cors) => app.layer(cors),
+        None => app,
+    };
+    // After the CORS policy, which is the endpoint's: pages of other origins cannot read
+    // the dashboard.
+    match dashboard {
+        Some(dashboard) => app.merge(dashboard),
         None => app,
     }
 }
@@ -73,21 +83,29 @@ fn protected_resource(server: &ResourceServer) -> Router {
         })
 }
 
-/// Serves `server` at `/mcp` on `listener` until the process is asked to stop (Ctrl-C or
-/// SIGTERM): then every session closes (running tasks end with the server) and the
-/// connections drain.
+/// Serves `server` at `/mcp` on `listener` (and its task dashboard with
+/// [`HttpConfig::dashboard`]) until the process is asked to stop (Ctrl-C or SIGTERM): then
+/// every session closes (running tasks end with the server) and the connections drain.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     server: Server,
     config: HttpConfig,
 ) -> io::Result<()> {
+    let server = match &config.dashboard {
+        Some(_) => server.observe(),
+        None => server,
+    };
     let handle = server.start(Arc::new(taskwire_tokio::Tokio));
     if let Some(oauth) = config.oauth.clone() {
         // The issuer's keys, read before the first request needs them.
         tokio::spawn(async move { oauth.prefetch().await });
     }
     let app = router("/mcp", handle.clone(), config.clone());
-    tracing::info!(address = %listener.local_addr()?, "serving MCP over Streamable HTTP at /mcp");
+    let address = listener.local_addr()?;
+    tracing::info!(%address, "serving MCP over Streamable HTTP at /mcp");
+    if let Some(path) = &config.dashboard {
+        tracing::info!(%address, path, "serving the task dashboard");
+    }
     let stop = async move {
         stop_requested().await;
         tracing::info!("stopping: closing every session");

@@ -322,7 +322,7 @@ fn a_cancel_through_another_front_stops_the_work_on_the_worker() {
 }
 
 #[test]
-fn an_operator_cancels_from_a_fronts_dashboard_a_task_running_on_a_worker() {
+fn an_operator_cancels_from_a_fronts_dashboard_a_queued_task_and_one_running_on_a_worker() {
     let Some(database) = fresh_database("fleet_dashboard_cancel") else {
         return;
     };
@@ -339,30 +339,43 @@ fn an_operator_cancels_from_a_fronts_dashboard_a_task_running_on_a_worker() {
         Some(&fleet::log_of(&database, "front")),
     );
     let on = TestServer::client_of(&front.url);
-    let worker = Worker::start(&database, "worker", 15_000, 1_000);
-    on.run(async {
-        let task = make_task(&on, 1, "long_running_task").await;
-        until_saying(&on, &task, "开始执行").await;
-        let cancel = front
+    let cancel = |task: &str| {
+        let url = front
             .url
             .replace("/mcp", &format!("/tasks/tasks/{task}/cancel"));
-        let response = on
-            .http
-            .post(&cancel)
+        on.http
+            .post(url)
             .header("x-taskwire-dashboard", "cancel")
             .send()
-            .await
-            .expect("the dashboard answers");
+    };
+    on.run(async {
+        // Queued: no worker has it (the front ran no call for it).
+        let queued = make_task(&on, 1, "long_running_task").await;
+        let response = cancel(&queued).await.expect("the dashboard answers");
+        let status = response.status();
         assert!(
-            response.status().is_success(),
-            "{}",
+            status.is_success(),
+            "{status}: {}",
             response.text().await.unwrap_or_default()
         );
-        worker.until_logged("reason=Cancelled").await;
-        let got = until_status(&on, &task, "cancelled").await;
+        let got = until_status(&on, &queued, "cancelled").await;
         assert_eq!(
             got["result"]["statusMessage"], "Cancelled by anonymous",
             "{got}"
+        );
+
+        // Running on a worker: the worker stops it.
+        let worker = Worker::start(&database, "worker", 15_000, 1_000);
+        let running = make_task(&on, 2, "long_running_task").await;
+        until_saying(&on, &running, "开始执行").await;
+        let response = cancel(&running).await.expect("the dashboard answers");
+        assert!(response.status().is_success(), "{}", response.status());
+        worker.until_logged("reason=Cancelled").await;
+        until_status(&on, &running, "cancelled").await;
+        assert!(
+            !worker.log().contains(&format!("task={queued}")),
+            "the worker never ran the cancelled queued task: {}",
+            worker.log()
         );
     });
 }

@@ -174,13 +174,10 @@ fn main() -> ExitCode {
             let config = taskwire_http::HttpConfig {
                 cors,
                 metrics: http_metrics,
+                dashboard: args.dashboard.then(|| "/tasks".to_owned()),
                 ..taskwire_demo::http::config(oauth)
             };
-            if args.dashboard {
-                taskwire_demo::dashboard::serve(server, &address, config)
-            } else {
-                taskwire_demo::http::serve(server, &address, config)
-            }
+            taskwire_demo::http::serve(server, &address, config)
         }
         (None, RuntimeChoice::Smol) => taskwire_smol::serve_stdio(server),
         // One thread, as on smol: the driver, stdio and the tools share it.
