@@ -10,7 +10,7 @@ use serde_json::json;
 use taskwire_tests::fleet::{self, Worker};
 use taskwire_tests::peers::demo::binary;
 use taskwire_tests::peers::http::{free_port, HttpServer};
-use taskwire_tests::peers::Argv;
+use taskwire_tests::peers::{target_dir, Argv};
 use taskwire_tests::postgres::fresh_database;
 use taskwire_tests::procs::{call_as_task, request, Raw};
 
@@ -299,5 +299,51 @@ fn a_fleet_counts_each_task_once_where_it_happened_and_shows_its_queue() {
             .and_then(|l| l.rsplit_once(' '))
             .and_then(|(_, v)| v.parse::<f64>().ok());
         assert!(writes.is_some_and(|n| n >= 1.0), "{worker_text}");
+    });
+}
+
+#[test]
+fn a_durable_server_restarted_shows_the_tasks_it_restored() {
+    let dir = target_dir().join("tmp/metrics");
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let path = dir.join("restarted.db");
+    let _ = std::fs::remove_file(&path);
+    let store = format!("sqlite:{}", path.display());
+    let metrics = format!("127.0.0.1:{}", free_port());
+    let argv = |port: u16| {
+        Argv::new(binary("task-server")).args(&[
+            "--http",
+            &format!("127.0.0.1:{port}"),
+            "--store",
+            &store,
+            "--metrics",
+            &metrics,
+            "--step-ms",
+            "20",
+        ])
+    };
+    let mut server = HttpServer::start(argv, None);
+    let on = TestServer::client_of(&server.url);
+    let completed = r#"taskwire_tasks{status="completed"}"#;
+    on.run(async {
+        let task = make_task(&on, 1, "long_running_task").await;
+        until_status(&on, &task, "completed").await;
+        // The demo's own finished task and this one.
+        assert_eq!(must(&scrape(&metrics).await, completed), 2.0);
+    });
+    let port = server
+        .url
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.trim_end_matches("/mcp").parse().ok());
+    server.kill();
+    let port: u16 = port.expect("the server's port");
+    let _again = HttpServer::start_at(port, argv(port), None);
+    on.run(async {
+        let text = scrape(&metrics).await;
+        assert_eq!(must(&text, completed), 2.0, "both restored:\n{text}");
+        // Restored, not made again.
+        let created = r#"taskwire_tasks_created_total{tool="long_running_task"}"#;
+        assert_eq!(value(&text, created).unwrap_or(0.0), 0.0, "{text}");
     });
 }

@@ -343,6 +343,15 @@ impl<A: App> Driver<A> {
             // From here on every change is stored (the tasks held now first), the deletion
             // of stored tasks whose retention ran out while the server was down included.
             let _ = self.host.set_durability(now(), Durability::Confirmed);
+            if self.observer.is_some() {
+                // The operator's view: what was journaled so far first (the tasks made in
+                // the setup, those given way), then the stored tasks, which their restore
+                // does not journal.
+                self.route_outputs(cx);
+                for task in &tasks {
+                    self.show_synced(task, false);
+                }
+            }
             self.host
                 .restore(now(), tasks)
                 .map_err(|e| format!("cannot restore its tasks: {e}"))
