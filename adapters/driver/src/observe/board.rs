@@ -310,4 +310,23 @@ mod tests {
         );
         assert!(feed.changes.try_recv().is_err());
     }
+
+    #[test]
+    fn a_watcher_that_falls_a_feed_behind_is_dropped() {
+        let mut board = Board::new(None);
+        let feed = board.watch();
+        for i in 0..=TaskFeed::CAPACITY {
+            board.synced(&finished(&i.to_string()), false, &|_| true);
+        }
+        // Every change it could hold is there, then the feed ends: watch again.
+        for _ in 0..TaskFeed::CAPACITY {
+            assert!(matches!(feed.changes.try_recv(), Ok(TaskChange::Row(_))));
+        }
+        assert_eq!(
+            feed.changes.try_recv(),
+            Err(async_channel::TryRecvError::Closed)
+        );
+        // A new watcher starts from every row.
+        assert_eq!(board.watch().rows.len(), TaskFeed::CAPACITY + 1);
+    }
 }

@@ -62,18 +62,6 @@ pub enum TaskChange {
     },
 }
 
-impl TaskChange {
-    /// The task the change is about.
-    pub fn task(&self) -> &TaskId {
-        match self {
-            TaskChange::Row(row) => &row.id,
-            TaskChange::Asked { task, .. }
-            | TaskChange::Answered { task, .. }
-            | TaskChange::Gone { task, .. } => task,
-        }
-    }
-}
-
 /// The tasks a process holds and their changes from then on
 /// ([`ServerHandle::watch`](crate::ServerHandle::watch)).
 #[derive(Debug)]
