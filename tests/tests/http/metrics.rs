@@ -136,6 +136,11 @@ fn a_scrape_counts_tasks_per_tool_requests_per_method_and_era_and_refusals() {
             &format!(r#"taskwire_task_duration_seconds_sum{{{tool},status="completed"}}"#),
         );
         assert!((0.1..10.0).contains(&took), "{took} s");
+        // Buckets from half a millisecond to an hour.
+        for le in ["0.0005", "3600.0"] {
+            let bucket = format!(r#"taskwire_task_duration_seconds_bucket{{le="{le}",{tool},status="completed"}}"#);
+            assert!(value(&text, &bucket).is_some(), "{bucket} in:\n{text}");
+        }
         // Each task's work changed it (a status message; the cancel) after it was made.
         assert_eq!(
             must(&text, &format!("taskwire_task_first_update_seconds_count{{{tool}}}")),
@@ -278,6 +283,11 @@ fn a_fleet_counts_each_task_once_where_it_happened_and_shows_its_queue() {
         let created = format!("taskwire_tasks_created_total{{{tool}}}");
         let ended = format!(r#"taskwire_tasks_ended_total{{{tool},status="completed"}}"#);
         assert_eq!(must(&front_text, &created), 1.0, "the front made it");
+        // A write's entries in buckets from 1 to 1,024.
+        assert!(
+            front_text.contains(r#"taskwire_store_batch_entries_bucket{le="1024.0",store="#),
+            "{front_text}"
+        );
         assert_eq!(
             value(&front_text, &ended).unwrap_or(0.0),
             0.0,
