@@ -56,14 +56,16 @@ fn a_task_runs_to_its_result_in_both_eras() {
         let outcome = last(&run);
         assert_eq!(outcome["event"], "outcome", "{run}");
         assert_eq!(outcome["outcome"], "completed", "{run}");
-        // Every event says when it happened; the steps' (100 ms each) show in the times.
+        // Every event says when it happened, and the times are real: the three 100 ms steps
+        // show between the task and its outcome. (Two of them are asserted: the client times
+        // each event as it reads it, and a late first read shortens the span it sees.)
         let times: Vec<u64> = events
             .iter()
             .filter_map(|e| e["elapsedMs"].as_u64())
             .collect();
         assert_eq!(times.len(), events.len(), "{run}");
         assert!(times.windows(2).all(|w| w[0] <= w[1]), "{run}");
-        assert!(times[times.len() - 1] - times[1] >= 300, "{run}");
+        assert!(times[times.len() - 1] - times[1] >= 200, "{run}");
         assert_eq!(outcome["exitCode"], 0, "{run}");
         assert_eq!(
             outcome["result"]["content"][0]["text"], "任务完成！",
