@@ -197,6 +197,10 @@ pub struct ToolCall {
     pub name: String,
     /// The arguments exactly as sent.
     pub arguments: Option<Box<RawValue>>,
+    /// The request's `params._meta` exactly as sent, if it had one: e.g. the W3C trace
+    /// context (`traceparent`, `tracestate`) to continue. A task keeps it in its
+    /// [`TaskRequest::meta`](crate::TaskRequest::meta) when journaled.
+    pub meta: Option<Box<RawValue>>,
     /// The task this call runs as, when it became one.
     pub task: Option<TaskId>,
     /// The requestor asked for a task and the tool leaves the decision to the application

@@ -89,11 +89,17 @@ impl Worker {
         step_ms: u64,
         options: &[&str],
     ) -> Worker {
+        let argv = server_argv(database, name, lease_ms, step_ms).args(options);
+        Worker::spawn(database, name, argv)
+    }
+
+    /// Worker `name` of `database`'s fleet, started from `argv` (made with [`server_argv`];
+    /// `--role worker` is added).
+    pub fn spawn(database: &str, name: &str, argv: Argv) -> Worker {
         let log = log_of(database, name);
         let file = std::fs::File::create(&log).expect("a log file");
-        let child = server_argv(database, name, lease_ms, step_ms)
+        let child = argv
             .args(&["--role", "worker"])
-            .args(options)
             .command()
             .stdin(Stdio::null())
             .stdout(Stdio::null())

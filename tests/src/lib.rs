@@ -27,6 +27,7 @@
 pub mod examples;
 pub mod fleet;
 pub mod oauth;
+pub mod otlp;
 pub mod peers;
 pub mod postgres;
 pub mod procs;

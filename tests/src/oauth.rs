@@ -138,19 +138,8 @@ impl MockIssuer {
             .route("/introspect", post(introspect))
             .with_state(shared);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a runtime");
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("tokio");
-                let _ = axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
-                        let _ = stopped.await;
-                    })
-                    .await;
-            });
+        crate::peers::http::serve_in_background(listener, app, async {
+            let _ = stopped.await;
         });
         MockIssuer {
             url,

@@ -13,12 +13,11 @@ mod sign_in;
 mod tasks;
 mod tools;
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
 use taskwire_driver::Error;
-use tracing_subscriber::EnvFilter;
 
 use args::{Cli, Command};
 use connect::Unreached;
@@ -27,12 +26,7 @@ use exit::Exit;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("error"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(io::stderr)
-        .with_ansi(io::stderr().is_terminal())
-        .try_init();
+    let telemetry = taskwire_driver::telemetry::init("error");
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -58,6 +52,7 @@ fn main() -> ExitCode {
     });
     // The server's process and the client's driver are not waited for.
     runtime.shutdown_background();
+    drop(telemetry);
     exit.into()
 }
 

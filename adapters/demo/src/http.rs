@@ -39,7 +39,6 @@ pub fn config(oauth: Option<ResourceServer>) -> HttpConfig {
 
 /// Serves `server` at `http://{address}/mcp` with `config` until Ctrl-C or SIGTERM.
 pub fn serve(server: Server, address: &str, config: HttpConfig) -> io::Result<()> {
-    crate::logs::init("info");
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?

@@ -44,6 +44,8 @@ mod runtime;
 mod server;
 pub mod stdio;
 mod store;
+#[cfg(feature = "opentelemetry")]
+pub mod telemetry;
 mod tool_result;
 
 pub use client::{

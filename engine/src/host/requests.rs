@@ -1,7 +1,7 @@
 //! Our requests to a session's peer, in the era the session speaks (chosen once, when it
 //! opened), and the peer's tasks we follow.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::Host;
 use crate::error::UsageError;
@@ -34,6 +34,24 @@ impl Host {
         }
         let st = &mut self.state;
         st.protocol(era).send(st, session, request)
+    }
+
+    /// [`Host::send`], with `meta` added to the request's `params._meta`: e.g. the W3C trace
+    /// context (`traceparent`, `tracestate`) that lets the server continue the caller's
+    /// trace. The members the engine writes itself (`progressToken`, the 2026-07-28
+    /// protocol keys) keep the engine's values. Only the requests sent now carry `meta`:
+    /// not the later polls of a task, nor a 2025-11-25 task call sent again plainly.
+    pub fn send_with_meta(
+        &mut self,
+        now: Millis,
+        session: SessionId,
+        request: Request,
+        meta: Map<String, Value>,
+    ) -> Result<RequestId, UsageError> {
+        self.state.request_meta = Some(meta);
+        let sent = self.send(now, session, request);
+        self.state.request_meta = None;
+        sent
     }
 
     /// Sends any request; the answer arrives as [`Event::Response`](crate::Event::Response).

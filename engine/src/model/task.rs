@@ -184,6 +184,10 @@ pub struct TaskRequest {
     /// starts it again ([`Event::Restored`](crate::Event::Restored)).
     #[serde(default = "first_attempt", skip_serializing_if = "is_first_attempt")]
     pub attempt: u32,
+    /// The request's `params._meta` exactly as sent, if it had one: e.g. the W3C trace
+    /// context (`traceparent`, `tracestate`) a worker continues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Box<RawValue>>,
 }
 
 fn first_attempt() -> u32 {

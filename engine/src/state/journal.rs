@@ -80,12 +80,14 @@ impl<K: Kept> State<K> {
         &self,
         tool: &str,
         arguments: Option<&RawValue>,
+        meta: Option<&RawValue>,
     ) -> Option<Box<TaskRequest>> {
         self.journal.enabled().then(|| {
             Box::new(TaskRequest {
                 tool: tool.to_owned(),
                 arguments: arguments.map(ToOwned::to_owned),
                 attempt: 1,
+                meta: meta.map(ToOwned::to_owned),
             })
         })
     }

@@ -110,6 +110,9 @@ pub(crate) struct State<K: Kept> {
     pub kept: K::Host,
     /// The caller's check of the requests of the message being handled, if it gave one.
     pub check: Option<Check>,
+    /// Members the application adds to the `_meta` of the requests it is sending now
+    /// ([`Host::send_with_meta`](crate::Host::send_with_meta)).
+    pub request_meta: Option<serde_json::Map<String, serde_json::Value>>,
     timers: Deadlines<Timer>,
     out: Queue,
     journal: Journal,
@@ -131,6 +134,7 @@ impl<K: Kept> State<K> {
                 .expect("an Implementation serializes")
                 .into_boxed_str(),
             tools: ToolRegistry::default(),
+            request_meta: None,
             tasks,
             journal: Journal::new(config.durability),
             config,

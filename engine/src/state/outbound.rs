@@ -4,6 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use super::{Kept, Sent, State, Timer};
 use crate::event::{Event, MessageKind};
@@ -102,6 +103,29 @@ pub(crate) fn progress_meta(id: &RequestId) -> serde_json::Value {
     serde_json::json!({ "progressToken": id })
 }
 
+/// `params` with `added` in its `_meta`, where the engine's own members (a progress token,
+/// the 2026-07-28 protocol keys) do not have them already.
+fn with_meta<P: Serialize>(params: Option<P>, added: &Map<String, Value>) -> Value {
+    let mut params = match params.map(serde_json::to_value) {
+        Some(Ok(Value::Object(params))) => params,
+        _ => Map::new(),
+    };
+    let meta = params
+        .entry("_meta")
+        .and_modify(|meta| {
+            if !meta.is_object() {
+                *meta = Value::Object(Map::new());
+            }
+        })
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(meta) = meta {
+        for (key, value) in added {
+            meta.entry(key.as_str()).or_insert_with(|| value.clone());
+        }
+    }
+    Value::Object(params)
+}
+
 impl<K: Kept> State<K> {
     /// The id the next request on `session` will get.
     pub(crate) fn next_request_id(&self, session: SessionId) -> Option<RequestId> {
@@ -124,7 +148,10 @@ impl<K: Kept> State<K> {
     ) -> Option<RequestId> {
         let s = self.session_mut(session)?;
         let id = s.outbound.start(sent);
-        let line = jsonrpc::request_line(&id, method, params);
+        let line = match &self.request_meta {
+            Some(added) => jsonrpc::request_line(&id, method, Some(with_meta(params, added))),
+            None => jsonrpc::request_line(&id, method, params),
+        };
         if let (true, Some(ms)) = (times_out, self.config.request_timeout_ms) {
             self.set_timer(Timer::Request(session, id.clone()), self.now.plus(ms));
         }

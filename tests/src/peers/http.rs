@@ -13,6 +13,27 @@ use super::{Argv, Peers};
 /// How long a server may take to listen (Python imports and uvicorn take the longest).
 const LISTEN_WITHIN: Duration = Duration::from_secs(20);
 
+/// Serves `app` on `listener` (non-blocking) on a thread of its own, until `stop` ends: the
+/// test's own HTTP services (an authorization server, an OTLP collector).
+pub fn serve_in_background(
+    listener: TcpListener,
+    app: axum::Router,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("tokio");
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(stop)
+                .await;
+        });
+    });
+}
+
 /// A port of 127.0.0.1 that was free a moment ago (bound, read, released).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")

@@ -34,6 +34,7 @@ mod limits;
 mod logging;
 mod notices;
 mod progress;
+mod request_meta;
 mod retention;
 mod status_notifications;
 mod streams;

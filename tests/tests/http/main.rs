@@ -26,3 +26,4 @@ mod oauth;
 mod replicas;
 mod sessions;
 mod stateless;
+mod traces;

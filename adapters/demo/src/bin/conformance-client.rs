@@ -46,7 +46,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let Args { url } = Args::parse();
-    taskwire_demo::logs::init("warn");
+    let _telemetry = taskwire_demo::logs::init("warn");
     let era = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
         Ok("2026-07-28") => Era::V2026_07_28,
         _ => Era::V2025_11_25,

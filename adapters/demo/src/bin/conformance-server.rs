@@ -39,9 +39,10 @@ fn main() -> ExitCode {
     let args = Args::parse();
     let server = taskwire_demo::conformance::server();
     #[cfg(not(target_os = "wasi"))]
-    if args.serving.http.is_none() {
-        taskwire_demo::logs::init("warn");
-    }
+    let _telemetry = taskwire_demo::logs::init(match args.serving.http {
+        Some(_) => "info",
+        None => "warn",
+    });
     #[cfg(not(target_os = "wasi"))]
     let served = match (args.serving.http, args.serving.runtime) {
         (Some(address), _) => taskwire_demo::http::serve(server, &address, polling()),

@@ -65,7 +65,7 @@ fn main() -> ExitCode {
 #[cfg(not(target_os = "wasi"))]
 fn main() -> ExitCode {
     let args = Args::parse();
-    taskwire_demo::logs::init("warn");
+    let _telemetry = taskwire_demo::logs::init("warn");
     let start = Instant::now();
     let mut config = Config::new("task-client", env!("CARGO_PKG_VERSION"));
     config.client_era = args.era.client_era();

@@ -132,7 +132,7 @@ fn main() -> ExitCode {
     }
     // Over HTTP, and for a worker, what it does is news (`info`); on stdio, only trouble.
     #[cfg(not(target_os = "wasi"))]
-    taskwire_demo::logs::init(
+    let _telemetry = taskwire_demo::logs::init(
         match args.serving.http.is_none() && args.role != RoleChoice::Worker {
             true => "warn",
             false => "info",

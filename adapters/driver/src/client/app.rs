@@ -95,10 +95,14 @@ impl App for ClientApp {
             },
             ClientCommand::Send {
                 request,
+                meta,
                 answer,
                 caller,
             } => {
-                let sent = host.send(now, session, request);
+                let sent = match meta {
+                    Some(meta) => host.send_with_meta(now, session, request, meta),
+                    None => host.send(now, session, request),
+                };
                 if let (Ok(request), Some(caller)) = (&sent, caller) {
                     give_up_when_gone(ctx.commands, ctx.runtime, request.clone(), caller);
                 }

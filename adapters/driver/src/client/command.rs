@@ -15,6 +15,8 @@ pub(crate) enum ClientCommand {
     /// A request of ours; `answer` says what its answer becomes for the caller.
     Send {
         request: Request,
+        /// Members for its `_meta`: the trace context of the caller's span.
+        meta: Option<serde_json::Map<String, serde_json::Value>>,
         answer: Answer,
         /// For a call: ends without a value when the caller's future is dropped before the
         /// answer (a call that made a task has nothing to give up).

@@ -17,11 +17,13 @@ use serde_json::{json, Value};
 use taskwire_engine::{
     ClientFeatures, Config, Host, LogMessage, Owner, PlainReason, Request, RpcError, TaskInfo, Tool,
 };
+use tracing::Instrument;
 
 use crate::driver::{Command, Driver, MessageSession, Reply, Until};
 use crate::error::Error;
 use crate::handler::Handlers;
 use crate::ids::new_task_id;
+use crate::observe::trace;
 use crate::runtime::{now, ChildProcess, Reader, Runtime, Writer};
 use crate::tool_result::CallToolResult;
 use app::ClientApp;
@@ -385,10 +387,13 @@ impl Client {
     /// runs only as a task is refused (2025-11-25: -32601; 2026-07-28: -32021, whose text
     /// says to call it with [`Client::call_tool_as_task`]).
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
+        let span = trace::client_span(name);
         let name = name.to_owned();
         let (answered, caller) = oneshot::channel();
         let call = Request::CallTool { name, arguments };
-        let result = self.send(call, Answer::Tool, Some(caller)).await;
+        let result = (self.send(call, Answer::Tool, Some(caller)))
+            .instrument(span)
+            .await;
         let _ = answered.send(());
         result
     }
@@ -410,6 +415,7 @@ impl Client {
         arguments: Value,
         ttl_ms: Option<u64>,
     ) -> Result<TaskCall, Error> {
+        let span = trace::client_span(name);
         let name = name.to_owned();
         let (gone, caller) = oneshot::channel();
         let call = Request::CallToolAsTask {
@@ -417,7 +423,9 @@ impl Client {
             arguments,
             ttl_ms,
         };
-        let mut call = self.send(call, Answer::Task, Some(caller)).await?;
+        let mut call = (self.send(call, Answer::Task, Some(caller)))
+            .instrument(span)
+            .await?;
         call.gone = Some(gone);
         Ok(call)
     }
@@ -551,8 +559,10 @@ impl Client {
         answer: fn(Reply<T>) -> Answer,
         caller: Option<Caller>,
     ) -> Result<T, Error> {
+        let meta = trace::current_context();
         self.ask(|reply| ClientCommand::Send {
             request,
+            meta,
             answer: answer(reply),
             caller,
         })

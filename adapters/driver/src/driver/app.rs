@@ -10,6 +10,7 @@ use futures::FutureExt;
 use taskwire_engine::{CallId, Event, Host, Role, SessionId};
 
 use super::{Command, Outcome};
+use crate::observe::trace::TaskSpans;
 use crate::runtime::{BoxFuture, Runtime};
 
 /// What runs on a driver's sessions.
@@ -39,6 +40,8 @@ pub(crate) struct Ctx<'a, X> {
     pub commands: &'a Sender<Command<X>>,
     /// The runtime (for tool contexts).
     pub runtime: &'a Arc<dyn Runtime>,
+    /// The spans the store writes of each task go under.
+    pub spans: &'a mut TaskSpans,
 }
 
 /// The work of one call: its outcome answers the call.

@@ -29,6 +29,7 @@ use taskwire_engine::{
 
 use crate::error::Error;
 use crate::observe::metrics::Families;
+use crate::observe::trace::TaskSpans;
 use crate::observe::Observer;
 use crate::runtime::{instant_of, now, BoxFuture, Reader, Runtime, Timer, Writer};
 use crate::store::TaskStore;
@@ -83,6 +84,8 @@ pub(crate) struct Driver<A: App> {
     store: Option<StoreLink>,
     /// What operators see, when the server is observed.
     observer: Option<Observer>,
+    /// The spans of the tasks this process writes, when traced.
+    spans: TaskSpans,
 }
 
 /// A driver's command channel, both ends.
@@ -120,6 +123,7 @@ impl<A: App> Driver<A> {
             stopping: false,
             store: None,
             observer: None,
+            spans: TaskSpans::default(),
         }
     }
 
@@ -247,6 +251,8 @@ impl<A: App> Driver<A> {
         let Some(batch) = link.next_batch() else {
             return;
         };
+        let host = &self.host;
+        let spans = (self.spans).writes(link.store.name(), &batch, |task| host.runs_here(task));
         let write = link.store.write(batch.clone());
         let tx = self.tx.clone();
         let timed = (self.observer.as_ref())
@@ -255,6 +261,12 @@ impl<A: App> Driver<A> {
         self.runtime.spawn(Box::pin(async move {
             let started = std::time::Instant::now();
             let result = write.await;
+            if let Err(error) = &result {
+                for span in &spans {
+                    span.record("error", tracing::field::display(error));
+                }
+            }
+            drop(spans);
             if let Some((families, store)) = timed {
                 let outcome = result.as_ref().map(Vec::len).map_err(|_| ());
                 let seconds = started.elapsed().as_secs_f64();
@@ -624,6 +636,7 @@ impl<A: App> Driver<A> {
             host: &mut self.host,
             commands: &self.tx,
             runtime: &self.runtime,
+            spans: &mut self.spans,
         };
         (&mut self.app, ctx)
     }

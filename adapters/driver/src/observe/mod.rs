@@ -9,6 +9,7 @@ mod feed;
 pub(crate) mod metrics;
 mod peek;
 mod requests;
+pub(crate) mod trace;
 
 pub use feed::{TaskChange, TaskFeed, TaskRow};
 

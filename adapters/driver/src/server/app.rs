@@ -9,6 +9,7 @@ use super::tool::{self, ToolOutcome, ToolSet};
 use super::ServerCommand;
 use crate::driver::{App, Ctx, Work};
 use crate::handler::request_work;
+use crate::observe::trace::{self, Parent};
 use crate::runtime::now;
 use crate::tool_result::CallToolResult;
 
@@ -138,6 +139,9 @@ impl ToolSet {
             }
         };
         tracing::info!(%task, tool = %request.tool, attempt, "a task's work resumes");
+        let parent = Parent::Stored(request.meta.as_deref());
+        let span = trace::work_span(parent, &request.tool, Some(&task), attempt);
+        ctx.spans.insert(&task, &span);
         let tool = ToolContext::new(
             request.tool.clone(),
             Ok(task),
@@ -148,7 +152,7 @@ impl ToolSet {
         .attempt_number(attempt);
         let work =
             start(tool).map(|outcome: ToolOutcome| outcome.and_then(CallToolResult::into_raw));
-        Work::new(call, work)
+        Work::new(call, trace::traced(span, work))
     }
 
     /// A task handed off by a front, claimed here: its tool runs with the stored arguments,
@@ -173,6 +177,13 @@ impl ToolSet {
             Err(error) => return Work::done(call, Err(error)),
         };
         tracing::debug!(%task, tool = %request.tool, "a claimed task's work starts");
+        let span = trace::work_span(
+            Parent::Stored(request.meta.as_deref()),
+            &request.tool,
+            Some(&task),
+            1,
+        );
+        ctx.spans.insert(&task, &span);
         let tool = ToolContext::new(
             request.tool,
             Ok(task),
@@ -182,11 +193,13 @@ impl ToolSet {
         );
         let work =
             start(tool).map(|outcome: ToolOutcome| outcome.and_then(CallToolResult::into_raw));
-        Work::new(call, work)
+        Work::new(call, trace::traced(span, work))
     }
 
     fn tool_call(&self, call: ToolCall, ctx: Ctx<'_, ServerCommand>) -> Option<Work> {
         let handler = self.handler(&call.name)?;
+        let span = trace::call_span(&call.name, call.meta.as_deref());
+        let _in_call = span.enter();
         // Arguments first: a mismatch is a -32602 answer, and no task is created for it.
         let start = match handler(call.arguments.as_deref()) {
             Ok(start) => start,
@@ -198,6 +211,8 @@ impl ToolSet {
             (true, _) => {
                 let task = ctx.host.start_task(now(), call.call).ok()?;
                 if self.hand_off {
+                    span.record("mcp.task.id", task.as_str());
+                    ctx.spans.insert(&task, &span);
                     return self.hand_off(call.call, task, ctx);
                 }
                 Ok(task)
@@ -206,6 +221,10 @@ impl ToolSet {
             (false, None) => Err(false),
         };
         tracing::debug!(tool = %call.name, call = ?call.call, task = ?task.as_ref().ok(), "tool started");
+        let work_span = trace::work_span(Parent::Call(&span), &call.name, task.as_ref().ok(), 1);
+        if let Ok(task) = &task {
+            ctx.spans.insert(task, &work_span);
+        }
         let tool = ToolContext::new(
             call.name,
             task,
@@ -215,6 +234,6 @@ impl ToolSet {
         );
         let work =
             start(tool).map(|outcome: ToolOutcome| outcome.and_then(CallToolResult::into_raw));
-        Some(Work::new(call.call, work))
+        Some(Work::new(call.call, trace::traced(work_span, work)))
     }
 }

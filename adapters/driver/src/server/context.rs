@@ -10,11 +10,13 @@ use std::time::Duration;
 use async_channel::Sender;
 use futures::channel::oneshot;
 use serde_json::Value;
-use taskwire_engine::{CallId, LogLevel, TaskId, UsageError};
+use taskwire_engine::{CallId, LogLevel, TaskId, TaskStatus, UsageError};
+use tracing::Instrument;
 
 use super::ServerCommand;
 use crate::driver::Command;
 use crate::error::Error;
+use crate::observe::trace;
 use crate::runtime::Runtime;
 
 /// The handle a tool runs with. Cancellation (`tasks/cancel`, expiry, shutdown) drops the
@@ -122,6 +124,7 @@ impl ToolContext {
 
     async fn status_message(&self, message: Option<String>) {
         if self.task.get().is_some() {
+            trace::status(TaskStatus::Working, message.as_deref());
             self.send(Command::TaskMessage {
                 call: self.call,
                 message,
@@ -217,7 +220,13 @@ impl ToolContext {
             params,
             reply,
         });
-        answer.await.unwrap_or(Err(Error::Closed))
+        let span = trace::question_span(method);
+        let answer = (answer.instrument(span.clone())).await;
+        let answer = answer.unwrap_or(Err(Error::Closed));
+        if let Err(error) = &answer {
+            span.record("error", tracing::field::display(error));
+        }
+        answer
     }
 
     /// Commands go on an unbounded channel: sending never waits, and the driver takes them

@@ -51,7 +51,7 @@ pub(super) fn on_tools_call(
         .map(|(support, decision, immediate)| (support, decision, immediate.map(str::to_owned)))
         .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {}", p.name)))?;
     let hosts_tasks = handshake::hosts_tasks(st, session);
-    let task = p.common.task_metadata(hosts_tasks)?;
+    let task = p.task_metadata(hosts_tasks)?;
     let not_found =
         |why: &str| RpcError::new(code::METHOD_NOT_FOUND, format!("Tool '{}' {why}", p.name));
     match (&task, support) {
@@ -63,11 +63,11 @@ pub(super) fn on_tools_call(
         }
         _ => {}
     }
-    let progress_token = p.common.meta.and_then(|m| m.progress_token);
+    let progress_token = p.progress_token()?;
     let arguments = p.arguments.map(ToOwned::to_owned);
     let request = task
         .as_ref()
-        .and_then(|_| st.task_request(&p.name, arguments.as_deref()));
+        .and_then(|_| st.task_request(&p.name, arguments.as_deref(), p.meta));
     let (call, task, task_offered) = match task {
         Some(metadata) if decision == TaskDecision::Policy => {
             let (task, call) = begin_task(
@@ -99,6 +99,7 @@ pub(super) fn on_tools_call(
         request: id.clone(),
         name: p.name,
         arguments,
+        meta: p.meta.map(ToOwned::to_owned),
         task,
         task_offered,
     }));

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::jsonrpc::{lenient_ms, Member, Reject, RpcError};
+use crate::jsonrpc::{self, lenient_ms, Member, Reject, RpcError};
 use crate::model::{Implementation, Tool};
 use crate::peer_error::PeerErrorKind;
 use crate::status::TaskStatus;
@@ -230,33 +230,54 @@ pub(crate) struct AugmentableParams {
 }
 
 impl AugmentableParams {
-    /// The requested task metadata, when task augmentation applies to this request. When it
-    /// does not, `params.task` is ignored, even malformed (spec §2.1 rule 10).
+    /// The requested task metadata, when task augmentation applies to this request.
     pub fn task_metadata(&self, applies: bool) -> Result<Option<TaskMetadata>, Reject> {
-        match &self.task {
-            Member::Present(task) if applies => {
-                TaskMetadata::deserialize(task).map(Some).map_err(|e| {
-                    Reject::peer(
-                        PeerErrorKind::InvalidParams {
-                            field: Some("task".into()),
-                        },
-                        RpcError::invalid_params(format!("Invalid params: task: {e}")),
-                    )
-                })
-            }
-            _ => Ok(None),
-        }
+        task_metadata(&self.task, applies)
     }
 }
 
-/// `params` of an inbound `tools/call`.
+/// The requested task metadata, when task augmentation applies to the request. When it does
+/// not, `params.task` is ignored, even malformed (spec §2.1 rule 10).
+fn task_metadata(task: &Member<Value>, applies: bool) -> Result<Option<TaskMetadata>, Reject> {
+    match task {
+        Member::Present(task) if applies => {
+            TaskMetadata::deserialize(task).map(Some).map_err(|e| {
+                Reject::peer(
+                    PeerErrorKind::InvalidParams {
+                        field: Some("task".into()),
+                    },
+                    RpcError::invalid_params(format!("Invalid params: task: {e}")),
+                )
+            })
+        }
+        _ => Ok(None),
+    }
+}
+
+/// `params` of an inbound `tools/call`: the augmentation of [`AugmentableParams`], with its
+/// `_meta` kept as sent for the application.
 #[derive(Debug, Deserialize)]
 pub(crate) struct CallToolParams<'a> {
     pub name: String,
     #[serde(default, borrow)]
     pub arguments: Option<&'a RawValue>,
-    #[serde(flatten)]
-    pub common: AugmentableParams,
+    #[serde(default)]
+    task: Member<Value>,
+    #[serde(default, rename = "_meta", borrow)]
+    pub meta: Option<&'a RawValue>,
+}
+
+impl CallToolParams<'_> {
+    /// The requested task metadata, when task augmentation applies to this call.
+    pub fn task_metadata(&self, applies: bool) -> Result<Option<TaskMetadata>, Reject> {
+        task_metadata(&self.task, applies)
+    }
+
+    /// The progress token in `_meta`, if any; -32602 when `_meta` is no object.
+    pub fn progress_token(&self) -> Result<Option<Value>, Reject> {
+        let meta: Option<CommonMeta> = self.meta.map(|m| jsonrpc::params(Some(m))).transpose()?;
+        Ok(meta.and_then(|m| m.progress_token))
+    }
 }
 
 /// `params` of an outbound `tools/call`.

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -158,6 +159,8 @@ pub(crate) struct RequestMeta {
     pub progress_token: Option<Value>,
     /// The least severe log message the request wants; none wants no log messages.
     pub log_level: Option<LogLevel>,
+    /// The `_meta` as sent (shared with the requests that repeat it).
+    pub raw: Option<Arc<RawValue>>,
 }
 
 /// Reads a request's params once, if the request is of this era (`server/discover` always
@@ -216,8 +219,9 @@ pub(super) fn read<P: Stateless>(
             Read::NotOurs
         }
         parsed => match check(parsed) {
-            Ok(declared) => {
-                if let Some(raw) = &raw {
+            Ok(mut declared) => {
+                declared.raw = raw.map(Arc::from);
+                if let Some(raw) = &declared.raw {
                     last.0 = Some((raw.get().into(), declared.clone()));
                 }
                 Read::Fields(fields, declared)
@@ -337,6 +341,7 @@ fn check(parsed: Result<MetaFields<'_>, serde_json::Error>) -> Result<RequestMet
         capabilities,
         progress_token: meta.progress_token,
         log_level,
+        raw: None,
     })
 }
 

@@ -125,7 +125,7 @@ pub(super) fn on_tools_call(
     let token = meta.progress_token.clone();
     let kinds = meta.input_kinds();
     let request = wants_task
-        .then(|| st.task_request(&p.name, p.arguments.as_deref()))
+        .then(|| st.task_request(&p.name, p.arguments.as_deref(), meta.raw.as_deref()))
         .flatten();
     let (call, task, task_offered) = if wants_task && decision == TaskDecision::Policy {
         let (task, call) = begin_task(st, session, id, token, kinds, request)?;
@@ -150,6 +150,7 @@ pub(super) fn on_tools_call(
         request: id.clone(),
         name: p.name,
         arguments: p.arguments,
+        meta: meta.raw.as_deref().map(ToOwned::to_owned),
         task,
         task_offered,
     }));

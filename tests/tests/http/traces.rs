@@ -1,0 +1,129 @@
+//! One trace per task across processes: our client (`taskwire call`) makes a task on a front of
+//! a PostgreSQL fleet, a worker runs it, and each process exports its spans over OTLP/HTTP
+//! (JSON) to a collector in this test. The spans form one trace: the client's `tools/call`,
+//! the front's `tools/call` under it (the `traceparent` the client put in `_meta`), the
+//! front's store write under that, the worker's work under the client's span (the context
+//! the task's stored request kept), its status changes as events, its store writes under it.
+
+use std::time::Duration;
+
+use taskwire_demo::tools::{DONE_MESSAGE, STEPS};
+use taskwire_tests::fleet::{log_of, server_argv, Worker};
+use taskwire_tests::otlp::{Collector, Span};
+use taskwire_tests::peers::http::HttpServer;
+use taskwire_tests::peers::{run, Argv};
+use taskwire_tests::postgres::fresh_database;
+use taskwire_tests::procs;
+
+const TOOL: &str = "long_running_task";
+
+fn one<'a>(spans: &'a [Span], what: &str, pick: impl Fn(&Span) -> bool) -> &'a Span {
+    let found: Vec<&Span> = spans.iter().filter(|s| pick(s)).collect();
+    assert_eq!(found.len(), 1, "one {what}: {found:#?}\nof {spans:#?}");
+    found[0]
+}
+
+#[test]
+fn a_task_is_one_trace_from_our_client_through_a_front_to_the_worker_that_ran_it() {
+    let Some(database) = fresh_database("fleet_traces") else {
+        return;
+    };
+    let collector = Collector::start();
+    let front = HttpServer::start(
+        |port| {
+            let argv = server_argv(&database, "front", 15_000, 100).args(&[
+                "--role",
+                "front",
+                "--http",
+                &format!("127.0.0.1:{port}"),
+            ]);
+            collector.traced(argv, "front")
+        },
+        Some(&log_of(&database, "front")),
+    );
+    let argv = collector.traced(server_argv(&database, "worker", 15_000, 100), "worker");
+    let worker = Worker::spawn(&database, "worker", argv);
+    let client = Argv::new(procs::taskwire()).args(&["--json", "call", TOOL, "--url", &front.url]);
+    let done = run(&collector.traced(client, "client"), Duration::from_secs(60));
+    assert_eq!(done.code, Some(0), "{done}");
+
+    let ended = |s: &Span| {
+        s.service == "worker"
+            && s.events
+                .iter()
+                .any(|(name, a)| name == "work ended" && a.to_string().contains("completed"))
+    };
+    let spans = collector.until("the client's span and the worker's ended work", |spans| {
+        spans.iter().any(ended) && spans.iter().any(|s| s.service == "client")
+    });
+    let client = one(&spans, "client call", |s| {
+        s.service == "client" && s.kind == 3
+    });
+    assert_eq!(client.name, format!("tools/call {TOOL}"));
+    assert!(
+        client.parent.is_empty(),
+        "the client's span is the root: {client:?}"
+    );
+    let trace = &client.trace;
+    for span in &spans {
+        assert_eq!(
+            &span.trace, trace,
+            "every span is in the client's trace: {span:?}"
+        );
+    }
+
+    let call = one(&spans, "front call", |s| {
+        s.service == "front" && s.kind == 2
+    });
+    assert_eq!(call.name, format!("tools/call {TOOL}"));
+    assert_eq!(
+        call.parent, client.id,
+        "the front continues the client's span"
+    );
+    let task = call
+        .attribute("mcp.task.id")
+        .expect("the call names its task");
+    assert_eq!(call.attribute("gen_ai.tool.name").as_deref(), Some(TOOL));
+    let front_writes: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.service == "front" && s.name.starts_with("store write"))
+        .collect();
+    assert!(
+        !front_writes.is_empty(),
+        "the front's write of the queued task"
+    );
+    for write in front_writes {
+        assert_eq!(write.parent, call.id, "{write:?}");
+        let store = write.attribute("taskwire.store").unwrap_or_default();
+        assert!(store.starts_with("postgres://"), "{write:?}");
+    }
+
+    let work = one(&spans, "worker's work", ended);
+    assert_eq!(work.name, format!("work {TOOL}"));
+    assert_eq!(
+        work.parent, client.id,
+        "the worker continues the stored context"
+    );
+    assert_eq!(work.attribute("mcp.task.id"), Some(task));
+    let messages: Vec<String> = work
+        .events
+        .iter()
+        .filter(|(name, _)| name == "task status")
+        .filter_map(|(_, a)| taskwire_tests::otlp::attribute_of(a, "status_message"))
+        .collect();
+    for step in STEPS.iter().chain([&DONE_MESSAGE]) {
+        assert!(
+            messages.iter().any(|m| m == step),
+            "no {step:?} in {:#?}",
+            work.events
+        );
+    }
+    let worker_writes = spans
+        .iter()
+        .filter(|s| s.service == "worker" && s.name.starts_with("store write"));
+    assert!(worker_writes.clone().count() >= 2, "{spans:#?}");
+    for write in worker_writes {
+        assert_eq!(write.parent, work.id, "{write:?}");
+    }
+    drop(worker);
+}
