@@ -127,3 +127,44 @@ fn a_task_is_one_trace_from_our_client_through_a_front_to_the_worker_that_ran_it
     }
     drop(worker);
 }
+
+#[test]
+fn the_variables_turn_the_export_off_and_a_protocol_not_built_in_is_refused_saying_so() {
+    let collector = Collector::start();
+    let call = |env: &[(&str, &str)]| {
+        let mut argv = collector.traced(
+            Argv::new(procs::taskwire()).args(&["--json", "call", TOOL, "--"]),
+            "client",
+        );
+        argv = argv
+            .arg(procs::task_server())
+            .args(&["--step-ms", "10"])
+            .env("RUST_LOG", "warn");
+        for (key, value) in env {
+            argv = argv.env(key, value);
+        }
+        let done = run(&argv, Duration::from_secs(60));
+        assert_eq!(done.code, Some(0), "{done}");
+        done
+    };
+    for off in [
+        ("OTEL_SDK_DISABLED", "true"),
+        ("OTEL_TRACES_EXPORTER", "none"),
+    ] {
+        call(&[off]);
+    }
+    let refused = call(&[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]);
+    assert!(
+        refused
+            .stderr
+            .contains(r#"the OTLP protocol "grpc" is not built in (http/protobuf and http/json are); spans are not exported"#),
+        "{refused}"
+    );
+    // Each process flushes as it exits: nothing came. The same call with the variables as
+    // they are is exported (the collector works).
+    assert!(collector.spans().is_empty(), "{:#?}", collector.spans());
+    call(&[]);
+    collector.until("the exported call", |spans| {
+        spans.iter().any(|s| s.service == "client" && s.kind == 3)
+    });
+}

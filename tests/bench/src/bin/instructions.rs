@@ -3,7 +3,9 @@
 //! both stdio pumps), counted by callgrind, which does not drift with the machine's load.
 //! `TASK_SERVER` measures another build (e.g. an older commit's) instead of this tree's;
 //! `--before OLD` measures `OLD` too, kind by kind beside it, and writes the table as
-//! `before → after` cells (the form the benchmarks' README keeps).
+//! `before → after` cells (the form the benchmarks' README keeps); `--metrics` measures the
+//! same build with `--metrics 127.0.0.1:0` beside it (`off → on`: what `Server::metrics`
+//! costs, nobody scraping).
 //!
 //! For each message kind the server gets, on stdin from a file, the handshake and then N
 //! (default 20,000) pipelined messages, and once 2N; it writes to a file. The figure is
@@ -12,7 +14,8 @@
 //! the benchmark fixture's tool (`--bench-tools`). The 2026-07-28 kinds are the same requests
 //! with the `_meta` clients send in that era (version, identity, capabilities), after the same
 //! 2025-11-25 handshake, which they ignore. `ping (spaced)` is written the way Python's
-//! `json.dumps` writes it.
+//! `json.dumps` writes it. `task lifecycle` is a `tools/call` of the fixture's `instant_task`
+//! as a task: the task made, completed at once, its status told.
 //! Needs valgrind (`apt-get install valgrind`).
 
 use std::fs::File;
@@ -37,11 +40,18 @@ struct Args {
     task_server: Option<PathBuf>,
     /// Another task-server (e.g. the commit before a change) measured beside it: each cell
     /// reads `before → after`.
-    #[arg(long, value_name = "OLD")]
+    #[arg(long, value_name = "OLD", conflicts_with = "metrics")]
     before: Option<PathBuf>,
+    /// The same task-server with `--metrics 127.0.0.1:0` measured beside it: each cell reads
+    /// `off → on`.
+    #[arg(long)]
+    metrics: bool,
 }
 
-const KINDS: [(&str, &str); 6] = [
+/// The server's own options, for a run with metrics on.
+const METRICS_ON: &[&str] = &["--metrics", "127.0.0.1:0"];
+
+const KINDS: [(&str, &str); 7] = [
     ("ping", r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#),
     // Python's `json.dumps` writes a space after every `:` and `,`.
     (
@@ -74,6 +84,10 @@ const KINDS: [(&str, &str); 6] = [
             r#""io.modelcontextprotocol/clientCapabilities":{}}}}"#
         ),
     ),
+    (
+        "task lifecycle",
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"instant_task","task":{"ttl":600000}}}"#,
+    ),
 ];
 
 const HANDSHAKE: &str = concat!(
@@ -88,6 +102,7 @@ fn main() {
         n,
         task_server,
         before,
+        metrics,
     } = Args::parse();
     let server = task_server.unwrap_or_else(|| {
         demo::release_binary("taskwire-demo", "task-server").unwrap_or_else(|e| panic!("{e}"))
@@ -95,35 +110,41 @@ fn main() {
     let scratch = target_dir().join("tmp").join("instructions");
     std::fs::create_dir_all(&scratch).expect("scratch dir");
     // One more message: (I(2N) - I(N)) / N.
-    let per_message = |server: &Path, runtime: &str, line: &str| {
-        let one = count(server, runtime, &scratch, line, n);
-        let two = count(server, runtime, &scratch, line, 2 * n);
+    let per_message = |server: &Path, options: &[&str], runtime: &str, line: &str| {
+        let one = count(server, options, runtime, &scratch, line, n);
+        let two = count(server, options, runtime, &scratch, line, 2 * n);
         two.saturating_sub(one) / n
+    };
+    // Each cell `was → is`: another build's figure, or this build's with metrics off.
+    let beside = match (&before, metrics) {
+        (Some(old), _) => Some((old.as_path(), &[][..], &[][..])),
+        (None, true) => Some((server.as_path(), &[][..], METRICS_ON)),
+        (None, false) => None,
     };
     println!(
         "task-server, {n} and {} pipelined messages per kind\n",
         2 * n
     );
-    match before {
+    match beside {
         None => {
             println!("| runtime | message | instructions per message (whole process) |");
             println!("| --- | --- | --- |");
             for runtime in ["smol", "tokio"] {
                 for (kind, line) in KINDS {
-                    let after = per_message(&server, runtime, line);
+                    let after = per_message(&server, &[], runtime, line);
                     println!("| {runtime} | `{kind}` | {after} |");
                 }
             }
         }
-        Some(old) => {
+        Some((old, old_options, options)) => {
             println!("| message | whole process, smol | whole process, tokio |");
             println!("| --- | ---: | ---: |");
             for (kind, line) in KINDS {
                 let cells: Vec<String> = ["smol", "tokio"]
                     .into_iter()
                     .map(|runtime| {
-                        let was = per_message(&old, runtime, line);
-                        let is = per_message(&server, runtime, line);
+                        let was = per_message(old, old_options, runtime, line);
+                        let is = per_message(&server, options, runtime, line);
                         format!("{} → {}", thousands(was), thousands(is))
                     })
                     .collect();
@@ -147,7 +168,14 @@ fn thousands(n: u64) -> String {
 }
 
 /// Total instructions of one server run fed `n` copies of `line`.
-fn count(server: &Path, runtime: &str, scratch: &Path, line: &str, n: u64) -> u64 {
+fn count(
+    server: &Path,
+    options: &[&str],
+    runtime: &str,
+    scratch: &Path,
+    line: &str,
+    n: u64,
+) -> u64 {
     let input = scratch.join("input.jsonl");
     let mut file = File::create(&input).expect("input file");
     file.write_all(HANDSHAKE.as_bytes()).expect("write");
@@ -165,6 +193,7 @@ fn count(server: &Path, runtime: &str, scratch: &Path, line: &str, n: u64) -> u6
         .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
         .arg(server)
         .args(["--runtime", runtime, "--bench-tools"])
+        .args(options)
         .stdin(File::open(&input).expect("input"))
         .stdout(File::create(&output).expect("output"))
         .stderr(Stdio::piped())
