@@ -3,7 +3,7 @@
 //!
 //! A client host opens with `server/discover` (under `Auto` or `Only(Era::V2026_07_28)`) against a server
 //! host with the fuzz tools. The input picks client commands (`call_tool`,
-//! `call_tool_as_task`, `get_task`, `cancel_task`, `follow_task`, `cancel_request`, answering or failing the input the server
+//! `call_tool_as_task`, each sent plainly or with `_meta` members of its own (`send_with_meta`: a trace context, or keys the engine writes, whose values must win), `get_task`, `cancel_task`, `follow_task`, `cancel_request`, answering or failing the input the server
 //! asks for), server commands (answers, tool errors, JSON-RPC errors, status messages, input
 //! requests), time, and what becomes of each server-to-client message: delivered, dropped,
 //! duplicated, or mutated (`resultType` swapped, a key removed, a status changed, invented
@@ -21,9 +21,10 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use taskwire_engine::{
-    CallId, ClientEra, ClientFeatures, Event, Host, Millis, RequestId, Role, RpcError, SessionId,
+    CallId, ClientEra, ClientFeatures, Event, Host, Millis, Request, RequestId, Role, RpcError,
+    SessionId,
 };
 
 use super::check::{request_id_key, Class, IdKey, Msg, Schema};
@@ -40,6 +41,15 @@ const TOOLS: [&str; 4] = ["opt", "req", "forb", "app"];
 const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 const CAPS_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 const EXT: &str = "io.modelcontextprotocol/tasks";
+const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+/// The members of a JSON object.
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(members) => members,
+        _ => Map::new(),
+    }
+}
 
 /// How often the paths were reached (since the process started): the seeded loop asserts
 /// each is.
@@ -205,13 +215,28 @@ impl Harness {
         let now = Millis(self.now);
         match r.below(12)? {
             0 | 1 => {
-                let tool = *r.pick(&TOOLS)?;
-                let as_task = r.bool()?;
-                let sent = match as_task {
-                    true => self
-                        .client
-                        .call_tool_as_task(now, self.cs, tool, json!({}), None),
-                    false => self.client.call_tool(now, self.cs, tool, json!({})),
+                let (name, arguments) = ((*r.pick(&TOOLS)?).to_owned(), json!({}));
+                let request = match r.bool()? {
+                    true => Request::CallToolAsTask {
+                        name,
+                        arguments,
+                        ttl_ms: None,
+                    },
+                    false => Request::CallTool { name, arguments },
+                };
+                // Members of our own in `_meta`, some of them the engine's (which win).
+                let sent = match r.below(3)? {
+                    0 => self.client.send(now, self.cs, request),
+                    1 => {
+                        let meta = json!({ "traceparent": TRACEPARENT, "tracestate": "a=1" });
+                        self.client
+                            .send_with_meta(now, self.cs, request, object(meta))
+                    }
+                    _ => {
+                        let meta = json!({ VERSION_KEY: "1999-01-01", "progressToken": [] });
+                        self.client
+                            .send_with_meta(now, self.cs, request, object(meta))
+                    }
                 };
                 if let Ok(id) = sent {
                     self.calls.insert(request_id_key(&id), Call::Waiting);
