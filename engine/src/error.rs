@@ -52,6 +52,9 @@ pub enum UsageError {
     },
     /// A value that must be a JSON object was not.
     NotAnObject(&'static str),
+    /// A `_meta` member the engine writes itself (`progressToken`, and every key under
+    /// `io.modelcontextprotocol/`) was given to [`Host::send_with_meta`](crate::Host::send_with_meta).
+    ReservedMeta(String),
     /// The method cannot carry an input request (only `elicitation/create`,
     /// `sampling/createMessage` and `roots/list` can).
     NotAnInputMethod(String),
@@ -130,6 +133,11 @@ impl fmt::Display for UsageError {
             UsageError::AlreadyInitialized(s) => write!(f, "initialize was already sent on {s}"),
             UsageError::WrongRole { needs } => write!(f, "only a {needs:?} session can do this"),
             UsageError::NotAnObject(what) => write!(f, "{what} must be a JSON object"),
+            UsageError::ReservedMeta(key) => write!(
+                f,
+                "_meta member {key:?} is the engine's own (progressToken and the \
+                 io.modelcontextprotocol/ keys): leave it out"
+            ),
             UsageError::NotAnInputMethod(m) => write!(
                 f,
                 "{m} is not an input request (elicitation/create, sampling/createMessage, roots/list)"

@@ -38,9 +38,10 @@ impl Host {
 
     /// [`Host::send`], with `meta` added to the request's `params._meta`: e.g. the W3C trace
     /// context (`traceparent`, `tracestate`) that lets the server continue the caller's
-    /// trace. The members the engine writes itself (`progressToken`, the 2026-07-28
-    /// protocol keys) keep the engine's values. Only the requests sent now carry `meta`:
-    /// not the later polls of a task, nor a 2025-11-25 task call sent again plainly.
+    /// trace. The members the engine writes itself are refused
+    /// ([`UsageError::ReservedMeta`]): `progressToken` and every key under
+    /// `io.modelcontextprotocol/`. Only the requests sent now carry `meta`: not the later
+    /// polls of a task, nor a 2025-11-25 task call sent again plainly.
     pub fn send_with_meta(
         &mut self,
         now: Millis,
@@ -48,6 +49,11 @@ impl Host {
         request: Request,
         meta: Map<String, Value>,
     ) -> Result<RequestId, UsageError> {
+        let reserved =
+            |key: &String| key == "progressToken" || key.starts_with("io.modelcontextprotocol/");
+        if let Some(key) = meta.keys().find(|k| reserved(k)) {
+            return Err(UsageError::ReservedMeta(key.clone()));
+        }
         self.state.request_meta = Some(meta);
         let sent = self.send(now, session, request);
         self.state.request_meta = None;

@@ -103,8 +103,8 @@ pub(crate) fn progress_meta(id: &RequestId) -> serde_json::Value {
     serde_json::json!({ "progressToken": id })
 }
 
-/// `params` with `added` in its `_meta`, where the engine's own members (a progress token,
-/// the 2026-07-28 protocol keys) do not have them already.
+/// `params` with `added` in its `_meta` (which holds none of the engine's own keys; the
+/// engine's values would win).
 fn with_meta<P: Serialize>(params: Option<P>, added: &Map<String, Value>) -> Value {
     let mut params = match params.map(serde_json::to_value) {
         Some(Ok(Value::Object(params))) => params,

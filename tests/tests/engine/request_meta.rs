@@ -4,7 +4,7 @@
 //! trace context is the case in point.
 
 use serde_json::{json, Map, Value};
-use taskwire_engine::{Config, Durability, Event, Request, TaskSupport};
+use taskwire_engine::{Config, Durability, Event, Request, TaskSupport, UsageError};
 use taskwire_harness::msg::{error_code, error_message};
 use taskwire_harness::setup::{client_config, server_config, tool, v2026_client_config};
 use taskwire_harness::Probe;
@@ -115,8 +115,7 @@ fn a_client_adds_its_meta_to_the_request_beside_the_engines_own_members() {
         "serverInfo": { "name": "s", "version": "1" }
     });
     let mut d = Probe::ready_client(client_config(), init);
-    let mut meta = trace_meta();
-    meta.insert("progressToken".into(), "mine".into());
+    let meta = trace_meta();
     let call = Request::CallToolAsTask {
         name: "job".into(),
         arguments: json!({}),
@@ -129,9 +128,9 @@ fn a_client_adds_its_meta_to_the_request_beside_the_engines_own_members() {
     let sent_meta = &sent[0]["params"]["_meta"];
     assert_eq!(sent_meta["traceparent"], TRACEPARENT, "{sent:?}");
     assert_eq!(sent_meta["tracestate"], "vendor=1", "{sent:?}");
-    assert_ne!(
-        sent_meta["progressToken"], "mine",
-        "the engine's token wins: {sent:?}"
+    assert!(
+        sent_meta["progressToken"].is_number(),
+        "the engine's own: {sent:?}"
     );
     assert_eq!(sent[0]["id"], serde_json::to_value(&id).unwrap());
     // Only that request: the next one carries none.
@@ -166,4 +165,22 @@ fn a_client_adds_its_meta_to_the_request_beside_the_engines_own_members() {
     });
     let got: Value = serde_json::from_str(&got[0]).unwrap();
     assert_eq!(got["traceparent"], TRACEPARENT, "{got}");
+}
+
+#[test]
+fn a_client_may_not_add_the_engines_own_meta_members() {
+    let mut d = Probe::client(client_config());
+    let session = d.session;
+    for key in ["progressToken", "io.modelcontextprotocol/protocolVersion"] {
+        let mut meta = trace_meta();
+        meta.insert(key.into(), json!(1));
+        let call = Request::CallTool {
+            name: "job".into(),
+            arguments: Value::Null,
+        };
+        let refused = d.host.send_with_meta(d.now, session, call, meta);
+        assert_eq!(refused, Err(UsageError::ReservedMeta(key.into())));
+        assert!(refused.unwrap_err().to_string().contains("leave it out"));
+    }
+    assert!(d.drain().is_empty(), "nothing was sent");
 }

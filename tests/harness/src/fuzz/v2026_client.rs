@@ -3,7 +3,7 @@
 //!
 //! A client host opens with `server/discover` (under `Auto` or `Only(Era::V2026_07_28)`) against a server
 //! host with the fuzz tools. The input picks client commands (`call_tool`,
-//! `call_tool_as_task`, each sent plainly or with `_meta` members of its own (`send_with_meta`: a trace context, or keys the engine writes, whose values must win), `get_task`, `cancel_task`, `follow_task`, `cancel_request`, answering or failing the input the server
+//! `call_tool_as_task`, each sent plainly or with `_meta` members of its own (`send_with_meta`: a trace context; the engine's own keys are refused), `get_task`, `cancel_task`, `follow_task`, `cancel_request`, answering or failing the input the server
 //! asks for), server commands (answers, tool errors, JSON-RPC errors, status messages, input
 //! requests), time, and what becomes of each server-to-client message: delivered, dropped,
 //! duplicated, or mutated (`resultType` swapped, a key removed, a status changed, invented
@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{json, Map, Value};
 use taskwire_engine::{
     CallId, ClientEra, ClientFeatures, Event, Host, Millis, Request, RequestId, Role, RpcError,
-    SessionId,
+    SessionId, UsageError,
 };
 
 use super::check::{request_id_key, Class, IdKey, Msg, Schema};
@@ -233,9 +233,12 @@ impl Harness {
                             .send_with_meta(now, self.cs, request, object(meta))
                     }
                     _ => {
-                        let meta = json!({ VERSION_KEY: "1999-01-01", "progressToken": [] });
-                        self.client
-                            .send_with_meta(now, self.cs, request, object(meta))
+                        let key = *r.pick(&[VERSION_KEY, "progressToken"])?;
+                        let meta = object(json!({ key: [], "traceparent": TRACEPARENT }));
+                        let refused = self.client.send_with_meta(now, self.cs, request, meta);
+                        let expected = UsageError::ReservedMeta(key.to_owned());
+                        assert_eq!(refused, Err(expected), "invariant: the engine's keys");
+                        return Some(());
                     }
                 };
                 if let Ok(id) = sent {
