@@ -168,3 +168,81 @@ fn the_variables_turn_the_export_off_and_a_protocol_not_built_in_is_refused_sayi
         spans.iter().any(|s| s.service == "client" && s.kind == 3)
     });
 }
+
+#[test]
+fn a_question_is_a_span_of_the_work_and_a_cancel_ends_it_saying_why() {
+    let collector = Collector::start();
+    let server = HttpServer::start(
+        |port| {
+            let argv = Argv::new(procs::task_server()).args(&[
+                "--http",
+                &format!("127.0.0.1:{port}"),
+                "--step-ms",
+                "1000",
+                "--extra-tools",
+            ]);
+            collector.traced(argv, "server")
+        },
+        None,
+    );
+    let taskwire = |args: &[&str]| {
+        let argv = Argv::new(procs::taskwire())
+            .args(args)
+            .args(&["--url", &server.url]);
+        run(&collector.traced(argv, "client"), Duration::from_secs(60))
+    };
+    let work_of = |tool: &str| {
+        let name = format!("work {tool}");
+        move |s: &Span| s.service == "server" && s.name == name
+    };
+    let statuses = |work: &Span| -> Vec<String> {
+        (work.events.iter())
+            .filter(|(name, _)| name == "task status")
+            .filter_map(|(_, a)| taskwire_tests::otlp::attribute_of(a, "status"))
+            .collect()
+    };
+
+    // A question: a span under the work, from the ask to the answer.
+    let answers = std::env::temp_dir().join(format!("traces-answers-{}.json", std::process::id()));
+    std::fs::write(
+        &answers,
+        r#"{"action": "accept", "content": {"confirm": true}}"#,
+    )
+    .unwrap();
+    let confirmed = taskwire(&[
+        "call",
+        "confirm_task",
+        "--answers",
+        answers.to_str().unwrap(),
+    ]);
+    assert_eq!(confirmed.code, Some(0), "{confirmed}");
+    let spans = collector.until("the confirmed work and its question", |spans| {
+        spans.iter().any(work_of("confirm_task"))
+            && spans.iter().any(|s| s.name == "elicitation/create")
+    });
+    let work = one(&spans, "the confirming work", work_of("confirm_task"));
+    let question = one(&spans, "the question", |s| s.name == "elicitation/create");
+    assert_eq!(question.parent, work.id);
+    assert_eq!(question.attribute("error"), None, "answered: {question:?}");
+
+    // A cancel: the work's last status is `cancelled`, and it says why it stopped.
+    let made = taskwire(&["call", TOOL, "--detach"]);
+    assert_eq!(made.code, Some(0), "{made}");
+    let task = made.stdout.lines().last().unwrap_or_default().to_owned();
+    let cancelled = taskwire(&["tasks", "cancel", &task]);
+    assert_eq!(cancelled.code, Some(3), "{cancelled}");
+    let spans = collector.until("the work stopped by the cancel", |spans| {
+        spans.iter().any(work_of(TOOL))
+    });
+    let work = one(&spans, "the cancelled work", work_of(TOOL));
+    assert_eq!(work.attribute("mcp.task.id"), Some(task));
+    assert_eq!(
+        statuses(work).last().map(String::as_str),
+        Some("cancelled"),
+        "{work:?}"
+    );
+    let stopped = (work.events.iter())
+        .find(|(name, _)| name == "work stopped before it ended")
+        .and_then(|(_, a)| taskwire_tests::otlp::attribute_of(a, "reason"));
+    assert_eq!(stopped.as_deref(), Some("cancelled"), "{work:?}");
+}

@@ -8,9 +8,10 @@ use std::sync::Arc;
 use async_channel::Sender;
 use futures::FutureExt;
 use taskwire_engine::{CallId, Event, Host, Role, SessionId};
+use tracing::Span;
 
 use super::{Command, Outcome};
-use crate::observe::trace::TaskSpans;
+use crate::observe::trace::{self, TaskSpans};
 use crate::runtime::{BoxFuture, Runtime};
 
 /// What runs on a driver's sessions.
@@ -48,6 +49,8 @@ pub(crate) struct Ctx<'a, X> {
 pub(crate) struct Work {
     pub call: CallId,
     pub future: BoxFuture<Outcome>,
+    /// The span it runs in (disabled when it is not traced).
+    pub span: Span,
 }
 
 impl Work {
@@ -56,6 +59,20 @@ impl Work {
         Work {
             call,
             future: future.boxed(),
+            span: Span::none(),
+        }
+    }
+
+    /// Work that runs `future` for `call` in `span`, which tells how it ends.
+    pub fn traced(
+        call: CallId,
+        span: Span,
+        future: impl Future<Output = Outcome> + Send + 'static,
+    ) -> Self {
+        Work {
+            call,
+            future: trace::traced(span.clone(), future).boxed(),
+            span,
         }
     }
 

@@ -29,7 +29,7 @@ use taskwire_engine::{
 
 use crate::error::Error;
 use crate::observe::metrics::Families;
-use crate::observe::trace::TaskSpans;
+use crate::observe::trace::{self, TaskSpans};
 use crate::observe::Observer;
 use crate::runtime::{instant_of, now, BoxFuture, Reader, Runtime, Timer, Writer};
 use crate::store::TaskStore;
@@ -75,7 +75,8 @@ pub(crate) struct Driver<A: App> {
     armed: Option<Millis>,
     timer_fired: bool,
     terminated: Option<BoxFuture<()>>,
-    workers: HashMap<CallId, AbortHandle>,
+    /// The work running apart, and its span.
+    workers: HashMap<CallId, (AbortHandle, tracing::Span)>,
     /// Input requests of running calls, by input, with the call that asked.
     inputs: HashMap<InputId, (CallId, Reply<Value>)>,
     until: Until,
@@ -146,6 +147,7 @@ impl<A: App> Driver<A> {
     /// them), and from then on every message revealing a change waits until it is stored.
     pub fn with_store(&mut self, store: Arc<dyn TaskStore>, reads_back: bool) {
         self.store = Some(StoreLink::new(store, reads_back));
+        self.spans.writing();
     }
 
     /// Runs up to `slots` tools at once with work claimed from the shared store (see
@@ -779,9 +781,11 @@ impl<A: App> Driver<A> {
         match event {
             Event::Stop { call, reason, .. } => {
                 tracing::debug!(?call, ?reason, "call stopped");
-                if let Some(worker) = self.workers.remove(&call) {
+                if let Some((worker, span)) = self.workers.remove(&call) {
+                    span.in_scope(|| trace::stopped(Some(reason)));
                     worker.abort();
                 }
+
                 // Its input requests will get no answer (the call is over).
                 self.inputs.retain(|_, (asker, _)| *asker != call);
             }
@@ -853,7 +857,8 @@ impl<A: App> Future for Driver<A> {
 
 impl<A: App> Drop for Driver<A> {
     fn drop(&mut self) {
-        for (_, worker) in self.workers.drain() {
+        for (_, (worker, span)) in self.workers.drain() {
+            span.in_scope(|| trace::stopped(None));
             worker.abort();
         }
         // A command queued after the last turn would keep its caller waiting forever (the

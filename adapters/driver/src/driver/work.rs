@@ -21,7 +21,7 @@ impl<A: App> Driver<A> {
     /// Runs `work`: at once when it does not wait (after the commands it queued, so that
     /// their order holds); otherwise spawned.
     pub(super) fn run(&mut self, work: Work, cx: &mut Context<'_>) {
-        let Work { call, future } = work;
+        let Work { call, future, span } = work;
         let mut guarded = Box::pin(AssertUnwindSafe(future).catch_unwind());
         if let Poll::Ready(result) = guarded.as_mut().poll(cx) {
             while let Ok(command) = self.commands.try_recv() {
@@ -38,7 +38,7 @@ impl<A: App> Driver<A> {
                 let _ = commands.send(Command::Finished { call, outcome }).await;
             }
         }));
-        self.workers.insert(call, handle);
+        self.workers.insert(call, (handle, span));
     }
 
     /// Answers a call with its work's outcome (always an object: tools' results and

@@ -15,7 +15,7 @@ use std::future::Future;
 use futures::future::Either;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use taskwire_engine::{Change, JournalEntry, RpcError, TaskId, TaskStatus};
+use taskwire_engine::{Change, JournalEntry, RpcError, StopReason, TaskId, TaskStatus};
 use tracing::field::Empty;
 use tracing::{Instrument, Span};
 
@@ -95,9 +95,7 @@ pub(crate) fn traced<T>(
     }
     Either::Right(
         async move {
-            let stopped = Stopped;
             let outcome = work.await;
-            std::mem::forget(stopped);
             match &outcome {
                 Ok(_) => tracing::debug!(status = "completed", "work ended"),
                 Err(e) => tracing::debug!(status = "failed", code = e.code, error = %e.message, "work ended"),
@@ -108,14 +106,23 @@ pub(crate) fn traced<T>(
     )
 }
 
-/// Tells, when dropped, that the work stopped unfinished (cancelled, expired, its
-/// process stopping).
-struct Stopped;
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        tracing::debug!(status = "stopped", "work stopped before it ended");
+/// The work in the current span stops unfinished: why (`None`: its process stops), and, for
+/// a cancel, the task's status.
+pub(crate) fn stopped(reason: Option<StopReason>) {
+    if reason == Some(StopReason::Cancelled) {
+        status(TaskStatus::Cancelled, None);
     }
+    let reason = match reason {
+        Some(StopReason::Cancelled) => "cancelled",
+        Some(StopReason::Expired) => "expired",
+        Some(StopReason::Closed) => "closed",
+        Some(StopReason::Removed) => "removed",
+        Some(StopReason::InputRequired) => "input_required",
+        Some(StopReason::Moved) => "moved",
+        Some(_) => "other",
+        None => "shutdown",
+    };
+    tracing::debug!(reason, "work stopped before it ended");
 }
 
 /// A status change of the task whose work runs in the current span.
@@ -138,15 +145,27 @@ pub(crate) fn question_span(method: &'static str) -> Span {
 }
 
 /// The spans of the tasks whose changes this process writes to its store: each write that
-/// carries one of them is a span in its trace.
+/// carries one of them is a span in its trace. A span held here stays open (and so do its
+/// parents) until the write that ends the task here: its end, its deletion, or its hand-off
+/// (a task whose work moved to another process, its lease lost, is held until this one
+/// stops).
 #[derive(Default)]
-pub(crate) struct TaskSpans(HashMap<TaskId, Span>);
+pub(crate) struct TaskSpans {
+    spans: HashMap<TaskId, Span>,
+    /// This process writes to a store (else nothing is held).
+    writing: bool,
+}
 
 impl TaskSpans {
+    /// This process writes its changes to a store from now on.
+    pub fn writing(&mut self) {
+        self.writing = true;
+    }
+
     /// Store writes of `task` go under `span` (when it is recorded at all).
     pub fn insert(&mut self, task: &TaskId, span: &Span) {
-        if !span.is_disabled() {
-            self.0.insert(task.clone(), span.clone());
+        if self.writing && !span.is_disabled() {
+            self.spans.insert(task.clone(), span.clone());
         }
     }
 
@@ -158,7 +177,7 @@ impl TaskSpans {
         batch: &[JournalEntry],
         runs_here: impl Fn(&TaskId) -> bool,
     ) -> Vec<Span> {
-        if self.0.is_empty() {
+        if self.spans.is_empty() {
             return Vec::new();
         }
         let mut spans = Vec::new();
@@ -169,7 +188,7 @@ impl TaskSpans {
                 Change::Delete { .. } => true,
                 _ => false,
             };
-            let Some(parent) = self.0.get(task) else {
+            let Some(parent) = self.spans.get(task) else {
                 continue;
             };
             spans.push(tracing::debug_span!(
@@ -180,7 +199,7 @@ impl TaskSpans {
                 error = Empty,
             ));
             if last {
-                self.0.remove(task);
+                self.spans.remove(task);
             }
         }
         spans

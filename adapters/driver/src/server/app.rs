@@ -152,7 +152,7 @@ impl ToolSet {
         .attempt_number(attempt);
         let work =
             start(tool).map(|outcome: ToolOutcome| outcome.and_then(CallToolResult::into_raw));
-        Work::new(call, trace::traced(span, work))
+        Work::traced(call, span, work)
     }
 
     /// A task handed off by a front, claimed here: its tool runs with the stored arguments,
@@ -193,7 +193,7 @@ impl ToolSet {
         );
         let work =
             start(tool).map(|outcome: ToolOutcome| outcome.and_then(CallToolResult::into_raw));
-        Work::new(call, trace::traced(span, work))
+        Work::traced(call, span, work)
     }
 
     fn tool_call(&self, call: ToolCall, ctx: Ctx<'_, ServerCommand>) -> Option<Work> {
@@ -234,6 +234,6 @@ impl ToolSet {
         );
         let work =
             start(tool).map(|outcome: ToolOutcome| outcome.and_then(CallToolResult::into_raw));
-        Some(Work::new(call.call, trace::traced(work_span, work)))
+        Some(Work::traced(call.call, work_span, work))
     }
 }
