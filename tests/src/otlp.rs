@@ -1,11 +1,13 @@
-//! An OTLP/HTTP collector of the test's own (`POST /v1/traces` with JSON bodies, on axum), and
-//! the spans it received, read as the OTLP JSON encoding writes them.
+//! An OTLP/HTTP collector of the test's own (`POST /v1/traces`, on axum): the spans of JSON
+//! bodies, read as the OTLP JSON encoding writes them, and how many protobuf bodies came.
 
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use axum::body::Bytes;
 use axum::extract::State;
+use axum::http::{header, HeaderMap};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::Value;
@@ -17,7 +19,15 @@ use crate::peers::Argv;
 pub struct Collector {
     /// Its base URL (`OTEL_EXPORTER_OTLP_ENDPOINT`).
     pub url: String,
-    received: Arc<Mutex<Vec<Span>>>,
+    received: Arc<Mutex<Received>>,
+}
+
+/// What the collector got.
+#[derive(Default)]
+struct Received {
+    spans: Vec<Span>,
+    /// Bodies sent as `application/x-protobuf` (not read).
+    protobuf: usize,
 }
 
 /// One span as received, with the name of the service that sent it.
@@ -49,7 +59,7 @@ impl Collector {
         let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
         listener.set_nonblocking(true).expect("non-blocking");
         let url = format!("http://{}", listener.local_addr().expect("an address"));
-        let received = Arc::new(Mutex::new(Vec::new()));
+        let received = Arc::new(Mutex::new(Received::default()));
         let app = Router::new()
             .route("/v1/traces", post(take))
             .with_state(received.clone());
@@ -67,7 +77,12 @@ impl Collector {
 
     /// The spans received so far.
     pub fn spans(&self) -> Vec<Span> {
-        self.received.lock().expect("not poisoned").clone()
+        self.received.lock().expect("not poisoned").spans.clone()
+    }
+
+    /// How many protobuf bodies came so far.
+    pub fn protobuf_bodies(&self) -> usize {
+        self.received.lock().expect("not poisoned").protobuf
     }
 
     /// Waits (15 s at most) until the spans received satisfy `done`; returns them.
@@ -97,9 +112,16 @@ impl Collector {
 
 /// `POST /v1/traces`: an `ExportTraceServiceRequest`, kept span by span.
 async fn take(
-    State(received): State<Arc<Mutex<Vec<Span>>>>,
-    Json(body): Json<Value>,
+    State(received): State<Arc<Mutex<Received>>>,
+    headers: HeaderMap,
+    body: Bytes,
 ) -> Json<Value> {
+    let kind = headers.get(header::CONTENT_TYPE);
+    if kind.is_some_and(|k| k == "application/x-protobuf") {
+        received.lock().expect("not poisoned").protobuf += 1;
+        return Json(serde_json::json!({}));
+    }
+    let body: Value = serde_json::from_slice(&body).unwrap_or_default();
     let mut spans = Vec::new();
     for resource in body["resourceSpans"].as_array().into_iter().flatten() {
         let service =
@@ -128,7 +150,7 @@ async fn take(
             }
         }
     }
-    received.lock().expect("not poisoned").extend(spans);
+    received.lock().expect("not poisoned").spans.extend(spans);
     Json(serde_json::json!({}))
 }
 

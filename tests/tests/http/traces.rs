@@ -129,14 +129,12 @@ fn a_task_is_one_trace_from_our_client_through_a_front_to_the_worker_that_ran_it
 }
 
 #[test]
-fn the_variables_turn_the_export_off_and_a_protocol_not_built_in_is_refused_saying_so() {
+fn the_variables_say_where_and_how_spans_go_or_that_none_do() {
     let collector = Collector::start();
-    let call = |env: &[(&str, &str)]| {
-        let mut argv = collector.traced(
-            Argv::new(procs::taskwire()).args(&["--json", "call", TOOL, "--"]),
-            "client",
-        );
-        argv = argv
+    // `taskwire call` of our stdio server (which inherits the variables), with `env` added.
+    let call = |argv: Argv, env: &[(&str, &str)]| {
+        let mut argv = argv
+            .args(&["--json", "call", TOOL, "--"])
             .arg(procs::task_server())
             .args(&["--step-ms", "10"])
             .env("RUST_LOG", "warn");
@@ -147,25 +145,39 @@ fn the_variables_turn_the_export_off_and_a_protocol_not_built_in_is_refused_sayi
         assert_eq!(done.code, Some(0), "{done}");
         done
     };
+    let traced = || collector.traced(Argv::new(procs::taskwire()), "client");
     for off in [
         ("OTEL_SDK_DISABLED", "true"),
         ("OTEL_TRACES_EXPORTER", "none"),
     ] {
-        call(&[off]);
+        call(traced(), &[off]);
     }
-    let refused = call(&[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]);
+    let refused = call(traced(), &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]);
     assert!(
         refused
             .stderr
             .contains(r#"the OTLP protocol "grpc" is not built in (http/protobuf and http/json are); spans are not exported"#),
         "{refused}"
     );
-    // Each process flushes as it exits: nothing came. The same call with the variables as
-    // they are is exported (the collector works).
+    // Each process flushes as it exits: nothing came.
     assert!(collector.spans().is_empty(), "{:#?}", collector.spans());
-    call(&[]);
-    collector.until("the exported call", |spans| {
-        spans.iter().any(|s| s.service == "client" && s.kind == 3)
+    assert_eq!(collector.protobuf_bodies(), 0);
+
+    // The full URL of the traces endpoint, and protobuf by default.
+    let url = format!("{}/v1/traces", collector.url);
+    call(
+        Argv::new(procs::taskwire()),
+        &[("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", &url)],
+    );
+    assert!(collector.protobuf_bodies() > 0, "no protobuf body came");
+    // JSON, and the service named after the executable without OTEL_SERVICE_NAME.
+    let endpoint = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.url.as_str()),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+    ];
+    call(Argv::new(procs::taskwire()), &endpoint);
+    collector.until("the client's spans named after its executable", |spans| {
+        spans.iter().any(|s| s.service == "taskwire")
     });
 }
 

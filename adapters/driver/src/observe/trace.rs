@@ -53,12 +53,7 @@ pub(crate) enum Parent<'a> {
 }
 
 /// The span of a call's work (a task's, or a plain call's) on this process.
-pub(crate) fn work_span(
-    parent: Parent<'_>,
-    tool: &str,
-    task: Option<&TaskId>,
-    attempt: u32,
-) -> Span {
+fn work_span(parent: Parent<'_>, tool: &str, task: Option<&TaskId>, attempt: u32) -> Span {
     let task = task.map(TaskId::as_str);
     let fields = |parent: Option<&Span>| {
         tracing::debug_span!(
@@ -160,6 +155,22 @@ impl TaskSpans {
     /// This process writes its changes to a store from now on.
     pub fn writing(&mut self) {
         self.writing = true;
+    }
+
+    /// The span of a call's work on this process ([`work_span`]); a task's store writes go
+    /// under it.
+    pub fn work(
+        &mut self,
+        parent: Parent<'_>,
+        tool: &str,
+        task: Option<&TaskId>,
+        attempt: u32,
+    ) -> Span {
+        let span = work_span(parent, tool, task, attempt);
+        if let Some(task) = task {
+            self.insert(task, &span);
+        }
+        span
     }
 
     /// Store writes of `task` go under `span` (when it is recorded at all).

@@ -140,8 +140,7 @@ impl ToolSet {
         };
         tracing::info!(%task, tool = %request.tool, attempt, "a task's work resumes");
         let parent = Parent::Stored(request.meta.as_deref());
-        let span = trace::work_span(parent, &request.tool, Some(&task), attempt);
-        ctx.spans.insert(&task, &span);
+        let span = ctx.spans.work(parent, &request.tool, Some(&task), attempt);
         let tool = ToolContext::new(
             request.tool.clone(),
             Ok(task),
@@ -177,13 +176,8 @@ impl ToolSet {
             Err(error) => return Work::done(call, Err(error)),
         };
         tracing::debug!(%task, tool = %request.tool, "a claimed task's work starts");
-        let span = trace::work_span(
-            Parent::Stored(request.meta.as_deref()),
-            &request.tool,
-            Some(&task),
-            1,
-        );
-        ctx.spans.insert(&task, &span);
+        let parent = Parent::Stored(request.meta.as_deref());
+        let span = ctx.spans.work(parent, &request.tool, Some(&task), 1);
         let tool = ToolContext::new(
             request.tool,
             Ok(task),
@@ -221,10 +215,7 @@ impl ToolSet {
             (false, None) => Err(false),
         };
         tracing::debug!(tool = %call.name, call = ?call.call, task = ?task.as_ref().ok(), "tool started");
-        let work_span = trace::work_span(Parent::Call(&span), &call.name, task.as_ref().ok(), 1);
-        if let Ok(task) = &task {
-            ctx.spans.insert(task, &work_span);
-        }
+        let work_span = (ctx.spans).work(Parent::Call(&span), &call.name, task.as_ref().ok(), 1);
         let tool = ToolContext::new(
             call.name,
             task,
