@@ -1,6 +1,8 @@
 //! What the host hands its caller: messages to send, events for the application, and
 //! journal entries for a durable store.
 
+use std::sync::Arc;
+
 use serde_json::value::RawValue;
 use serde_json::Value;
 
@@ -199,8 +201,9 @@ pub struct ToolCall {
     pub arguments: Option<Box<RawValue>>,
     /// The request's `params._meta` exactly as sent, if it had one: e.g. the W3C trace
     /// context (`traceparent`, `tracestate`) to continue. A task keeps it in its
-    /// [`TaskRequest::meta`](crate::TaskRequest::meta) when journaled.
-    pub meta: Option<Box<RawValue>>,
+    /// [`TaskRequest::meta`](crate::TaskRequest::meta) when journaled. Shared: a 2026-07-28
+    /// client sends the same `_meta` with each request, read once.
+    pub meta: Option<Arc<RawValue>>,
     /// The task this call runs as, when it became one.
     pub task: Option<TaskId>,
     /// The requestor asked for a task and the tool leaves the decision to the application

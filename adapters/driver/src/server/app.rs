@@ -193,7 +193,6 @@ impl ToolSet {
     fn tool_call(&self, call: ToolCall, ctx: Ctx<'_, ServerCommand>) -> Option<Work> {
         let handler = self.handler(&call.name)?;
         let span = trace::call_span(&call.name, call.meta.as_deref());
-        let _in_call = span.enter();
         // Arguments first: a mismatch is a -32602 answer, and no task is created for it.
         let start = match handler(call.arguments.as_deref()) {
             Ok(start) => start,

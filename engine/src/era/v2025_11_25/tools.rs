@@ -1,6 +1,8 @@
 //! `tools/list` and `tools/call` in this era: the tool's `taskSupport` and the request's
 //! `params.task` decide whether a call becomes a task.
 
+use std::sync::Arc;
+
 use serde_json::value::RawValue;
 use serde_json::Value;
 
@@ -99,7 +101,7 @@ pub(super) fn on_tools_call(
         request: id.clone(),
         name: p.name,
         arguments,
-        meta: p.meta.map(ToOwned::to_owned),
+        meta: p.meta.map(|meta| Arc::from(meta.to_owned())),
         task,
         task_offered,
     }));

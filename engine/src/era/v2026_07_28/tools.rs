@@ -150,7 +150,7 @@ pub(super) fn on_tools_call(
         request: id.clone(),
         name: p.name,
         arguments: p.arguments,
-        meta: meta.raw.as_deref().map(ToOwned::to_owned),
+        meta: meta.raw.clone(),
         task,
         task_offered,
     }));
