@@ -163,28 +163,20 @@ fn a_worker_killed_mid_task_has_its_resumable_work_run_again_by_the_other() {
         return;
     };
     let (_front, on_front) = front(&database, "front", 1_000, 300);
-    let mut workers = vec![
-        Worker::start(&database, "worker0", 1_000, 300),
-        Worker::start(&database, "worker1", 1_000, 300),
-    ];
+    // One worker first, so that both tasks run on it and one kill catches both; the other
+    // starts once they run.
+    let killed_worker = Worker::start(&database, "worker0", 1_000, 300);
     on_front.run(async {
         let resumable = make_task(&on_front, 1, "long_running_task").await;
         let steps = json!({"steps": 50});
         let lost = make_task_with(&on_front, 2, "progress_task", steps).await;
         until_saying(&on_front, &resumable, "处理步骤 1").await;
         until_status(&on_front, &lost, "working").await;
-        // Both on one worker, so that one kill catches both.
-        let runner = runner_of(&database, &resumable).await;
-        assert_eq!(
-            runner_of(&database, &lost).await,
-            runner,
-            "one worker runs both"
-        );
-        let at = workers
-            .iter()
-            .position(|w| w.name == runner)
-            .expect("a worker runs it");
-        workers[at].signal("KILL");
+        for task in [&resumable, &lost] {
+            assert_eq!(runner_of(&database, task).await, "worker0", "{task}");
+        }
+        let survivor = Worker::start(&database, "worker1", 1_000, 300);
+        killed_worker.signal("KILL");
         let killed = Instant::now();
         let resumed = until_saying(&on_front, &resumable, "第 2 次尝试").await;
         assert!(
@@ -200,7 +192,6 @@ fn a_worker_killed_mid_task_has_its_resumable_work_run_again_by_the_other() {
         );
         let done = until_status(&on_front, &resumable, "completed").await;
         assert_eq!(done["result"]["result"]["content"][0]["text"], "任务完成！");
-        let survivor = workers.remove(1 - at);
         assert_eq!(
             runner_of(&database, &resumable).await,
             "",
