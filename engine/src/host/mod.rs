@@ -30,8 +30,9 @@ use crate::config::Config;
 use crate::era::State;
 use crate::error::UsageError;
 use crate::ids::{CallId, Owner, SessionId, TaskId};
-use crate::model::{Role, TaskSnapshot};
+use crate::model::{Role, TaskInfo, TaskSnapshot};
 use crate::state::TaskIdSource;
+use crate::status::TaskStatus;
 use crate::time::Millis;
 
 /// How much a [`Host`] holds now ([`Host::footprint`]): what grows with load and must come
@@ -130,6 +131,20 @@ impl Host {
     /// A hosted task as stored, whoever owns it.
     pub fn task(&self, task: &str) -> Option<TaskSnapshot> {
         self.state.tasks.get(task).map(|r| self.state.snapshot(r))
+    }
+
+    /// A hosted task's status fields as stored (its `status` as stored too: see
+    /// [`Host::task_status`]), whoever owns it (cheaper than [`Host::task`]: no owner,
+    /// request or outcome is copied).
+    pub fn task_info(&self, task: &str) -> Option<TaskInfo> {
+        self.state.tasks.get(task).map(|r| r.info())
+    }
+
+    /// A hosted task's status as its requestor sees it ([`Era::shown_status`](crate::Era::shown_status)),
+    /// whoever owns it (cheaper than [`Host::task`]: nothing is copied).
+    pub fn task_status(&self, task: &str) -> Option<TaskStatus> {
+        let record = self.state.tasks.get(task)?;
+        Some((record.era).shown_status(record.status, record.is_error_result()))
     }
 
     /// Whether the host holds task `task` (cheaper than [`Host::task`]: nothing is copied).

@@ -35,6 +35,16 @@ impl Era {
         }
     }
 
+    /// The status a task of this era shows its requestor, stored as `status`
+    /// (`is_error_result`: its outcome is a result saying `isError: true`): in 2025-11-25
+    /// such a result reads `failed`, in 2026-07-28 `completed`.
+    pub fn shown_status(self, status: TaskStatus, is_error_result: bool) -> TaskStatus {
+        match (self, status) {
+            (Era::V2025_11_25, TaskStatus::Completed) if is_error_result => TaskStatus::Failed,
+            (_, status) => status,
+        }
+    }
+
     /// The era named by [`Era::as_str`].
     pub fn from_name(name: &str) -> Option<Era> {
         match name {
@@ -147,6 +157,14 @@ pub struct TaskSnapshot {
     /// `notifications/progress`, under the requestor's progress token).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress: Option<TaskProgress>,
+}
+
+impl TaskSnapshot {
+    /// The status its requestor sees ([`Era::shown_status`]): `info.status` is as stored.
+    pub fn shown_status(&self) -> TaskStatus {
+        let is_error = matches!(self.outcome, Some(Outcome::Result { is_error: true, .. }));
+        self.era.shown_status(self.info.status, is_error)
+    }
 }
 
 /// A task's progress, as its work reported it (see [`TaskSnapshot::progress`]).

@@ -15,6 +15,7 @@ mod given_up;
 mod in_process;
 mod links;
 mod messages;
+mod metrics;
 mod postgres;
 mod proxy_lib;
 mod refused;

@@ -2,7 +2,7 @@
 //! parked results, replay, related-task `_meta`, and how each kind of outcome is answered.
 
 use serde_json::{json, Value};
-use taskwire_engine::{Outcome, RpcError, TaskStatus, TaskSupport, UsageError};
+use taskwire_engine::{Era, Outcome, RpcError, TaskStatus, TaskSupport, UsageError};
 use taskwire_harness::msg::{error_code, error_message, related_task, response, statuses};
 use taskwire_harness::setup::{error_result, server_config, stamp, text_result, tool};
 use taskwire_harness::Probe;
@@ -149,6 +149,20 @@ fn is_error_result_fails_the_task_but_is_replayed_as_a_success_response() {
     assert!(
         matches!(stored.outcome, Some(Outcome::Result { is_error: true, .. })),
         "{stored:?}"
+    );
+    assert_eq!(
+        d.host.task_info("task-1").unwrap().status,
+        TaskStatus::Completed
+    );
+    // What its requestor sees, as the operator's view shows it.
+    assert_eq!(stored.shown_status(), TaskStatus::Failed);
+    assert_eq!(d.host.task_status("task-1"), Some(TaskStatus::Failed));
+    assert_eq!(d.host.task_status("no-such-task"), None);
+    let in_2026 = Era::V2026_07_28.shown_status(TaskStatus::Completed, true);
+    assert_eq!(
+        in_2026,
+        TaskStatus::Completed,
+        "2026-07-28 shows it completed"
     );
 }
 

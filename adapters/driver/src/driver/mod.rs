@@ -28,6 +28,7 @@ use taskwire_engine::{
 };
 
 use crate::error::Error;
+use crate::observe::board::{Board, KnownTool};
 use crate::observe::metrics::Families;
 use crate::observe::trace::{self, TaskSpans};
 use crate::observe::Observer;
@@ -129,9 +130,13 @@ impl<A: App> Driver<A> {
     }
 
     /// Keeps the operator's view ([`Observer`]), counting in `metrics` if given: the host
-    /// journals every task change (the tasks held now first, as rows, not news), which the
-    /// driver reads; `role` names this process's part in a fleet.
+    /// journals the tasks held now (rows, not news), then every change when a store is
+    /// attached ([`Driver::with_store`] first); without one, the driver feeds the view
+    /// itself ([`Driver::feed_board`]). `role` names this process's part in a fleet.
     pub fn observe(&mut self, metrics: Option<Families>, role: &'static str) {
+        // Without a store, the driver feeds the view itself once the tasks held now are
+        // rows (a journal would copy each task at each change for nobody).
+        let driven = self.store.is_none() && self.host.config().durability == Durability::Volatile;
         if self.host.config().durability == Durability::Volatile {
             // Refused only by a host shut down, which serves nothing anyway.
             let _ = self.host.set_durability(now(), Durability::Journal);
@@ -139,7 +144,20 @@ impl<A: App> Driver<A> {
         if let Some(families) = &metrics {
             families.role(role);
         }
-        self.observer = Some(Observer::new(metrics));
+        self.observer = Some(Observer::new(metrics, driven));
+    }
+
+    /// Feeds a driver-fed board ([`Board::driven`]), if kept: `feed` gets it, the host, the
+    /// time and which tools are the server's.
+    fn feed_board(&mut self, feed: impl FnOnce(&mut Board, &Host, Millis, KnownTool<'_>)) {
+        let Some(observer) = self.observer.as_mut().filter(|o| o.board.driven()) else {
+            return;
+        };
+        let host = &self.host;
+        // The host's clock, as the driver last moved it.
+        feed(&mut observer.board, host, host.now(), &|tool| {
+            host.tool(tool).is_some()
+        });
     }
 
     /// Keeps the host's tasks in `store`: its tasks are loaded before the first turn (with
@@ -237,6 +255,7 @@ impl<A: App> Driver<A> {
         busy |= self.route_outputs(cx);
         if let Some(observer) = self.observer.as_mut() {
             let host = &self.host;
+            observer.board.expire(now(), host);
             observer.board.prune(|task| host.has_task(task));
         }
         self.claim();
@@ -655,6 +674,9 @@ impl<A: App> Driver<A> {
             Command::TaskMessage { call, message } => {
                 // A finished or unknown call is a race with a cancel or expiry: nothing to do.
                 let _ = self.host.set_task_message(now, call, message);
+                self.feed_board(|board, host, now, _| {
+                    board.call_changed(call, host, now, true, None);
+                });
             }
             Command::CancelTask {
                 call,
@@ -665,6 +687,9 @@ impl<A: App> Driver<A> {
                 if cancelled.is_ok() {
                     tracing::info!(%call, "task cancelled by its tool");
                 }
+                self.feed_board(|board, host, now, _| {
+                    board.call_changed(call, host, now, false, None);
+                });
                 let _ = reply.send(cancelled.map_err(Error::Usage));
             }
             Command::Progress {
@@ -686,6 +711,9 @@ impl<A: App> Driver<A> {
                 let _ = self
                     .host
                     .notify_progress(now, call, progress, total, message);
+                self.feed_board(|board, host, now, _| {
+                    board.call_changed(call, host, now, true, None);
+                });
             }
             Command::Log {
                 call,
@@ -709,6 +737,9 @@ impl<A: App> Driver<A> {
                     {
                         observer.board.asked(task, method);
                     }
+                    self.feed_board(|board, host, now, _| {
+                        board.call_changed(call, host, now, false, None);
+                    });
                     self.inputs.insert(input, (call, reply));
                 }
                 Err(e) => {
@@ -717,6 +748,9 @@ impl<A: App> Driver<A> {
             },
             Command::StartTask { call, reply } => {
                 let started = self.host.start_task(now, call).map_err(Error::Usage);
+                self.feed_board(|board, host, now, _| {
+                    board.call_changed(call, host, now, false, None);
+                });
                 let _ = reply.send(started);
             }
             Command::Attach {
@@ -729,7 +763,11 @@ impl<A: App> Driver<A> {
             }
             Command::Shutdown => self.stop(),
             Command::Watch { reply } => {
-                let feed = self.observer.as_mut().map(|o| o.board.watch());
+                let host = &self.host;
+                let feed = self.observer.as_mut().map(|o| {
+                    o.board.refresh(host);
+                    o.board.watch()
+                });
                 let _ = reply.send(Ok(feed));
             }
             Command::Task { task, reply } => {
@@ -785,6 +823,9 @@ impl<A: App> Driver<A> {
                     span.in_scope(|| trace::stopped(Some(reason)));
                     worker.abort();
                 }
+                self.feed_board(|board, host, now, _| {
+                    board.call_changed(call, host, now, false, Some(reason));
+                });
 
                 // Its input requests will get no answer (the call is over).
                 self.inputs.retain(|_, (asker, _)| *asker != call);
@@ -796,6 +837,9 @@ impl<A: App> Driver<A> {
                     {
                         observer.board.answered(task, outcome.is_ok());
                     }
+                    self.feed_board(|board, host, now, _| {
+                        board.call_changed(call, host, now, false, None);
+                    });
                     let _ = reply.send(outcome.map_err(Error::from_outcome));
                 }
             }
@@ -809,8 +853,26 @@ impl<A: App> Driver<A> {
                     // A message link's transport sees its channel end.
                     self.messages.remove(session);
                 }
+                // A call that runs as a task (or was offered one) goes on a driver-fed board.
+                let task_call = match &event {
+                    Event::ToolCall(c) if c.task.is_some() || c.task_offered => {
+                        self.feed_board(|board, host, now, known| {
+                            board.call(c.call, &c.name, host, now, known);
+                        });
+                        Some((c.call, c.task.is_none()))
+                    }
+                    _ => None,
+                };
                 let (app, ctx) = self.ctx();
-                if let Some(work) = app.on_event(event, ctx) {
+                let work = app.on_event(event, ctx);
+                // The application may have made the offered task, or answered already.
+                if let Some((call, _)) = task_call.filter(|&(_, offered)| offered || work.is_none())
+                {
+                    self.feed_board(|board, host, now, _| {
+                        board.call_changed(call, host, now, false, None);
+                    });
+                }
+                if let Some(work) = work {
                     self.run(work, cx);
                 }
             }
@@ -831,6 +893,9 @@ impl<A: App> Future for Driver<A> {
             this.route_outputs(cx);
             if let Some(observer) = this.observer.as_mut() {
                 observer.board.loading = false;
+                if observer.board.driven() {
+                    let _ = this.host.set_durability(now(), Durability::Volatile);
+                }
             }
         }
         for _ in 0..TURNS_PER_POLL {

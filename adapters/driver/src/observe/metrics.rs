@@ -10,9 +10,10 @@ use std::collections::HashMap;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 use taskwire_engine::TaskStatus;
+
+use super::histogram::Histogram;
 
 /// One label.
 type Label = [(&'static str, String); 1];
@@ -32,11 +33,11 @@ const SECONDS: [f64; 19] = [
 const ENTRIES: [f64; 10] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 1024.0];
 
 fn seconds() -> Histogram {
-    Histogram::new(SECONDS)
+    Histogram::new(&SECONDS)
 }
 
 fn entries() -> Histogram {
-    Histogram::new(ENTRIES)
+    Histogram::new(&ENTRIES)
 }
 
 /// Every metric family of the driver, registered once; cheap to clone (the families are

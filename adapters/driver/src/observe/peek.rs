@@ -27,17 +27,28 @@ pub(crate) fn request(message: &[u8]) -> Option<Peeked<'_>> {
 
 /// `…"id":` read, the id then `,"method":"…"` right after it, as compact JSON has them.
 fn compact(rest: &[u8]) -> Option<Peeked<'_>> {
-    let id_end = match rest.first()? {
-        b'"' => string_end(rest, 0)?,
-        _ => rest.iter().position(|b| *b == b',')?,
+    let (id, after) = match rest.first()? {
+        b'"' => {
+            let end = string_end(rest, 0)?;
+            (request_id(&rest[..end])?, &rest[end..])
+        }
+        _ => leading_integer(rest)?,
     };
-    let id = request_id(&rest[..id_end])?;
-    let method = rest[id_end..].strip_prefix(br#","method":""#)?;
+    let method = after.strip_prefix(br#","method":""#)?;
     let end = method.iter().position(|b| matches!(b, b'"' | b'\\'))?;
     (method[end] == b'"').then_some(Peeked {
         id,
         method: &method[..end],
     })
+}
+
+/// The integer id `rest` starts with, and what follows it, in one pass.
+fn leading_integer(rest: &[u8]) -> Option<(RequestId, &[u8])> {
+    let end = rest
+        .iter()
+        .position(|b| !(b.is_ascii_digit() || *b == b'-'))
+        .unwrap_or(rest.len());
+    Some((request_id(&rest[..end])?, &rest[end..]))
 }
 
 /// Any object: its members read in turn, nested values skipped whole.
@@ -152,12 +163,17 @@ fn request_id(value: &[u8]) -> Option<RequestId> {
         Some(digits) => (true, digits),
         None => (false, value),
     };
-    if digits.is_empty() || digits.len() > 18 || !digits.iter().all(u8::is_ascii_digit) {
+    if digits.is_empty() || digits.len() > 18 {
         return None;
     }
-    let n = digits
-        .iter()
-        .fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+    let mut n = 0i64;
+    for &d in digits {
+        let digit = d.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        n = n * 10 + i64::from(digit);
+    }
     Some(RequestId::Number(if negative { -n } else { n }))
 }
 

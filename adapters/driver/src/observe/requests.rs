@@ -23,9 +23,42 @@ const MAX_WAITING: usize = 4096;
 /// that order: the first is checked first), and the unfinished last line of each byte
 /// stream (`None`: one too long to keep, skipped to its end).
 pub(crate) struct Requests {
-    waiting: foldhash::HashMap<SessionId, VecDeque<Waiting>>,
+    waiting: foldhash::HashMap<SessionId, Queue>,
     partial: HashMap<SessionId, Option<Vec<u8>>>,
     metrics: RequestMetrics,
+}
+
+/// A session's requests not answered yet, in the order they came: the first apart, so that
+/// a session of one request (stateless HTTP) allocates nothing.
+#[derive(Default)]
+struct Queue {
+    first: Option<Waiting>,
+    more: VecDeque<Waiting>,
+}
+
+impl Queue {
+    fn len(&self) -> usize {
+        usize::from(self.first.is_some()) + self.more.len()
+    }
+
+    fn push(&mut self, waiting: Waiting) {
+        match self.first.is_none() && self.more.is_empty() {
+            true => self.first = Some(waiting),
+            false => self.more.push_back(waiting),
+        }
+    }
+
+    /// Takes the request `to` (mostly the oldest: answers come in order).
+    fn take(&mut self, to: &RequestId) -> Option<Waiting> {
+        if self.first.as_ref().is_some_and(|w| w.id == *to) {
+            return self.first.take();
+        }
+        if self.more.front().is_some_and(|w| w.id == *to) {
+            return self.more.pop_front();
+        }
+        let at = self.more.iter().position(|w| w.id == *to)?;
+        self.more.remove(at)
+    }
 }
 
 /// A request not answered yet.
@@ -48,15 +81,7 @@ impl Requests {
 
     /// One message from `session`'s peer, received at `since`.
     pub fn received(&mut self, session: SessionId, message: &[u8], since: Instant) {
-        let Some(request) = peek::request(message) else {
-            return;
-        };
-        let waiting = self.waiting.entry(session).or_default();
-        if waiting.len() < MAX_WAITING {
-            let method = RequestMetrics::method(request.method);
-            let id = request.id;
-            waiting.push_back(Waiting { id, method, since });
-        }
+        wait_for(self.waiting.entry(session).or_default(), message, since);
     }
 
     /// Bytes from a byte stream (newline-delimited messages, cut anywhere), received at
@@ -67,16 +92,17 @@ impl Requests {
             true => None,
             false => self.partial.remove(&session),
         };
+        let waiting = self.waiting.entry(session).or_default();
         while let Some(end) = memchr::memchr(b'\n', rest) {
             let (line, after) = rest.split_at(end);
             rest = &after[1..];
             match carried.take() {
                 Some(Some(mut start)) => {
                     start.extend_from_slice(line);
-                    self.received(session, &start, since);
+                    wait_for(waiting, &start, since);
                 }
                 Some(None) => {}
-                None => self.received(session, line, since),
+                None => wait_for(waiting, line, since),
             }
         }
         if rest.is_empty() {
@@ -105,10 +131,7 @@ impl Requests {
         let Some(waiting) = self.waiting.get_mut(&session) else {
             return;
         };
-        let Some(index) = waiting.iter().position(|w| w.id == *to) else {
-            return;
-        };
-        let Some(request) = waiting.remove(index) else {
+        let Some(request) = waiting.take(to) else {
             return;
         };
         let seconds = at.saturating_duration_since(request.since).as_secs_f64();
@@ -121,5 +144,17 @@ impl Requests {
     pub fn closed(&mut self, session: SessionId) {
         self.waiting.remove(&session);
         self.partial.remove(&session);
+    }
+}
+
+/// Times `message` from `since` among `waiting`, if it is a request (and not too many wait).
+fn wait_for(waiting: &mut Queue, message: &[u8], since: Instant) {
+    let Some(request) = peek::request(message) else {
+        return;
+    };
+    if waiting.len() < MAX_WAITING {
+        let method = RequestMetrics::method(request.method);
+        let id = request.id;
+        waiting.push(Waiting { id, method, since });
     }
 }

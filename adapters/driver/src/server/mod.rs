@@ -354,8 +354,9 @@ impl Server {
     /// Keeps an operator's view of this server: the tasks it holds, whoever owns them, as
     /// rows that change live ([`ServerHandle::watch`], what a dashboard shows), each task's
     /// snapshot ([`ServerHandle::task`]) and an operator's cancel ([`ServerHandle::cancel`]).
-    /// The host journals every task change (a store-less host too), which the driver reads:
-    /// a little work per change, and a row per task held. Off by default.
+    /// Without a store, the driver follows its tools' tasks itself (a few words per task;
+    /// rows only while someone watches), not a task the application makes with the host's
+    /// own calls after the server starts; with a store, the host's journal. Off by default.
     pub fn observe(mut self) -> Self {
         self.observed = true;
         self
@@ -391,14 +392,15 @@ impl Server {
             let _ = host.set_keep_finished(crate::runtime::now(), Some(self.keep_finished));
         }
         let mut driver = Driver::new(host, runtime, self.tools, until, self.commands);
-        if self.observed {
-            driver.observe(self.metrics, self.role.as_str());
-        }
         if let Some(store) = self.store {
             driver.with_store(store, reads_back);
             if self.role != ServerRole::Front {
                 driver.claim_work(self.concurrency);
             }
+        }
+        // After the store: without one, the driver feeds the operator's view itself.
+        if self.observed {
+            driver.observe(self.metrics, self.role.as_str());
         }
         (driver, tx)
     }

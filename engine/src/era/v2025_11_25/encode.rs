@@ -6,15 +6,13 @@ use serde_json::{json, Map, Value};
 use super::types::{MODEL_IMMEDIATE_RESPONSE, RELATED_TASK};
 use crate::json::{self, Buf};
 use crate::jsonrpc::{self, RequestId};
+use crate::model::Era;
 use crate::state::{Record, StoredOutcome};
 use crate::status::TaskStatus;
 
 /// The status this era shows: a result with `isError: true` reads as `failed`.
 pub(super) fn shown_status(task: &Record) -> TaskStatus {
-    match task.status {
-        TaskStatus::Completed if task.is_error_result() => TaskStatus::Failed,
-        status => status,
-    }
+    Era::V2025_11_25.shown_status(task.status, task.is_error_result())
 }
 
 /// The flat `Task` object: `ttl` always written (`null` is unlimited).

@@ -1,6 +1,9 @@
 //! The tasks this process holds, one row each, kept from the host's journal (its own
-//! changes) and from the store's news (other processes' changes); what changed goes to every
+//! changes) and from the store's news (other processes' changes), or, on a host that does
+//! not journal, from what the driver does and sees ([`driven`]); what changed goes to every
 //! watcher, and this process's own changes are counted in the metrics.
+
+mod driven;
 
 use async_channel::Sender;
 use taskwire_engine::{Change, StopReason, TaskId, TaskProgress, TaskSnapshot, TaskStatus};
@@ -35,17 +38,27 @@ pub(crate) struct Board {
     pub loading: bool,
     /// With [`Server::metrics`](crate::Server::metrics).
     metrics: Option<TaskMetrics>,
+    /// Fed by the driver, not the journal (`None`: the journal).
+    driven: Option<driven::Driven>,
 }
 
 impl Board {
-    /// An empty board, still loading, counting in `metrics` if given.
-    pub fn new(metrics: Option<TaskMetrics>) -> Self {
+    /// An empty board, still loading (from the host's journal), counting in `metrics` if
+    /// given; `driven`: then fed by the driver ([`Board::call`] and the others of
+    /// [`driven`]) rather than by the journal.
+    pub fn new(metrics: Option<TaskMetrics>, driven: bool) -> Self {
+        // A driver-fed board counts its own way.
+        let (metrics, driven) = match driven {
+            true => (None, Some(driven::Driven::new(metrics))),
+            false => (metrics, None),
+        };
         Board {
             rows: foldhash::HashMap::default(),
             watchers: Vec::new(),
             pruned_at: 0,
             loading: true,
             metrics,
+            driven,
         }
     }
 
@@ -60,9 +73,20 @@ impl Board {
 
     /// A change this process made (its journal): the row follows, the metrics count it.
     pub fn journaled(&mut self, change: &Change, runs_here: RunsHere<'_>, known: KnownTool<'_>) {
+        if self.driven.is_some() {
+            // The tasks held before (then the application may turn the journal on: the
+            // driver feeds the board still).
+            if let (Change::Put(snapshot), true) = (change, self.loading) {
+                self.loaded(snapshot);
+            }
+            return;
+        }
         let here = !self.loading;
         match change {
-            Change::Put(snapshot) => self.put(snapshot, runs_here, here, known),
+            Change::Put(snapshot) => {
+                let tool = snapshot.request.as_ref().map(|r| r.tool.as_str());
+                self.put(snapshot, tool, runs_here, here, known);
+            }
             Change::Message { task, message, at } => {
                 let Some(entry) = self.rows.get_mut(task) else {
                     return;
@@ -85,7 +109,8 @@ impl Board {
     /// A change another process made, or a task read from the store: the row follows; the
     /// metrics count it where it was made.
     pub fn synced(&mut self, snapshot: &TaskSnapshot, runs_here: bool, known: KnownTool<'_>) {
-        self.put(snapshot, &|| runs_here, false, known);
+        let tool = snapshot.request.as_ref().map(|r| r.tool.as_str());
+        self.put(snapshot, tool, &|| runs_here, false, known);
     }
 
     /// The task's work reported progress.
@@ -149,14 +174,18 @@ impl Board {
         }
     }
 
+    /// `snapshot` as it stands now; `tool`: the tool it runs, if known.
     fn put(
         &mut self,
         snapshot: &TaskSnapshot,
+        tool: Option<&str>,
         runs_here: RunsHere<'_>,
         here: bool,
         known: KnownTool<'_>,
     ) {
         let info = &snapshot.info;
+        // A 2025-11-25 result saying `isError: true` is a failure: as the requestor sees it.
+        let shown = snapshot.shown_status();
         let before = self.rows.get(&info.id).map(|e| e.row.status);
         let metrics = &mut self.metrics;
         let entry = self.rows.entry(info.id.clone()).or_insert_with(|| Row {
@@ -165,7 +194,7 @@ impl Board {
                 tool: None,
                 owner: snapshot.owner.clone(),
                 era: snapshot.era,
-                status: info.status,
+                status: shown,
                 message: None,
                 progress: None,
                 created_at: info.created_at,
@@ -176,7 +205,7 @@ impl Board {
             // Made here: the metrics wait for its work's first change.
             fresh: here,
         });
-        if let Some(tool) = snapshot.request.as_ref().map(|r| r.tool.as_str()) {
+        if let Some(tool) = tool {
             if entry.row.tool.as_deref() != Some(tool) {
                 let label = if known(tool) { tool } else { "other" };
                 entry.tool = metrics.as_mut().map(|m| m.tool(label));
@@ -188,8 +217,8 @@ impl Board {
         }
         let row = &mut entry.row;
         let changed =
-            before.is_some() && (row.status != info.status || row.message != info.status_message);
-        row.status = info.status;
+            before.is_some() && (row.status != shown || row.message != info.status_message);
+        row.status = shown;
         if row.message != info.status_message {
             row.message.clone_from(&info.status_message);
         }
@@ -249,6 +278,10 @@ impl Board {
                 false
             }
         });
+        if self.watchers.is_empty() && self.driven.is_some() {
+            // A driver-fed board keeps rows only while someone watches.
+            self.rows.clear();
+        }
     }
 }
 
@@ -294,7 +327,7 @@ mod tests {
 
     #[test]
     fn watchers_hear_the_rows_pruned_as_gone() {
-        let mut board = Board::new(None);
+        let mut board = Board::new(None, false);
         for i in 0..1024 {
             board.synced(&finished(&i.to_string()), false, &|_| true);
         }
@@ -313,7 +346,7 @@ mod tests {
 
     #[test]
     fn a_watcher_that_falls_a_feed_behind_is_dropped() {
-        let mut board = Board::new(None);
+        let mut board = Board::new(None, false);
         let feed = board.watch();
         for i in 0..=TaskFeed::CAPACITY {
             board.synced(&finished(&i.to_string()), false, &|_| true);
