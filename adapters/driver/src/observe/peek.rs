@@ -42,13 +42,29 @@ fn compact(rest: &[u8]) -> Option<Peeked<'_>> {
     })
 }
 
-/// The integer id `rest` starts with, and what follows it, in one pass.
+/// The integer id `rest` starts with (at most 18 digits), and what follows it, in one pass.
 fn leading_integer(rest: &[u8]) -> Option<(RequestId, &[u8])> {
-    let end = rest
-        .iter()
-        .position(|b| !(b.is_ascii_digit() || *b == b'-'))
-        .unwrap_or(rest.len());
-    Some((request_id(&rest[..end])?, &rest[end..]))
+    let (negative, digits) = match rest.split_first()? {
+        (b'-', digits) => (true, digits),
+        _ => (false, rest),
+    };
+    let mut n = 0i64;
+    let mut len = 0;
+    for &byte in digits.iter().take(19) {
+        let digit = byte.wrapping_sub(b'0');
+        if digit > 9 {
+            break;
+        }
+        n = n * 10 + i64::from(digit);
+        len += 1;
+    }
+    if len == 0 || len > 18 {
+        return None;
+    }
+    Some((
+        RequestId::Number(if negative { -n } else { n }),
+        &digits[len..],
+    ))
 }
 
 /// Any object: its members read in turn, nested values skipped whole.
@@ -214,6 +230,10 @@ mod tests {
             read(r#"{"id":-12,"method":"ping"}"#),
             Some((RequestId::Number(-12), "ping".into()))
         );
+        assert_eq!(
+            read(r#"{"jsonrpc":"2.0","id":-123456789012345678,"method":"ping"}"#),
+            Some((RequestId::Number(-123456789012345678), "ping".into()))
+        );
     }
 
     #[test]
@@ -225,6 +245,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"to\"ols/call"}"#,
             r#"{"jsonrpc":"2.0","id":"a\"b","method":"ping"}"#,
             r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1234567890123456789,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":-,"method":"ping"}"#,
             r#"{"id":"a\"b","method":"ping"}"#,
             r#"{"id":1.5,"method":"ping"}"#,
             r#"[{"id":1,"method":"ping"}]"#,
