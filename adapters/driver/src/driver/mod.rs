@@ -24,7 +24,7 @@ use futures::future::AbortHandle;
 use serde_json::Value;
 use taskwire_engine::{
     CallId, Durability, Event, Host, InputId, MessageKind, Millis, Output, Owner, RpcError,
-    SessionId,
+    SessionId, StopReason,
 };
 
 use crate::error::Error;
@@ -145,6 +145,14 @@ impl<A: App> Driver<A> {
             families.role(role);
         }
         self.observer = Some(Observer::new(metrics, driven));
+    }
+
+    /// Tells a driver-fed board ([`Board::driven`]) that call `call`'s task may have changed
+    /// (`work`: its work changed it; `stopped`: the call stopped for that reason).
+    fn call_changed(&mut self, call: CallId, work: bool, stopped: Option<StopReason>) {
+        self.feed_board(|board, host, now, _| {
+            board.call_changed(call, host, now, work, stopped);
+        });
     }
 
     /// Feeds a driver-fed board ([`Board::driven`]), if kept: `feed` gets it, the host, the
@@ -674,9 +682,7 @@ impl<A: App> Driver<A> {
             Command::TaskMessage { call, message } => {
                 // A finished or unknown call is a race with a cancel or expiry: nothing to do.
                 let _ = self.host.set_task_message(now, call, message);
-                self.feed_board(|board, host, now, _| {
-                    board.call_changed(call, host, now, true, None);
-                });
+                self.call_changed(call, true, None);
             }
             Command::CancelTask {
                 call,
@@ -687,9 +693,7 @@ impl<A: App> Driver<A> {
                 if cancelled.is_ok() {
                     tracing::info!(%call, "task cancelled by its tool");
                 }
-                self.feed_board(|board, host, now, _| {
-                    board.call_changed(call, host, now, false, None);
-                });
+                self.call_changed(call, false, None);
                 let _ = reply.send(cancelled.map_err(Error::Usage));
             }
             Command::Progress {
@@ -711,9 +715,7 @@ impl<A: App> Driver<A> {
                 let _ = self
                     .host
                     .notify_progress(now, call, progress, total, message);
-                self.feed_board(|board, host, now, _| {
-                    board.call_changed(call, host, now, true, None);
-                });
+                self.call_changed(call, true, None);
             }
             Command::Log {
                 call,
@@ -737,9 +739,7 @@ impl<A: App> Driver<A> {
                     {
                         observer.board.asked(task, method);
                     }
-                    self.feed_board(|board, host, now, _| {
-                        board.call_changed(call, host, now, false, None);
-                    });
+                    self.call_changed(call, false, None);
                     self.inputs.insert(input, (call, reply));
                 }
                 Err(e) => {
@@ -748,9 +748,7 @@ impl<A: App> Driver<A> {
             },
             Command::StartTask { call, reply } => {
                 let started = self.host.start_task(now, call).map_err(Error::Usage);
-                self.feed_board(|board, host, now, _| {
-                    board.call_changed(call, host, now, false, None);
-                });
+                self.call_changed(call, false, None);
                 let _ = reply.send(started);
             }
             Command::Attach {
@@ -823,9 +821,7 @@ impl<A: App> Driver<A> {
                     span.in_scope(|| trace::stopped(Some(reason)));
                     worker.abort();
                 }
-                self.feed_board(|board, host, now, _| {
-                    board.call_changed(call, host, now, false, Some(reason));
-                });
+                self.call_changed(call, false, Some(reason));
 
                 // Its input requests will get no answer (the call is over).
                 self.inputs.retain(|_, (asker, _)| *asker != call);
@@ -837,9 +833,7 @@ impl<A: App> Driver<A> {
                     {
                         observer.board.answered(task, outcome.is_ok());
                     }
-                    self.feed_board(|board, host, now, _| {
-                        board.call_changed(call, host, now, false, None);
-                    });
+                    self.call_changed(call, false, None);
                     let _ = reply.send(outcome.map_err(Error::from_outcome));
                 }
             }
@@ -868,9 +862,7 @@ impl<A: App> Driver<A> {
                 // The application may have made the offered task, or answered already.
                 if let Some((call, _)) = task_call.filter(|&(_, offered)| offered || work.is_none())
                 {
-                    self.feed_board(|board, host, now, _| {
-                        board.call_changed(call, host, now, false, None);
-                    });
+                    self.call_changed(call, false, None);
                 }
                 if let Some(work) = work {
                     self.run(work, cx);

@@ -50,9 +50,7 @@ impl<A: App> Driver<A> {
             Err(error) => tracing::debug!(?call, code = error.code, "call failed"),
         }
         let _ = self.host.respond_raw(now(), call, outcome);
-        self.feed_board(|board, host, now, _| {
-            board.call_changed(call, host, now, true, None);
-        });
+        self.call_changed(call, true, None);
     }
 }
 
