@@ -175,22 +175,8 @@ fn request_id(value: &[u8]) -> Option<RequestId> {
         let text = std::str::from_utf8(plain_string(value)?).ok()?;
         return Some(RequestId::String(text.to_owned()));
     }
-    let (negative, digits) = match value.strip_prefix(b"-") {
-        Some(digits) => (true, digits),
-        None => (false, value),
-    };
-    if digits.is_empty() || digits.len() > 18 {
-        return None;
-    }
-    let mut n = 0i64;
-    for &d in digits {
-        let digit = d.wrapping_sub(b'0');
-        if digit > 9 {
-            return None;
-        }
-        n = n * 10 + i64::from(digit);
-    }
-    Some(RequestId::Number(if negative { -n } else { n }))
+    let (id, rest) = leading_integer(value)?;
+    rest.is_empty().then_some(id)
 }
 
 /// A string's content, when it has no escapes.
