@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::ids::{CallId, InputId, SessionId, TaskId};
 use crate::jsonrpc::{RequestId, RpcError};
+use crate::method::Method;
 use crate::model::{
     Implementation, LogMessage, PlainReason, ProgressParams, TaskInfo, TaskPage, TaskRequest,
     TaskSnapshot, ToolPage,
@@ -28,6 +29,20 @@ pub enum Output {
     ///
     /// [`Durability::Journal`]: crate::Durability::Journal
     Journal(JournalEntry),
+}
+
+/// A request the host read from a session's peer, as reported by
+/// [`Host::requests_read`](crate::Host::requests_read): what a caller timing requests
+/// needs, read once by the engine (the answer is the [`MessageKind::Reply`] to `id`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RequestRead {
+    /// The session it came on.
+    pub session: SessionId,
+    /// Its id.
+    pub id: RequestId,
+    /// Its method; `None` for a name MCP does not have.
+    pub method: Option<Method>,
 }
 
 /// One JSON-RPC message for a session's peer, and what it is.

@@ -115,6 +115,7 @@ mod json;
 pub mod jsonrpc;
 mod lenient;
 mod log_level;
+mod method;
 mod model;
 mod peer_error;
 mod routed;
@@ -127,16 +128,18 @@ pub use config::{ClientEra, ClientFeatures, Config, Durability, Limits, PollConf
 pub use envelope::Envelope;
 pub use error::{Quota, UsageError};
 pub use event::{
-    AppRequest, Change, Event, JournalEntry, MessageKind, Output, StopReason, ToolCall, Transmit,
+    AppRequest, Change, Event, JournalEntry, MessageKind, Output, RequestRead, StopReason,
+    ToolCall, Transmit,
 };
 pub use host::{Footprint, Host};
 pub use ids::{CallId, InputId, Owner, SessionId, TaskId};
 pub use jsonrpc::{RequestId, RpcError};
 pub use log_level::LogLevel;
+pub use method::Method;
 pub use model::{
     Era, Implementation, InputKinds, LogMessage, Notice, Outcome, PlainReason, ProgressParams,
-    Request, Role, StoredInput, TaskDecision, TaskInfo, TaskPage, TaskProgress, TaskRequest,
-    TaskSnapshot, TaskSupport, Tool, ToolDef, ToolExecution, ToolPage,
+    Request, Role, StoredInput, TaskBrief, TaskDecision, TaskInfo, TaskPage, TaskProgress,
+    TaskRequest, TaskSnapshot, TaskSupport, Tool, ToolDef, ToolExecution, ToolPage,
 };
 pub use peer_error::PeerErrorKind;
 pub use routed::{Check, Routed};

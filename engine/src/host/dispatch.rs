@@ -9,10 +9,11 @@ use serde_json::Value;
 use super::Host;
 use crate::era;
 use crate::era::{Eras, Sent, State};
-use crate::event::{Event, StopReason};
+use crate::event::{Event, RequestRead, StopReason};
 use crate::framing::Frame;
 use crate::ids::{SessionId, TaskId};
 use crate::jsonrpc::{self, Malformed, Message, Params, Reject, RequestId, RpcError};
+use crate::method::Method;
 use crate::model::{LogMessage, ProgressParams};
 use crate::peer_error::PeerErrorKind;
 use crate::state::{CancelledParams, Kept, PeerRequest, Timer};
@@ -82,9 +83,18 @@ impl Host {
     ) {
         match parsed {
             Ok(Message::Request { id, method, params }) => {
-                if let Err(Misread) = self.on_request(session, &id, &method, params) {
-                    let parsed = jsonrpc::parse_general(line, self.state.config.limits.max_depth);
-                    self.handle_parsed(session, line, parsed);
+                match self.on_request(session, &id, &method, params) {
+                    Ok(()) if self.report_requests => self.reads.push(RequestRead {
+                        session,
+                        id,
+                        method: Method::from_name(&method),
+                    }),
+                    Ok(()) => {}
+                    Err(Misread) => {
+                        let limit = self.state.config.limits.max_depth;
+                        let parsed = jsonrpc::parse_general(line, limit);
+                        self.handle_parsed(session, line, parsed);
+                    }
                 }
             }
             Ok(Message::Notification { method, params }) => {

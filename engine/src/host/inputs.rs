@@ -2,7 +2,7 @@
 
 use super::Host;
 use crate::error::UsageError;
-use crate::event::Output;
+use crate::event::{Output, RequestRead};
 use crate::framing::Frame;
 use crate::ids::SessionId;
 use crate::routed::Check;
@@ -90,6 +90,21 @@ impl Host {
     #[inline]
     pub fn poll_output(&mut self) -> Option<Output> {
         self.state.poll_output()
+    }
+
+    /// Whether the host reports the requests it reads ([`Host::requests_read`]), for a
+    /// caller that times them from receipt to answer. Default: off (nothing is kept).
+    pub fn report_requests(&mut self, report: bool) {
+        self.report_requests = report;
+        self.reads = Vec::new();
+    }
+
+    /// The requests the last input call read, in order (with [`Host::report_requests`]):
+    /// drain them before the next call that takes the time, which forgets those left. A
+    /// message the engine cannot read as a request (a parse error, a line too long) is not
+    /// one, though it may be answered with an error.
+    pub fn requests_read(&mut self) -> impl Iterator<Item = RequestRead> + '_ {
+        self.reads.drain(..)
     }
 
     /// When [`Host::handle_timeout`] must be called next; `None` when nothing is scheduled

@@ -29,10 +29,10 @@ mod tasks;
 use crate::config::Config;
 use crate::era::State;
 use crate::error::UsageError;
+use crate::event::RequestRead;
 use crate::ids::{CallId, Owner, SessionId, TaskId};
-use crate::model::{Role, TaskInfo, TaskSnapshot};
+use crate::model::{Role, TaskBrief, TaskSnapshot};
 use crate::state::TaskIdSource;
-use crate::status::TaskStatus;
 use crate::time::Millis;
 
 /// How much a [`Host`] holds now ([`Host::footprint`]): what grows with load and must come
@@ -57,6 +57,10 @@ pub struct Footprint {
 /// See the [crate documentation](crate) for the run loop and an example.
 pub struct Host {
     state: State,
+    /// Whether the caller asked for the requests each input reads ([`Host::report_requests`]).
+    report_requests: bool,
+    /// The requests the last input read, when reported.
+    reads: Vec<RequestRead>,
 }
 
 impl std::fmt::Debug for Host {
@@ -77,6 +81,8 @@ impl Host {
     pub fn new(config: Config, task_ids: TaskIdSource, now: Millis) -> Self {
         Host {
             state: State::new(config, task_ids, now),
+            report_requests: false,
+            reads: Vec::new(),
         }
     }
 
@@ -133,18 +139,15 @@ impl Host {
         self.state.tasks.get(task).map(|r| self.state.snapshot(r))
     }
 
-    /// A hosted task's status fields as stored (its `status` as stored too: see
-    /// [`Host::task_status`]), whoever owns it (cheaper than [`Host::task`]: no owner,
-    /// request or outcome is copied).
-    pub fn task_info(&self, task: &str) -> Option<TaskInfo> {
-        self.state.tasks.get(task).map(|r| r.info())
-    }
-
-    /// A hosted task's status as its requestor sees it ([`Era::shown_status`](crate::Era::shown_status)),
-    /// whoever owns it (cheaper than [`Host::task`]: nothing is copied).
-    pub fn task_status(&self, task: &str) -> Option<TaskStatus> {
+    /// A hosted task's status as its requestor sees it and its times, whoever owns it
+    /// (cheaper than [`Host::task`]: nothing is copied).
+    pub fn task_brief(&self, task: &str) -> Option<TaskBrief> {
         let record = self.state.tasks.get(task)?;
-        Some((record.era).shown_status(record.status, record.is_error_result()))
+        Some(TaskBrief {
+            status: (record.era).shown_status(record.status, record.is_error_result()),
+            created_at: record.created_at,
+            expires_at: record.expires_at(),
+        })
     }
 
     /// Whether the host holds task `task` (cheaper than [`Host::task`]: nothing is copied).
@@ -199,6 +202,7 @@ impl Host {
         if self.state.shut_down {
             return Err(UsageError::ShutDown);
         }
+        self.reads.clear();
         self.state.advance(now);
         Ok(())
     }

@@ -11,8 +11,8 @@ pub use notice::Notice;
 pub use peer::{Implementation, LogMessage, PlainReason, ProgressParams, Role};
 pub use request::Request;
 pub use task::{
-    Era, InputKinds, Outcome, StoredInput, TaskInfo, TaskPage, TaskProgress, TaskRequest,
-    TaskSnapshot,
+    Era, InputKinds, Outcome, StoredInput, TaskBrief, TaskInfo, TaskPage, TaskProgress,
+    TaskRequest, TaskSnapshot,
 };
 pub(crate) use tool::listed_support;
 pub use tool::{TaskDecision, TaskSupport, Tool, ToolDef, ToolExecution, ToolPage};

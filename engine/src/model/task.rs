@@ -116,6 +116,21 @@ pub struct TaskInfo {
     pub poll_interval_ms: Option<u64>,
 }
 
+/// A hosted task in brief ([`Host::task_brief`](crate::Host::task_brief)): its status and
+/// its times, with nothing copied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TaskBrief {
+    /// The status as its requestor sees it
+    /// ([`Era::shown_status`](crate::Era::shown_status): a 2025-11-25 result with
+    /// `isError: true` is `failed`).
+    pub status: TaskStatus,
+    /// Creation time.
+    pub created_at: Millis,
+    /// When its retention runs out; `None`: kept until removed.
+    pub expires_at: Option<Millis>,
+}
+
 /// One page of a peer's `tasks/list`, as [`Event::TaskPage`](crate::Event::TaskPage)
 /// reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -35,6 +35,7 @@ mod logging;
 mod notices;
 mod progress;
 mod request_meta;
+mod requests_read;
 mod retention;
 mod status_notifications;
 mod streams;

@@ -150,14 +150,14 @@ fn is_error_result_fails_the_task_but_is_replayed_as_a_success_response() {
         matches!(stored.outcome, Some(Outcome::Result { is_error: true, .. })),
         "{stored:?}"
     );
-    assert_eq!(
-        d.host.task_info("task-1").unwrap().status,
-        TaskStatus::Completed
-    );
     // What its requestor sees, as the operator's view shows it.
     assert_eq!(stored.shown_status(), TaskStatus::Failed);
-    assert_eq!(d.host.task_status("task-1"), Some(TaskStatus::Failed));
-    assert_eq!(d.host.task_status("no-such-task"), None);
+    let brief = d.host.task_brief("task-1").unwrap();
+    assert_eq!(brief.status, TaskStatus::Failed);
+    assert_eq!(brief.created_at, stored.info.created_at);
+    let ttl = stored.info.ttl_ms.expect("a retention");
+    assert_eq!(brief.expires_at, Some(stored.info.created_at.plus(ttl)));
+    assert!(d.host.task_brief("no-such-task").is_none());
     let in_2026 = Era::V2026_07_28.shown_status(TaskStatus::Completed, true);
     assert_eq!(
         in_2026,

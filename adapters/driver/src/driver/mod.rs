@@ -144,6 +144,8 @@ impl<A: App> Driver<A> {
         if let Some(families) = &metrics {
             families.role(role);
         }
+        // The host names each request it reads, for the requests' latency.
+        self.host.report_requests(metrics.is_some());
         self.observer = Some(Observer::new(metrics, driven));
     }
 
@@ -263,7 +265,8 @@ impl<A: App> Driver<A> {
         busy |= self.route_outputs(cx);
         if let Some(observer) = self.observer.as_mut() {
             let host = &self.host;
-            observer.board.expire(now(), host);
+            // The host's clock, as the turn moved it.
+            observer.board.expire(host.now(), host);
             observer.board.prune(|task| host.has_task(task));
         }
         self.claim();
@@ -504,11 +507,12 @@ impl<A: App> Driver<A> {
                 // Refused only once the host is shut down (see above).
                 Poll::Ready(Read::Bytes(bytes)) => {
                     busy = true;
-                    if let Some(requests) = observer.as_mut().and_then(|o| o.requests.as_mut()) {
-                        let since = std::time::Instant::now();
-                        requests.received_bytes(session, bytes, since);
-                    }
+                    let timed = observer.as_mut().and_then(|o| o.requests.as_mut());
+                    let since = timed.as_ref().map(|requests| requests.now());
                     let _ = host.handle_bytes(now(), session, bytes);
+                    if let (Some(requests), Some(since)) = (timed, since) {
+                        requests.received(host.requests_read(), since);
+                    }
                 }
                 Poll::Ready(Read::Eof) => {
                     busy = true;
@@ -539,7 +543,7 @@ impl<A: App> Driver<A> {
                         &t.kind,
                     ) {
                         // One clock read for the answers routed together.
-                        let at = *sent_at.get_or_insert_with(std::time::Instant::now);
+                        let at = *sent_at.get_or_insert_with(|| requests.now());
                         let version = self.host.protocol_version(t.session);
                         requests.answered(t.session, to, *error, version, at);
                     }
@@ -851,7 +855,7 @@ impl<A: App> Driver<A> {
                 let task_call = match &event {
                     Event::ToolCall(c) if c.task.is_some() || c.task_offered => {
                         self.feed_board(|board, host, now, known| {
-                            board.call(c.call, &c.name, host, now, known);
+                            board.call(c.call, &c.name, c.task.as_ref(), host, now, known);
                         });
                         Some((c.call, c.task.is_none()))
                     }
@@ -859,10 +863,14 @@ impl<A: App> Driver<A> {
                 };
                 let (app, ctx) = self.ctx();
                 let work = app.on_event(event, ctx);
-                // The application may have made the offered task, or answered already.
-                if let Some((call, _)) = task_call.filter(|&(_, offered)| offered || work.is_none())
-                {
-                    self.call_changed(call, false, None);
+                match task_call {
+                    // The application answered already (its task, if made, may have ended).
+                    Some((call, _)) if work.is_none() => self.call_changed(call, false, None),
+                    // It may have made the offered task; the task's work has not run yet.
+                    Some((call, true)) => self.feed_board(|board, host, now, _| {
+                        board.offer_taken(call, host, now);
+                    }),
+                    _ => {}
                 }
                 if let Some(work) = work {
                     self.run(work, cx);

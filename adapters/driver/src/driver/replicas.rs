@@ -62,14 +62,16 @@ impl<A: App> Driver<A> {
     /// Hands the host one message (with its transport's check, if any).
     fn feed(&mut self, session: SessionId, inbound: Inbound) {
         let Inbound { message, check } = inbound;
-        if let Some(requests) = self.observer.as_mut().and_then(|o| o.requests.as_mut()) {
-            requests.received(session, &message, std::time::Instant::now());
-        }
+        let timed = self.observer.as_mut().and_then(|o| o.requests.as_mut());
+        let since = timed.as_ref().map(|requests| requests.now());
         // Refused only once the host is shut down, when its input no longer matters.
         let _ = match check {
             Some(check) => self.host.handle_checked(now(), session, &message, check),
             None => self.host.handle_message(now(), session, &message),
         };
+        if let (Some(requests), Some(since)) = (timed, since) {
+            requests.received(self.host.requests_read(), since);
+        }
     }
 
     /// The store answered the fetch for `session`'s first waiting message: the tasks found

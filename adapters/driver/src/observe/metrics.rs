@@ -11,7 +11,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::{Registry, Unit};
-use taskwire_engine::TaskStatus;
+use taskwire_engine::{Method, TaskStatus};
 
 use super::histogram::Histogram;
 
@@ -339,12 +339,10 @@ impl RequestMetrics {
         }
     }
 
-    /// The index of `method` among [`METHODS`]; past them, `other`.
-    pub fn method(method: &[u8]) -> usize {
-        METHODS
-            .iter()
-            .position(|m| m.as_bytes() == method)
-            .unwrap_or(METHODS.len())
+    /// The label index of `method`: its place among [`Method::ALL`]; past them, `other`
+    /// (a peer's names never become labels).
+    pub fn method(method: Option<Method>) -> usize {
+        method.map_or(Method::ALL.len(), |m| m as usize)
     }
 
     /// A request of `method` ([`RequestMetrics::method`]) and era was answered after
@@ -352,7 +350,7 @@ impl RequestMetrics {
     pub fn answered(&mut self, method: usize, v2026: bool, seconds: f64, error: Option<i64>) {
         let label = method * 2 + usize::from(v2026);
         let labels = || {
-            let method = METHODS.get(method).copied().unwrap_or("other");
+            let method = Method::ALL.get(method).map_or("other", |m| m.as_str());
             let era = if v2026 { "2026-07-28" } else { "2025-11-25" };
             [("method", method.to_owned()), ("era", era.to_owned())]
         };
@@ -377,28 +375,3 @@ impl RequestMetrics {
         }
     }
 }
-
-/// The methods a request's label may name; any other is `other` (a peer's names never
-/// become labels).
-const METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "tasks/get",
-    "tasks/result",
-    "tasks/list",
-    "tasks/cancel",
-    "tasks/update",
-    "subscriptions/listen",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-    "logging/setLevel",
-];

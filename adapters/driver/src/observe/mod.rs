@@ -9,7 +9,7 @@ pub(crate) mod board;
 mod feed;
 mod histogram;
 pub(crate) mod metrics;
-mod peek;
+mod recent;
 mod requests;
 pub(crate) mod trace;
 

@@ -367,9 +367,10 @@ impl Server {
     /// ended per tool, tasks by status, task durations and time to first update, requests
     /// per method and era with their latency and error codes, the store's writes, and, on a
     /// shared store, this process's role and the work waiting for a process. Implies
-    /// [`Server::observe`]. Each request's id and method are read once more as it arrives
-    /// (a quick scan) to time it. Serve `registry` with `taskwire_http::Metrics` or your own
-    /// exporter.
+    /// [`Server::observe`]. Each request is timed from the read that brought it to its
+    /// answer (the host names the requests each read held:
+    /// [`Host::report_requests`](taskwire_engine::Host::report_requests)). Serve `registry`
+    /// with `taskwire_http::Metrics` or your own exporter.
     pub fn metrics(mut self, registry: &mut Registry) -> Self {
         self.observed = true;
         self.metrics = Some(Families::register(registry));

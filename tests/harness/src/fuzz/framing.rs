@@ -11,14 +11,17 @@
 //! no byte of the stream makes the host send to the other owner's session; the transport's
 //! reader of each line (`Envelope::read`) never panics and finds a request's id; a transport's
 //! check (`Host::handle_checked`) is shown each request line once, saying what the envelope
-//! reads, and a request it refuses is answered with its error and starts nothing; EOF closes the
+//! reads, and a request it refuses is answered with its error and starts nothing; the requests
+//! the host names (`Host::requests_read`) are the same however the stream is cut, and a
+//! request the check was shown is named once, with its method and the id its error answers; EOF closes the
 //! session (its tasks live on until `shutdown`, after which nothing is scheduled); a closed
 //! session and a shut-down host say nothing more.
 
 use std::sync::{Arc, Mutex};
 
 use taskwire_engine::{
-    Envelope, Event, Host, MessageKind, Millis, Output, Role, Routed, RpcError, SessionId,
+    Envelope, Event, Host, MessageKind, Method, Millis, Output, RequestId, RequestRead, Role,
+    Routed, RpcError, SessionId,
 };
 
 use super::check::{output_bound, Oracle, Schema};
@@ -87,7 +90,9 @@ pub fn run_with(data: &[u8], schema: Schema) {
         Record::Digest
     };
 
-    let mut feed = |chunks: &mut dyn Iterator<Item = &[u8]>| -> Transcript {
+    // What one way of cutting the stream gives: the transcript and the requests named.
+    type Fed = (Transcript, Vec<(RequestId, Option<Method>)>);
+    let mut feed = |chunks: &mut dyn Iterator<Item = &[u8]>| -> Fed {
         let mut cfg = config("framing");
         cfg.limits.max_line_bytes = max_line;
         cfg.tasks.max_tasks = 4;
@@ -96,6 +101,7 @@ pub fn run_with(data: &[u8], schema: Schema) {
         let mut host = Host::new(cfg, task_ids(mode >> 5), now);
         add_tools(&mut host);
         host.accept_unknown_tools(accept_unknown);
+        host.report_requests(true);
         let s = host
             .open(now, Role::Server, "fuzz")
             .expect("the host takes sessions");
@@ -103,6 +109,7 @@ pub fn run_with(data: &[u8], schema: Schema) {
             .open(now, Role::Server, "other")
             .expect("the host takes sessions");
         let mut t = Transcript::new(record);
+        let mut named = Vec::new();
         let mut total = 0;
         let pass = |host: &mut Host, t: &mut Transcript, oracle: &mut Oracle| {
             let open = |id: SessionId| id == s || id == other;
@@ -117,6 +124,10 @@ pub fn run_with(data: &[u8], schema: Schema) {
         for chunk in chunks {
             host.handle_bytes(now, s, chunk)
                 .expect("the host takes input");
+            for read in host.requests_read() {
+                assert_eq!(read.session, s, "invariant: a request named on its session");
+                named.push((read.id, read.method));
+            }
             let out = pass(&mut host, &mut t, &mut oracle);
             assert!(
                 out.sends().all(|sent| sent.session == s),
@@ -159,7 +170,11 @@ pub fn run_with(data: &[u8], schema: Schema) {
             total <= output_bound(lines),
             "invariant: {total} outputs for {lines} lines"
         );
-        t
+        assert!(
+            named.len() <= lines,
+            "invariant: more requests named than lines"
+        );
+        (t, named)
     };
 
     let whole = feed(&mut std::iter::once(&stream[..]));
@@ -178,11 +193,19 @@ pub fn run_with(data: &[u8], schema: Schema) {
         at = end;
     }
     let split = feed(&mut splits.into_iter());
-    same(&whole, &split, "one chunk and random splits");
+    same(&whole.0, &split.0, "one chunk and random splits");
+    assert_eq!(
+        whole.1, split.1,
+        "invariant: the requests named, cut or not"
+    );
 
     if stream.len() <= BYTEWISE_MAX {
         let bytewise = feed(&mut stream.chunks(1));
-        same(&whole, &bytewise, "one chunk and byte by byte");
+        same(&whole.0, &bytewise.0, "one chunk and byte by byte");
+        assert_eq!(
+            whole.1, bytewise.1,
+            "invariant: the requests named, byte by byte"
+        );
     }
 }
 
@@ -191,6 +214,7 @@ fn checked_lines(stream: &[u8]) {
     let now = Millis(EPOCH);
     let mut host = Host::new(config("framing"), task_ids(0), now);
     add_tools(&mut host);
+    host.report_requests(true);
     for line in stream.split(|&b| b == b'\n') {
         let shown: Arc<Mutex<Vec<String>>> = Arc::default();
         let seen = shown.clone();
@@ -226,6 +250,7 @@ fn checked_lines(stream: &[u8]) {
             .expect("the host takes sessions");
         host.handle_checked(now, s, line, check)
             .expect("the host takes input");
+        let named: Vec<RequestRead> = host.requests_read().collect();
         let shown = std::mem::take(&mut *shown.lock().expect("one thread"));
         let mut replies = Vec::new();
         while let Some(output) = host.poll_output() {
@@ -240,6 +265,18 @@ fn checked_lines(stream: &[u8]) {
         if !shown.is_empty() {
             let text = String::from_utf8_lossy(line);
             assert_eq!(shown.len(), 1, "invariant: {text} shown once");
+            let [read] = &named[..] else {
+                panic!("invariant: {text}, shown to the check, named once: {named:?}");
+            };
+            assert_eq!(
+                read.method,
+                Method::from_name(&shown[0]),
+                "invariant: {text}"
+            );
+            assert!(
+                matches!(&replies[..], [MessageKind::Reply { to: Some(to), .. }] if *to == read.id),
+                "invariant: {text} named with the id its error answers: {replies:?}"
+            );
             assert!(
                 matches!(
                     replies[..],

@@ -18,15 +18,19 @@ use taskwire_engine::{CallId, Host, Millis, StopReason, TaskId, TaskSnapshot, Ta
 
 use super::{Board, KnownTool};
 use crate::observe::metrics::{End, TaskMetrics};
+use crate::observe::recent::Recent;
 
 /// Distinct tool names kept for the rows; past them, a task's row names no tool.
 const MAX_NAMES: usize = 1024;
+
+/// The retention end of a task kept until removed.
+const NEVER: Millis = Millis(u64::MAX);
 
 /// What a driver-fed board keeps.
 pub(crate) struct Driven {
     metrics: Option<TaskMetrics>,
     /// The calls that run as tasks, or were offered one, until they end.
-    calls: foldhash::HashMap<CallId, Live>,
+    calls: Recent<CallId, Live>,
     /// Every other task held, soonest retention end first.
     held: BinaryHeap<Reverse<Held>>,
     /// Each tool name seen, shared by the rows, with its metrics' index.
@@ -42,9 +46,22 @@ struct Live {
     task: Option<TaskId>,
     status: TaskStatus,
     created_at: Millis,
-    expires_at: Millis,
     /// Its work has not changed it yet (time to first update).
     fresh: bool,
+}
+
+impl Live {
+    /// Its task `task` was made at `now`: `metrics` count it.
+    fn made(&mut self, task: &TaskId, now: Millis, metrics: Option<&TaskMetrics>) {
+        self.task = Some(task.clone());
+        self.created_at = now;
+        if let Some(metrics) = metrics {
+            metrics.status_moved(None, Some(TaskStatus::Working));
+            if let Some(tool) = self.tool.metrics {
+                metrics.created(tool);
+            }
+        }
+    }
 }
 
 /// A task held with no call of its own here (finished, or loaded), until its retention
@@ -97,7 +114,7 @@ impl Driven {
     pub fn new(metrics: Option<TaskMetrics>) -> Self {
         Driven {
             metrics,
-            calls: foldhash::HashMap::default(),
+            calls: Recent::default(),
             held: BinaryHeap::new(),
             names: foldhash::HashMap::default(),
             last: None,
@@ -149,35 +166,19 @@ impl Driven {
         stopped: Option<StopReason>,
         watched: bool,
     ) -> Option<Synced> {
-        let live = self.calls.get_mut(&call)?;
-        let shown = |live: &Live| {
-            let task = live.task.clone()?;
-            watched.then(|| Synced::Shown(task, live.tool.name.clone()))
-        };
+        let live = self.calls.get_mut(call)?;
         if live.task.is_none() {
             let Some(task) = host.call_task(call) else {
                 // Offered a task, and (so far) answered without one.
                 if stopped.is_some() {
-                    self.calls.remove(&call);
+                    self.calls.remove(call);
                 }
                 return None;
             };
-            let info = host.task_info(task)?;
-            live.task = Some(task.clone());
-            live.created_at = info.created_at;
-            live.expires_at = expiry(info.created_at, info.ttl_ms);
-            if let Some(metrics) = &self.metrics {
-                metrics.status_moved(None, Some(live.status));
-                if let Some(tool) = live.tool.metrics {
-                    metrics.created(tool);
-                }
-            }
-            if info.status == live.status && !work && stopped.is_none() {
-                // Just made, as counted.
-                return shown(live);
-            }
+            live.made(task, now, self.metrics.as_ref());
         }
-        let status = host.task_status(live.task.as_ref()?);
+        let brief = host.task_brief(live.task.as_ref()?);
+        let status = brief.map(|b| b.status);
         let before = live.status;
         // Gone is no change its work made.
         let moved = status.is_some_and(|s| s != before);
@@ -199,26 +200,29 @@ impl Driven {
             }
         }
         live.fresh &= !(work || moved);
-        match status {
-            Some(status) if !status.is_terminal() && stopped.is_none() => {
-                live.status = status;
+        let shown = |live: &Live| {
+            let task = live.task.clone().filter(|_| watched)?;
+            Some(Synced::Shown(task, live.tool.name.clone()))
+        };
+        match brief {
+            Some(brief) if !brief.status.is_terminal() && stopped.is_none() => {
+                live.status = brief.status;
                 shown(live)
             }
-            Some(status) => {
+            Some(brief) => {
                 // Finished: held until its retention ends.
-                let live = self.calls.remove(&call)?;
-                let task = live.task?;
-                let synced = watched.then(|| Synced::Shown(task.clone(), live.tool.name.clone()));
+                let live = self.calls.remove(call)?;
+                let synced = shown(&live);
                 self.held.push(Reverse(Held {
-                    expires_at: live.expires_at,
-                    task,
-                    status,
+                    expires_at: brief.expires_at.unwrap_or(NEVER),
+                    task: live.task?,
+                    status: brief.status,
                     tool: live.tool.name,
                 }));
                 synced
             }
             None => {
-                let task = self.calls.remove(&call)?.task?;
+                let task = self.calls.remove(call)?.task?;
                 Some(Synced::Gone(task, stopped.unwrap_or(StopReason::Removed)))
             }
         }
@@ -256,12 +260,14 @@ impl Board {
         }
     }
 
-    /// Call `call` of `tool` runs as a task, or was offered one (then
-    /// [`Board::call_changed`] once the application may have made it).
+    /// Call `call` of `tool` runs as `task`, made now, or was offered one (`None`: then
+    /// [`Board::offer_taken`] or [`Board::call_changed`] once the application may have made
+    /// it).
     pub fn call(
         &mut self,
         call: CallId,
         tool: &str,
+        task: Option<&TaskId>,
         host: &Host,
         now: Millis,
         known: KnownTool<'_>,
@@ -274,11 +280,35 @@ impl Board {
             task: None,
             status: TaskStatus::Working,
             created_at: now,
-            expires_at: Millis(u64::MAX),
             fresh: true,
         };
         driven.calls.insert(call, live);
-        self.call_changed(call, host, now, false, None);
+        if let Some(task) = task {
+            self.made(call, task, host, now);
+        }
+    }
+
+    /// The application may have made the task call `call` was offered (then just made,
+    /// with its work yet to run).
+    pub fn offer_taken(&mut self, call: CallId, host: &Host, now: Millis) {
+        if let Some(task) = host.call_task(call) {
+            self.made(call, task, host, now);
+        }
+    }
+
+    /// Call `call`'s task `task` was made now: counted, and shown if watched.
+    fn made(&mut self, call: CallId, task: &TaskId, host: &Host, now: Millis) {
+        let Some(driven) = self.driven.as_mut() else {
+            return;
+        };
+        let Some(live) = driven.calls.get_mut(call).filter(|l| l.task.is_none()) else {
+            return;
+        };
+        live.made(task, now, driven.metrics.as_ref());
+        if !self.watchers.is_empty() {
+            let name = live.tool.name.clone();
+            self.show(task, host, name.as_deref());
+        }
     }
 
     /// Call `call`'s task may have changed (`work`: its work changed it); `stopped`: the
@@ -308,6 +338,10 @@ impl Board {
         let Some(driven) = self.driven.as_mut() else {
             return;
         };
+        // Each turn asks: mostly nothing is due.
+        if driven.held.peek().is_none_or(|top| top.0.expires_at > now) {
+            return;
+        }
         let mut gone = Vec::new();
         while let Some(due) = driven.held.peek_mut().filter(|top| top.0.expires_at <= now) {
             let Reverse(held) = PeekMut::pop(due);
@@ -349,5 +383,5 @@ impl Board {
 
 /// When a task made at `created_at` and kept `ttl_ms` runs out (never: the end of time).
 fn expiry(created_at: Millis, ttl_ms: Option<u64>) -> Millis {
-    ttl_ms.map_or(Millis(u64::MAX), |ttl| created_at.plus(ttl))
+    ttl_ms.map_or(NEVER, |ttl| created_at.plus(ttl))
 }

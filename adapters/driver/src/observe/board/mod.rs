@@ -148,10 +148,15 @@ impl Board {
     /// Forgets the rows of tasks the host let go without a word (a shared store's host keeps
     /// only the newest finished ones), once the rows have doubled since the last time; the
     /// watchers hear them `Gone` (`Removed`).
+    #[inline]
     pub fn prune(&mut self, held: impl Fn(&str) -> bool) {
-        if self.rows.len() < (2 * self.pruned_at).max(1024) {
-            return;
+        // Each turn asks: mostly the rows have not doubled.
+        if self.rows.len() >= (2 * self.pruned_at).max(1024) {
+            self.prune_rows(&held);
         }
+    }
+
+    fn prune_rows(&mut self, held: &dyn Fn(&str) -> bool) {
         let before = self.rows.len();
         let metrics = self.metrics.as_ref();
         let mut let_go = Vec::new();
