@@ -83,3 +83,27 @@ fn records_not_drained_are_gone_at_the_next_input_and_none_are_kept_when_off() {
     d.feed(r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#);
     assert!(read(&mut d).is_empty());
 }
+
+#[test]
+fn a_request_on_a_line_too_long_is_answered_but_not_named() {
+    let mut config = taskwire_harness::setup::server_config();
+    config.limits.max_line_bytes = 64;
+    let mut d = taskwire_harness::Probe::ready_server(config, |_| {});
+    d.host.report_requests(true);
+    let long = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"cursor":"{}"}}}}"#,
+        "x".repeat(100)
+    );
+    let out = d.feed_bytes(
+        format!(
+            "{long}\n{}\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#
+        )
+        .as_bytes(),
+    );
+    assert_eq!(out[0]["error"]["code"], -32600, "{out:?}");
+    assert_eq!(
+        read(&mut d),
+        vec![(RequestId::Number(2), Some(Method::Ping))]
+    );
+}
